@@ -1,0 +1,1 @@
+"""The conformance kit: driver port, registry, oracles, adapters, results and CLI."""

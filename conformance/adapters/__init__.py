@@ -1,0 +1,1 @@
+"""Adapters: ways of reaching an implementation through the driver port."""

@@ -1,0 +1,110 @@
+"""The in-process adapter: serves the reference implementation through the driver port."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+from conformance.adapters.inprocess_office import OfficeOperations
+from conformance.adapters.inprocess_workreq import WorkRequestOperations
+from conformance.driver import (
+    Capability,
+    Description,
+    DriverError,
+    ErrorCode,
+    WarningLog,
+)
+from reference import __version__ as reference_version
+from reference.app import Coordinator
+from reference.clock import ManualClock
+from reference.errors import DomainError
+
+T = TypeVar("T")
+
+DEFAULT_START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class _WarningCapture(logging.Handler):
+    """Keeps every warning the reference logs, with its structured fields."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.records: list[WarningLog] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        fields = getattr(record, "fields", {})
+        self.records.append(WarningLog(message=record.getMessage(), fields=dict(fields)))
+
+
+class InProcessDriver(OfficeOperations, WorkRequestOperations):
+    """One reference coordinator in this process, on the store at `url`.
+
+    Warning capture and the clock belong to the harness side, so they outlive
+    a restart; the coordinator and everything it holds in memory do not.
+    """
+
+    def __init__(self, url: str, *, start: datetime = DEFAULT_START) -> None:
+        self.url = url
+        self.clock = ManualClock(start)
+        self._capture = _WarningCapture()
+        self._logger = logging.getLogger("reference")
+        self._logger.addHandler(self._capture)
+        self._logger.setLevel(logging.INFO)
+        self.coordinator = Coordinator(url, self.clock)
+
+    # -- plumbing used by the operation mixins -------------------------------
+    def call(self, operation: Callable[[], T]) -> T:
+        """Run one reference operation, turning its refusals into typed driver errors."""
+        try:
+            return operation()
+        except DomainError as error:
+            raise DriverError(ErrorCode(error.code), error.message) from error
+
+    # -- lifecycle and clock -------------------------------------------------
+    def describe(self) -> Description:
+        return Description(
+            name="reference",
+            version=reference_version,
+            capabilities=[
+                Capability.OFFICE,
+                Capability.WORK_REQUESTS,
+                Capability.HOOK_COUNT_READ_FAILURE,
+                Capability.HOOK_KEYLESS_ASSIGNMENT,
+                Capability.RESTART,
+            ],
+            office=self.office_constants(),
+            work_requests=self.work_request_limits(),
+        )
+
+    def set_clock(self, instant: datetime) -> None:
+        self.clock.set(instant)
+
+    def advance_clock(self, delta: timedelta) -> datetime:
+        return self.clock.advance(delta)
+
+    def restart(self) -> None:
+        self.coordinator.close()
+        self.coordinator = Coordinator(self.url, self.clock)
+
+    def close(self) -> None:
+        self.coordinator.close()
+        self._logger.removeHandler(self._capture)
+
+    def warning_logs(self) -> list[WarningLog]:
+        return list(self._capture.records)
+
+
+
+
+def empty_store(url: str) -> None:
+    """Drop and recreate the reference's schema, so each scenario starts empty."""
+    from reference.db import Database, create_schema, drop_schema
+
+    database = Database(url)
+    try:
+        drop_schema(database.engine)
+        create_schema(database.engine)
+    finally:
+        database.dispose()

@@ -1,0 +1,362 @@
+"""The driver port: the one interface an implementation serves to be tested.
+
+Steps talk to this interface only. It speaks the specs' vocabulary (assign,
+wake, delegate, claim, publish), never an implementation's tables, and every
+value crossing it is a pydantic model so that the wire protocol can carry it
+unchanged and validate it against a JSON Schema.
+
+Identifiers (workspaces, agents, tasks, environments, principals, campaigns,
+sessions) are chosen by the harness; run and work-request identifiers are
+chosen by the implementation and returned.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Value(BaseModel):
+    """Base of every value crossing the port: immutable, no unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------
+# Canonical vocabulary
+# --------------------------------------------------------------------------
+
+
+class Outcome(StrEnum):
+    """What the enqueue pipeline reports to a wake's producer."""
+
+    QUEUED = "queued"
+    COALESCED = "coalesced"
+    DEDUPLICATED = "deduplicated"
+    RATE_LIMITED = "rate_limited"
+    NONE = "none"
+
+
+class RateLimitReason(StrEnum):
+    """The closed label set of the assignment rate-limit counter."""
+
+    ALLOWANCE_EXHAUSTED = "allowance_exhausted"
+    COUNT_READ_FAILED = "count_read_failed"
+    TASK_UNATTRIBUTED = "task_unattributed"
+
+
+class Producer(StrEnum):
+    """The producers of `task_assigned` wakes the Office spec names."""
+
+    ASSIGNEE_MUTATION = "assignee_mutation"
+    TASK_CREATED_SUBSCRIBER = "task_created_subscriber"
+    ONBOARDING = "onboarding"
+    UNSTARTED_TASK_RECOVERY = "unstarted_task_recovery"
+    WORKFLOW_AUTO_START = "workflow_auto_start"
+
+
+class Capability(StrEnum):
+    """What an implementation may declare it serves."""
+
+    OFFICE = "office"
+    WORK_REQUESTS = "work_requests"
+    HOOK_COUNT_READ_FAILURE = "hook:count_read_failure"
+    HOOK_KEYLESS_ASSIGNMENT = "hook:keyless_assignment"
+    RESTART = "restart"
+
+
+class ErrorCode(StrEnum):
+    """Typed errors. Every one but `indeterminate` and `internal` is definite."""
+
+    INVALID_INPUT = "invalid_input"
+    NOT_FOUND = "not_found"
+    FORBIDDEN = "forbidden"
+    INSUFFICIENT_BUDGET = "insufficient_budget"
+    PERMISSION_ESCALATION = "permission_escalation"
+    DEPTH_CAP = "depth_cap"
+    COUNT_CAP = "count_cap"
+    NOT_ASSIGNEE = "not_assignee"
+    LEASE_HELD = "lease_held"
+    LEASE_EXPIRED = "lease_expired"
+    STALE_GENERATION = "stale_generation"
+    ALREADY_COMPLETED = "already_completed"
+    USAGE_EXCEEDS_SLICE = "usage_exceeds_slice"
+    NOT_SUPPORTED = "not_supported"
+    INDETERMINATE = "indeterminate"
+    INTERNAL = "internal"
+
+
+class DriverError(Exception):
+    """An operation's typed failure.
+
+    `definite` is True when the operation certainly did not happen. An
+    indeterminate error (timeout, dropped connection) may have happened; a
+    checker must treat it as an unknown outcome.
+    """
+
+    def __init__(self, code: ErrorCode, message: str, *, definite: bool = True) -> None:
+        super().__init__(f"{code.value}: {message}")
+        self.code = code
+        self.message = message
+        self.definite = definite
+
+
+# --------------------------------------------------------------------------
+# Description
+# --------------------------------------------------------------------------
+
+
+class OfficeConstants(Value):
+    allowance: int
+    window_seconds: float
+    coalesce_window_seconds: float
+    dedup_lookback_seconds: float
+    producers: list[Producer]
+
+
+class WorkRequestLimits(Value):
+    max_depth: int
+    max_children_per_session: int
+    lease_seconds: float
+
+
+class Description(Value):
+    name: str
+    version: str
+    capabilities: list[Capability]
+    office: OfficeConstants | None = None
+    work_requests: WorkRequestLimits | None = None
+
+
+# --------------------------------------------------------------------------
+# Office values
+# --------------------------------------------------------------------------
+
+
+class WakeResult(Value):
+    """What a producer is told about one wake it handed to the pipeline."""
+
+    outcome: Outcome
+    run_id: str | None = None
+
+
+class AssignmentResult(Value):
+    """The assignee mutation's answer: the committed generation, and the wake.
+
+    `wake` is None when the mutation produced no wake (an unassignment).
+    """
+
+    task_id: str
+    assignee_agent_id: str
+    generation: int
+    wake: WakeResult | None
+
+
+class Run(Value):
+    """One persisted run row. `payload` is the stored JSON text, verbatim."""
+
+    run_id: str
+    agent_id: str
+    reason: str
+    payload: str
+    dedup_key: str | None
+    requested_at: datetime
+    status: str
+    coalesced_count: int
+
+
+class TaskView(Value):
+    task_id: str
+    workspace_id: str
+    assignee_agent_id: str
+    assignment_generation: int
+
+
+class WarningLog(Value):
+    """A warning-level log record with its structured fields."""
+
+    message: str
+    fields: dict[str, Any]
+
+
+class SessionInterrupt(Value):
+    agent_id: str
+    task_id: str
+
+
+class OfficeSession(Value):
+    agent_id: str
+    task_id: str
+    state: str
+
+
+class PublishedEvent(Value):
+    event_type: str
+    task_id: str
+    fields: list[str]
+
+
+class MutationEffects(Value):
+    """Observable side effects of assignee mutations, in the order they occurred."""
+
+    interrupts: list[SessionInterrupt]
+    office_sessions: list[OfficeSession]
+    events: list[PublishedEvent]
+
+
+RunStatus = Literal["queued", "claimed", "running", "finished", "failed", "cancelled"]
+
+
+# --------------------------------------------------------------------------
+# Work-request values
+# --------------------------------------------------------------------------
+
+
+class DelegationKind(StrEnum):
+    SPAWN = "spawn"
+    SUBAGENT = "subagent"
+
+
+class RequestState(StrEnum):
+    OPEN = "open"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+
+
+class Permissions(Value):
+    tools: frozenset[str] = frozenset()
+    devices: frozenset[str] = frozenset()
+
+
+class Lease(Value):
+    holder: str | None
+    generation: int
+    expires_at: datetime | None
+    closed_at: datetime | None = None
+
+
+class WorkRequest(Value):
+    """Every field of the delegation data contract, as an implementation reports it."""
+
+    request_id: str
+    environment_id: str
+    campaign_id: str
+    originating_session_id: str
+    child_session_id: str
+    deliverable: str
+    acceptance_checks: list[str]
+    budget_slice: int
+    budget_spent: int
+    permissions: Permissions
+    assignee: str | None
+    lease: Lease
+    state: RequestState
+    result_ref: str | None
+
+
+class Completion(Value):
+    request_id: str
+    holder: str
+    generation: int
+    result_ref: str
+    completed_at: datetime
+    budget_returned: int
+
+
+class BudgetSnapshot(Value):
+    """A campaign's budget. Conservation: total == available + reserved + spent."""
+
+    campaign_id: str
+    total: int
+    available: int
+    reserved: int
+    spent: int
+
+
+# --------------------------------------------------------------------------
+# The port
+# --------------------------------------------------------------------------
+
+
+@runtime_checkable
+class Driver(Protocol):
+    """Every operation a step may perform on an implementation."""
+
+    # -- lifecycle and clock ------------------------------------------------
+    def describe(self) -> Description: ...
+    def set_clock(self, instant: datetime) -> None: ...
+    def advance_clock(self, delta: timedelta) -> datetime: ...
+    def restart(self) -> None:
+        """Stop and start again on the same store; nothing in memory survives."""
+    def close(self) -> None: ...
+
+    # -- Office: setup ------------------------------------------------------
+    def create_workspace(self, workspace_id: str) -> None: ...
+    def create_agent(self, workspace_id: str, agent_id: str, *, can_assign_tasks: bool) -> None: ...
+    def create_task(self, workspace_id: str, task_id: str, *, assignee_agent_id: str = "") -> TaskView: ...
+    def open_office_session(self, agent_id: str, task_id: str) -> None: ...
+
+    # -- Office: actions ----------------------------------------------------
+    def assign_task(
+        self, task_id: str, assignee_agent_id: str, *, acting_agent_id: str
+    ) -> AssignmentResult:
+        """The assignee mutation. An empty acting agent id is a user/internal caller."""
+
+    def produce_wake(self, producer: Producer, task_id: str, agent_id: str) -> WakeResult:
+        """Have a named producer emit its `task_assigned` wake for a task."""
+
+    def enqueue_wake(
+        self, agent_id: str, reason: str, payload: str, *, dedup_key: str | None
+    ) -> WakeResult:
+        """Hand a wake with a raw JSON payload text straight to the enqueue pipeline."""
+
+    def set_run_status(self, run_id: str, status: RunStatus) -> None: ...
+    def delete_run(self, run_id: str) -> None: ...
+
+    # -- Office: observation ------------------------------------------------
+    def get_task(self, task_id: str) -> TaskView: ...
+    def list_runs(self) -> list[Run]: ...
+    def telemetry(self) -> str:
+        """The operator telemetry surface, in the Prometheus text exposition format."""
+    def warning_logs(self) -> list[WarningLog]: ...
+    def mutation_effects(self) -> MutationEffects: ...
+
+    # -- Office: fault hooks (optional capabilities) ------------------------
+    def fail_next_count_read(self) -> None: ...
+    def assign_task_keyless(
+        self, task_id: str, assignee_agent_id: str, *, acting_agent_id: str
+    ) -> AssignmentResult:
+        """The assignee mutation with the generation made unresolvable, so its wake is keyless."""
+
+    # -- Work requests: setup ----------------------------------------------
+    def create_environment(self, environment_id: str, members: list[str]) -> None: ...
+    def create_campaign(self, campaign_id: str, environment_id: str, budget: int) -> None: ...
+    def create_session(
+        self, session_id: str, campaign_id: str, principal: str, permissions: Permissions
+    ) -> None:
+        """A root session: depth 0, drawing on the campaign's budget."""
+
+    # -- Work requests: actions --------------------------------------------
+    def delegate(
+        self,
+        kind: DelegationKind,
+        originating_session_id: str,
+        *,
+        deliverable: str,
+        acceptance_checks: list[str],
+        budget_slice: int,
+        permissions: Permissions,
+        assignee: str | None,
+    ) -> WorkRequest: ...
+    def claim(self, request_id: str, holder: str) -> Lease: ...
+    def heartbeat(self, request_id: str, holder: str, generation: int) -> Lease: ...
+    def publish(self, request_id: str, holder: str, generation: int, result_ref: str) -> Completion: ...
+    def record_usage(self, session_id: str, amount: int) -> None: ...
+
+    # -- Work requests: observation ----------------------------------------
+    def get_request(self, request_id: str) -> WorkRequest: ...
+    def list_requests(self, environment_id: str, principal: str) -> list[WorkRequest]: ...
+    def budget(self, campaign_id: str) -> BudgetSnapshot: ...

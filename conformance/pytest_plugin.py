@@ -1,0 +1,65 @@
+"""The pytest plugin that runs the Gherkin suite against an implementation.
+
+It provides the `driver` fixture (a fresh implementation on an empty store per
+scenario), turns criterion tags into one `criterion` marker, and marks a
+scenario `not_applicable` when the implementation lacks a capability it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from conformance.adapters.factory import open_driver
+from conformance.driver import Capability, Driver
+from conformance.registry import CRITERION_TAG
+
+F = TypeVar("F", bound=Callable[..., object])
+
+NOT_APPLICABLE_PREFIX = "not_applicable: "
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance")
+    group.addoption(
+        "--impl",
+        default="reference",
+        help="implementation under test: 'reference' (in-process) or 'exec:<command>'",
+    )
+    group.addoption(
+        "--database",
+        default=None,
+        help="SQLAlchemy URL for the reference's store (default: a fresh SQLite file per scenario)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "criterion(id): the acceptance criterion a scenario pins")
+
+
+def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:
+    """Criterion tags become one `criterion` marker instead of a marker named after the ID."""
+    if CRITERION_TAG.fullmatch(tag):
+        marked: F = pytest.mark.criterion(tag)(function)
+        return marked
+    return None
+
+
+@pytest.fixture
+def driver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
+    impl: str = request.config.getoption("--impl")
+    database: str | None = request.config.getoption("--database")
+    opened = open_driver(impl, database, tmp_path)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def require(driver: Driver, capability: Capability) -> None:
+    """Stop the scenario as not applicable when the implementation lacks `capability`."""
+    if capability not in driver.describe().capabilities:
+        pytest.skip(f"{NOT_APPLICABLE_PREFIX}the implementation does not declare {capability.value}")

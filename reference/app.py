@@ -1,0 +1,21 @@
+"""The coordinator: one process's view of the store, with both capabilities."""
+
+from __future__ import annotations
+
+from reference.clock import Clock
+from reference.db import Database, create_schema
+from reference.office.service import OfficeService
+from reference.workreq.service import WorkRequestService
+
+
+class Coordinator:
+    """Everything held here is in memory and lost on restart; the store is not."""
+
+    def __init__(self, url: str, clock: Clock) -> None:
+        self.db = Database(url)
+        create_schema(self.db.engine)
+        self.office = OfficeService(self.db, clock)
+        self.work_requests = WorkRequestService(self.db, clock)
+
+    def close(self) -> None:
+        self.db.dispose()

@@ -1,0 +1,89 @@
+"""The database layer shared by both capabilities: one declarative base, one engine.
+
+Instants are stored as naive UTC with microsecond precision and always passed
+as bound values; the database's own now() is never read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import DateTime, Engine, TypeDecorator, create_engine, event
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC in Python, naive UTC in the database, in every dialect."""
+
+    impl = DateTime(timezone=False)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime reached the database layer")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for any SQLAlchemy URL; SQLite gets WAL and a busy timeout."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30})
+        event.listen(engine, "connect", _configure_sqlite)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def create_schema(engine: Engine) -> None:
+    """Create every table and index that does not exist yet (idempotent)."""
+    import reference.office.models  # noqa: F401  (registers the Office tables)
+    import reference.workreq.models  # noqa: F401  (registers the work-request tables)
+
+    Base.metadata.create_all(engine)
+
+
+def drop_schema(engine: Engine) -> None:
+    import reference.office.models  # noqa: F401
+    import reference.workreq.models  # noqa: F401
+
+    Base.metadata.drop_all(engine)
+
+
+class Database:
+    """An engine plus a session factory, with a one-transaction helper."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """One unit of work: committed on success, rolled back on any exception."""
+        with self._sessions.begin() as session:
+            yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,1 @@
+"""The Office run queue: assignee mutation, wake producers and the enqueue pipeline."""

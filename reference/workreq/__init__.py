@@ -1,0 +1,1 @@
+"""Armonia delegation work requests: delegation, leases, budget slices, permissions."""

@@ -1,0 +1,1 @@
+"""pytest-bdd step definitions. They reach implementations through the driver port only."""

@@ -1,0 +1,56 @@
+"""Steps shared by every feature: the clock the harness owns, and restarts."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from pytest_bdd import given, parsers, when
+
+from conformance.driver import Capability, Driver
+from conformance.pytest_plugin import require
+
+_UNITS = {
+    "microsecond": timedelta(microseconds=1),
+    "millisecond": timedelta(milliseconds=1),
+    "second": timedelta(seconds=1),
+    "minute": timedelta(minutes=1),
+    "hour": timedelta(hours=1),
+}
+_PART = re.compile(r"(\d+)\s+(microsecond|millisecond|second|minute|hour)s?")
+_DURATION = r"(?P<duration>\d+ [a-z]+(?:,? (?:and )?\d+ [a-z]+)*)"
+
+
+def parse_duration(text: str) -> timedelta:
+    """Read "10 minutes", "9 minutes 59 seconds" or "4 seconds and 999999 microseconds"."""
+    cleaned = text.replace(",", " ").replace(" and ", " ").strip()
+    parts = _PART.findall(cleaned)
+    if not parts or _PART.sub("", cleaned).strip():
+        raise ValueError(f"not a duration: {text!r}")
+    return sum((int(amount) * _UNITS[unit] for amount, unit in parts), timedelta())
+
+
+def parse_instant(text: str) -> datetime:
+    """An ISO 8601 instant; it must carry a zone (Z or an offset)."""
+    instant = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if instant.tzinfo is None:
+        raise ValueError(f"instant {text!r} has no time zone")
+    return instant
+
+
+@given(parsers.parse('the clock reads "{instant}"'))
+def clock_reads(driver: Driver, instant: str) -> None:
+    driver.set_clock(parse_instant(instant))
+
+
+@when(parsers.re(_DURATION + r" pass(?:es)?"))
+@given(parsers.re(_DURATION + r" pass(?:es)?"))
+def time_passes(driver: Driver, duration: str) -> None:
+    driver.advance_clock(parse_duration(duration))
+
+
+@when("the implementation restarts")
+@given("the implementation restarts")
+def implementation_restarts(driver: Driver) -> None:
+    require(driver, Capability.RESTART)
+    driver.restart()

@@ -1,0 +1,1 @@
+"""Office step definitions (REQ-OFFICE-ASSIGN-RATE-001 to -003)."""

@@ -1,0 +1,1 @@
+"""Work-request step definitions (REQ-ARMONIA-WORKREQ-001)."""
