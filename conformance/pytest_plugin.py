@@ -15,11 +15,12 @@ import pytest
 
 from conformance.adapters.factory import open_driver
 from conformance.driver import Capability, Driver
-from conformance.registry import CRITERION_TAG
+from conformance.expectations import load_expectations
+from conformance.inventory import load_inventory
+from conformance.recorder import NOT_APPLICABLE_PREFIX, ResultsRecorder
+from conformance.registry import CRITERION_TAG, default_registry
 
 F = TypeVar("F", bound=Callable[..., object])
-
-NOT_APPLICABLE_PREFIX = "not_applicable: "
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -34,10 +35,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="SQLAlchemy URL for the reference's store (default: a fresh SQLite file per scenario)",
     )
+    group.addoption("--results", default=None, help="write the results stream (JSON lines) here")
+    group.addoption(
+        "--expectations", default=None, help="expectations file listing known failures (TOML)"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "criterion(id): the acceptance criterion a scenario pins")
+    results = config.getoption("--results")
+    if results:
+        inventory = load_inventory()
+        expectations_path = config.getoption("--expectations")
+        expectations = (
+            load_expectations(Path(expectations_path), [entry.key for entry in inventory])
+            if expectations_path
+            else {}
+        )
+        recorder = ResultsRecorder(
+            Path(results),
+            impl=config.getoption("--impl"),
+            database=config.getoption("--database"),
+            registry=default_registry(),
+            inventory=inventory,
+            expectations=expectations,
+        )
+        config.pluginmanager.register(recorder, "conformance-results")
 
 
 def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:

@@ -1,0 +1,31 @@
+"""Faults of an implementation that are not answers: it crashed, hung or spoke garbage."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class FaultKind(StrEnum):
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    GARBAGE = "garbage"
+    WRONG_SEQ = "wrong_seq"
+    SCHEMA_INVALID = "schema_invalid"
+    UNUSABLE = "unusable"
+
+
+class ImplementationFault(Exception):
+    """The implementation misbehaved; the scenario gets `errored` or `timeout`, never `failed`."""
+
+    def __init__(self, kind: FaultKind, message: str, stderr_tail: list[str] | None = None) -> None:
+        super().__init__(f"{kind.value}: {message}")
+        self.kind = kind
+        self.message = message
+        self.stderr_tail = list(stderr_tail or [])
+
+    def evidence(self) -> str:
+        lines = [f"implementation fault ({self.kind.value}): {self.message}"]
+        if self.stderr_tail:
+            lines.append("last stderr lines:")
+            lines.extend(f"  {line}" for line in self.stderr_tail)
+        return "\n".join(lines)

@@ -1,0 +1,94 @@
+"""The scenario inventory: every scenario the feature files define, read with the official Gherkin parser.
+
+The inventory is what a run is checked against, so that a scenario that did
+not run shows up as `undefined` rather than vanishing from the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gherkin.parser import Parser
+from gherkin.token_scanner import TokenScanner
+
+from conformance.registry import CRITERION_TAG
+
+FEATURES_DIR = Path(__file__).resolve().parent.parent / "features"
+
+
+@dataclass(frozen=True)
+class ScenarioEntry:
+    """One runnable scenario: a plain scenario, or one example row of an outline."""
+
+    key: str
+    feature_file: str
+    feature: str
+    name: str
+    line: int
+    tags: tuple[str, ...]
+    example: str | None
+
+    @property
+    def criteria(self) -> tuple[str, ...]:
+        return tuple(tag for tag in self.tags if CRITERION_TAG.fullmatch(tag))
+
+
+def scenario_key(feature_file: str, name: str, example: str | None) -> str:
+    """The stable name of a scenario in results, expectations and reports."""
+    base = f"{feature_file}::{name}"
+    return f"{base}[{example}]" if example is not None else base
+
+
+def load_inventory(features_dir: Path = FEATURES_DIR) -> list[ScenarioEntry]:
+    entries: list[ScenarioEntry] = []
+    for path in sorted(features_dir.glob("**/*.feature")):
+        entries.extend(_feature_entries(path, path.relative_to(features_dir).as_posix()))
+    return entries
+
+
+def _feature_entries(path: Path, relative: str) -> list[ScenarioEntry]:
+    document = Parser().parse(TokenScanner(path.read_text(encoding="utf-8")))
+    feature = document.get("feature")
+    if feature is None:
+        return []
+    feature_tags = _tag_names(feature)
+    entries: list[ScenarioEntry] = []
+    for scenario in _scenarios(feature["children"]):
+        tags = feature_tags + _tag_names(scenario)
+        for example in _example_ids(scenario):
+            entries.append(
+                ScenarioEntry(
+                    key=scenario_key(relative, scenario["name"], example),
+                    feature_file=relative,
+                    feature=feature["name"],
+                    name=scenario["name"],
+                    line=scenario["location"]["line"],
+                    tags=tags,
+                    example=example,
+                )
+            )
+    return entries
+
+
+def _scenarios(children: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for child in children:
+        if "scenario" in child:
+            found.append(child["scenario"])
+        elif "rule" in child:
+            found.extend(_scenarios(child["rule"]["children"]))
+    return found
+
+
+def _tag_names(node: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(tag["name"].lstrip("@") for tag in node.get("tags", []))
+
+
+def _example_ids(scenario: dict[str, Any]) -> list[str | None]:
+    """pytest-bdd names an outline's example by its cell values joined with '-'."""
+    rows = [row for examples in scenario.get("examples", []) for row in examples.get("tableBody", [])]
+    if not scenario.get("examples"):
+        return [None]
+    return ["-".join(cell["value"] for cell in row["cells"]) for row in rows]

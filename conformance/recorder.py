@@ -1,0 +1,228 @@
+"""Records every Gherkin scenario's verdict into the results stream while pytest runs.
+
+Verdicts come from what actually happened, never from what was expected:
+an assertion or a wrong typed answer is `failed`; a fault of the implementation
+(crash, hang, garbage) is `errored` or `timeout`; a missing capability is
+`not_applicable`; a missing step definition is `undefined`; any other skip or
+exception is `errored`. Expectations then turn failed into xfail and passed into
+xpass. Scenarios in the inventory that produced no record are written as
+`undefined` before the footer.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from pytest_bdd.exceptions import StepDefinitionNotFoundError
+from pytest_bdd.scenario import scenario_wrapper_template_registry
+
+from conformance import __version__ as kit_version
+from conformance.adapters.factory import open_driver
+from conformance.driver import DriverError
+from conformance.expectations import ExpectedFailure
+from conformance.faults import FaultKind, ImplementationFault
+from conformance.inventory import ScenarioEntry, scenario_key
+from conformance.registry import CRITERION_TAG, Registry
+from conformance.results import (
+    Footer,
+    Header,
+    ResultsWriter,
+    ScenarioResult,
+    Status,
+    totals,
+    undefined_results,
+)
+
+PROTOCOL_VERSION = 1
+NOT_APPLICABLE_PREFIX = "not_applicable: "
+_EVIDENCE_LIMIT = 4000
+
+
+@dataclass
+class _Pending:
+    key: str
+    criterion: str | None
+    feature: str
+    scenario: str
+    started: float = field(default_factory=time.perf_counter)
+    status: Status | None = None
+    evidence: str | None = None
+
+
+class ResultsRecorder:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        impl: str,
+        database: str | None,
+        registry: Registry,
+        inventory: list[ScenarioEntry],
+        expectations: dict[str, ExpectedFailure],
+    ) -> None:
+        self._writer = ResultsWriter(path)
+        self._impl = impl
+        self._database = database
+        self._registry = registry
+        self._inventory = inventory
+        self._expectations = expectations
+        self._pending: dict[str, _Pending] = {}
+        self._written: list[ScenarioResult] = []
+        self.implementation_error: str | None = None
+
+    # -- session -------------------------------------------------------------
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        description, self.implementation_error = self._describe_implementation()
+        self._writer.write(
+            Header(
+                kit_version=kit_version,
+                protocol_version=PROTOCOL_VERSION,
+                spec_hashes=self._spec_hashes(),
+                implementation=self._impl,
+                description=description,
+                implementation_error=self.implementation_error,
+                database=self._database,
+                seed=None,
+                started_at=datetime.now(UTC),
+            )
+        )
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        for result in undefined_results(self._written, self._inventory):
+            self._write(result)
+        self._writer.write(Footer(finished_at=datetime.now(UTC), totals=totals(self._written)))
+        self._writer.close()
+
+    # -- collection ----------------------------------------------------------
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            pending = self._identify(item)
+            if pending is not None:
+                self._pending[item.nodeid] = pending
+
+    # -- verdicts ------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, None]:
+        outcome = yield
+        report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+        pending = self._pending.get(item.nodeid)
+        if pending is None or pending.status not in (None, Status.PASSED):
+            return
+        if report.skipped:
+            pending.status, pending.evidence = _skip_verdict(report)
+        elif report.failed:
+            pending.status, pending.evidence = _failure_verdict(call, report)
+        elif call.when == "call":
+            pending.status = Status.PASSED
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        pending = self._pending.pop(nodeid, None)
+        if pending is None:
+            return
+        status = pending.status or Status.ERRORED
+        evidence = pending.evidence
+        expected = self._expectations.get(pending.key)
+        if expected is not None:
+            status, evidence = _apply_expectation(status, evidence, expected)
+        self._write(
+            ScenarioResult(
+                key=pending.key,
+                criterion=pending.criterion,
+                feature=pending.feature,
+                scenario=pending.scenario,
+                status=status,
+                duration_s=round(time.perf_counter() - pending.started, 6),
+                evidence=evidence,
+            )
+        )
+
+    # -- helpers -------------------------------------------------------------
+    def _write(self, result: ScenarioResult) -> None:
+        self._written.append(result)
+        self._writer.write(result)
+
+    def _identify(self, item: pytest.Item) -> _Pending | None:
+        template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+        if template is None:
+            return None
+        callspec = getattr(item, "callspec", None)
+        example = callspec.id if callspec is not None and template.templated else None
+        criteria = [tag for tag in template.tags if CRITERION_TAG.fullmatch(tag)]
+        feature_file = Path(template.feature.rel_filename).as_posix()
+        return _Pending(
+            key=scenario_key(feature_file, template.name, example),
+            criterion=criteria[0] if len(criteria) == 1 else None,
+            feature=feature_file,
+            scenario=template.name,
+        )
+
+    def _describe_implementation(self) -> tuple[dict[str, object] | None, str | None]:
+        try:
+            with tempfile.TemporaryDirectory(prefix="conformance-describe-") as scratch:
+                driver = open_driver(self._impl, self._database, Path(scratch))
+                try:
+                    return driver.describe().model_dump(mode="json"), None
+                finally:
+                    driver.close()
+        except Exception as error:  # any failure here means the implementation is unusable
+            return None, f"{type(error).__name__}: {error}"
+
+    def _spec_hashes(self) -> dict[str, str]:
+        """One hash per source spec, over the registry's per-criterion text hashes."""
+        from conformance.spec_text import text_hash
+
+        by_source: dict[str, list[str]] = {}
+        for criterion in self._registry.criteria:
+            by_source.setdefault(criterion.source, []).append(criterion.source_hash)
+        return {source: text_hash(" ".join(hashes)) for source, hashes in sorted(by_source.items())}
+
+
+def _skip_verdict(report: pytest.TestReport) -> tuple[Status, str]:
+    reason = _skip_reason(report)
+    if reason.startswith(NOT_APPLICABLE_PREFIX):
+        return Status.NOT_APPLICABLE, reason.removeprefix(NOT_APPLICABLE_PREFIX)
+    return Status.ERRORED, f"skipped without a not-applicable reason: {reason}"
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def _failure_verdict(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[Status, str]:
+    error = call.excinfo.value if call.excinfo is not None else None
+    text = _clip(report.longreprtext)
+    if isinstance(error, ImplementationFault):
+        status = Status.TIMEOUT if error.kind is FaultKind.TIMEOUT else Status.ERRORED
+        return status, _clip(error.evidence())
+    if isinstance(error, StepDefinitionNotFoundError):
+        return Status.UNDEFINED, _clip(str(error))
+    if call.when == "call" and isinstance(error, AssertionError | DriverError):
+        return Status.FAILED, text
+    if "Timeout" in str(error)[:20]:
+        return Status.TIMEOUT, text
+    return Status.ERRORED, text
+
+
+def _apply_expectation(
+    status: Status, evidence: str | None, expected: ExpectedFailure
+) -> tuple[Status, str | None]:
+    if status is Status.FAILED:
+        return Status.XFAIL, f"expected failure ({expected.issue}): {evidence}"
+    if status is Status.PASSED:
+        return Status.XPASS, f"listed as a known failure ({expected.issue}) but passed"
+    return status, evidence
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _EVIDENCE_LIMIT else text[:_EVIDENCE_LIMIT] + "\n… (clipped)"
