@@ -17,9 +17,11 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
+from pytest_bdd.parser import Step
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
 from conformance import __version__ as kit_version
@@ -35,6 +37,7 @@ from conformance.results import (
     ResultsWriter,
     ScenarioResult,
     Status,
+    StepResult,
     totals,
     undefined_results,
 )
@@ -50,7 +53,10 @@ class _Pending:
     criterion: str | None
     feature: str
     scenario: str
+    line: int
     started: float = field(default_factory=time.perf_counter)
+    steps: list[StepResult] = field(default_factory=list)
+    step_started: float = 0.0
     status: Status | None = None
     evidence: str | None = None
 
@@ -138,11 +144,46 @@ class ResultsRecorder:
                 criterion=pending.criterion,
                 feature=pending.feature,
                 scenario=pending.scenario,
+                line=pending.line,
                 status=status,
                 duration_s=round(time.perf_counter() - pending.started, 6),
                 evidence=evidence,
+                steps=pending.steps,
             )
         )
+
+    # -- steps ---------------------------------------------------------------
+    def pytest_bdd_before_step(self, request: pytest.FixtureRequest, step: Step) -> None:
+        pending = self._pending.get(request.node.nodeid)
+        if pending is not None:
+            pending.step_started = time.perf_counter()
+
+    def pytest_bdd_after_step(self, request: pytest.FixtureRequest, step: Step) -> None:
+        self._record_step(request, step, "passed")
+
+    def pytest_bdd_step_error(self, request: pytest.FixtureRequest, step: Step) -> None:
+        self._record_step(request, step, "failed")
+
+    def pytest_bdd_step_func_lookup_error(self, request: pytest.FixtureRequest, step: Step) -> None:
+        self._record_step(request, step, "undefined")
+
+    def _record_step(
+        self, request: pytest.FixtureRequest, step: Step, status: Literal["passed", "failed", "undefined"]
+    ) -> None:
+        pending = self._pending.get(request.node.nodeid)
+        if pending is None:
+            return
+        elapsed = time.perf_counter() - pending.step_started if pending.step_started else 0.0
+        pending.steps.append(
+            StepResult(
+                keyword=step.keyword.strip(),
+                text=step.name,
+                line=step.line_number,
+                status=status,
+                duration_s=round(elapsed, 6),
+            )
+        )
+        pending.step_started = 0.0
 
     # -- helpers -------------------------------------------------------------
     def _write(self, result: ScenarioResult) -> None:
@@ -162,6 +203,7 @@ class ResultsRecorder:
             criterion=criteria[0] if len(criteria) == 1 else None,
             feature=feature_file,
             scenario=template.name,
+            line=template.line_number,
         )
 
     def _describe_implementation(self) -> tuple[dict[str, object] | None, str | None]:

@@ -52,15 +52,25 @@ class Header(Record):
     started_at: datetime
 
 
+class StepResult(Record):
+    keyword: str
+    text: str
+    line: int
+    status: Literal["passed", "failed", "undefined"]
+    duration_s: float
+
+
 class ScenarioResult(Record):
     type: Literal["scenario"] = "scenario"
     key: str
     criterion: str | None
     feature: str
     scenario: str
+    line: int = 0
     status: Status
     duration_s: float
     evidence: str | None = None
+    steps: list[StepResult] = []
 
 
 class Footer(Record):
@@ -122,6 +132,7 @@ def undefined_results(
             criterion=entry.criteria[0] if len(entry.criteria) == 1 else None,
             feature=entry.feature_file,
             scenario=entry.name,
+            line=entry.line,
             status=Status.UNDEFINED,
             duration_s=0.0,
             evidence="the scenario is in the feature files but did not run",

@@ -1,0 +1,190 @@
+"""The `conformance` command.
+
+Exit codes: 0 every applicable scenario passed or failed as expected; 1 some
+scenario failed, errored, timed out, passed unexpectedly or did not run;
+2 usage or configuration error; 3 the implementation was unusable.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+import typer
+from rich.console import Console
+
+from conformance.expectations import ExpectationsError, load_expectations, render_expectations
+from conformance.expectations import ExpectedFailure
+from conformance.inventory import load_inventory
+from conformance.registry import default_registry
+from conformance.reports.compare import comparison_table
+from conformance.reports.cucumber import render_cucumber
+from conformance.reports.html import render_html
+from conformance.reports.junit import render_junit
+from conformance.reports.markdown import render_markdown
+from conformance.reports.summary import run_succeeded
+from conformance.reports.terminal import print_verdicts
+from conformance.results import ResultsRun, Status, read_results
+
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
+SUITE_ROOT = Path(__file__).resolve().parent.parent
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+expectations_app = typer.Typer(no_args_is_help=True, help="Manage expectation files.")
+app.add_typer(expectations_app, name="expectations")
+console = Console()
+
+OutPath = Annotated[Path | None, typer.Option(dir_okay=False, writable=True)]
+
+
+@app.command()
+def run(
+    impl: Annotated[str, typer.Option(help="'reference' or 'exec:<command>'")] = "reference",
+    database: Annotated[str | None, typer.Option(help="SQLAlchemy URL for the reference")] = None,
+    results: OutPath = None,
+    junit: OutPath = None,
+    markdown: OutPath = None,
+    html: OutPath = None,
+    cucumber: OutPath = None,
+    expectations: Annotated[Path | None, typer.Option(exists=True, dir_okay=False)] = None,
+    max_fail: Annotated[int, typer.Option(help="stop after this many failing scenarios (0: never)")] = 0,
+    select: Annotated[str | None, typer.Option("-k", help="pytest -k expression")] = None,
+    quiet: Annotated[bool, typer.Option(help="no progress; only the verdict summary")] = False,
+) -> None:
+    """Run the Gherkin suite against an implementation and print the per-criterion verdict."""
+    with tempfile.TemporaryDirectory(prefix="conformance-") as scratch:
+        stream = results or Path(scratch) / "results.jsonl"
+        args = [
+            str(SUITE_ROOT / "steps"),
+            f"--rootdir={SUITE_ROOT}",
+            "-c", str(SUITE_ROOT / "pyproject.toml"),
+            "--impl", impl,
+            "--results", str(stream),
+            "-p", "no:cov",
+            "-q" if quiet else "-v",
+            "--no-header",
+            "--tb=no" if quiet else "--tb=short",
+        ]
+        args += ["--database", database] if database else []
+        args += ["--expectations", str(expectations)] if expectations else []
+        args += ["--maxfail", str(max_fail)] if max_fail else []
+        args += ["-k", select] if select else []
+        code = pytest.main(args)
+        if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or not stream.exists():
+            console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
+            raise typer.Exit(EXIT_USAGE)
+        outcome = read_results(stream)
+        _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber)
+        print_verdicts(outcome, default_registry(), Console(quiet=False))
+        raise typer.Exit(_exit_code(outcome, code))
+
+
+def _exit_code(outcome: ResultsRun, pytest_code: int) -> int:
+    if outcome.header.implementation_error is not None:
+        console.print(f"[bold red]implementation unusable:[/] {outcome.header.implementation_error}")
+        return EXIT_UNUSABLE
+    if pytest_code == pytest.ExitCode.NO_TESTS_COLLECTED or not outcome.scenarios:
+        console.print("[bold red]no scenario ran[/]")
+        return EXIT_FAILURES
+    return EXIT_OK if run_succeeded(outcome, default_registry()) else EXIT_FAILURES
+
+
+def _write_reports(
+    outcome: ResultsRun,
+    *,
+    junit: Path | None,
+    markdown: Path | None,
+    html: Path | None,
+    cucumber: Path | None,
+) -> None:
+    registry = default_registry()
+    renderers = {
+        junit: lambda: render_junit(outcome),
+        markdown: lambda: render_markdown(outcome, registry),
+        html: lambda: render_html(outcome, registry),
+        cucumber: lambda: render_cucumber(outcome),
+    }
+    for path, render in renderers.items():
+        if path is not None:
+            path.write_text(render(), encoding="utf-8")
+
+
+@app.command()
+def report(
+    results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
+    junit: OutPath = None,
+    markdown: OutPath = None,
+    html: OutPath = None,
+    cucumber: OutPath = None,
+) -> None:
+    """Derive reports from a results stream; with no option, print the verdict table."""
+    outcome = _read(results)
+    if not any((junit, markdown, html, cucumber)):
+        print_verdicts(outcome, default_registry(), console)
+    _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber)
+
+
+@app.command()
+def criteria() -> None:
+    """List every criterion with the number of scenarios that cover it."""
+    registry = default_registry()
+    inventory = load_inventory()
+    from rich.table import Table
+
+    table = Table(title=f"{len(registry.criteria)} criteria", title_justify="left")
+    for column in ("criterion", "scenarios", "source", "statement"):
+        table.add_column(column, no_wrap=column != "statement")
+    for criterion in registry.criteria:
+        covering = sum(1 for entry in inventory if criterion.id in entry.criteria)
+        style = "" if covering else "[bold red]"
+        table.add_row(criterion.id, f"{style}{covering}", criterion.source, criterion.statement)
+    console.print(table)
+
+
+@app.command()
+def compare(
+    results: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False)],
+) -> None:
+    """Show several implementations' per-criterion verdicts side by side."""
+    runs = [_read(path) for path in results]
+    names = [f"{run.header.implementation} ({path.name})" for run, path in zip(runs, results, strict=True)]
+    console.print(comparison_table(runs, names, default_registry()))
+
+
+@expectations_app.command("update")
+def expectations_update(
+    results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
+    output: Annotated[Path, typer.Option(dir_okay=False)],
+    issue: Annotated[str, typer.Option(help="issue link recorded for new entries")] = "TODO: link an issue",
+) -> None:
+    """Write an expectations file listing every scenario that failed in a results stream."""
+    outcome = _read(results)
+    keys = [entry.key for entry in load_inventory()]
+    known = load_expectations(output, keys) if output.exists() else {}
+    failing = {Status.FAILED, Status.XFAIL}
+    entries = [
+        known.get(r.key) or ExpectedFailure(r.key, issue, (r.evidence or "").splitlines()[0] if r.evidence else "")
+        for r in outcome.scenarios
+        if r.status in failing
+    ]
+    output.write_text(render_expectations(entries), encoding="utf-8")
+    console.print(f"wrote {len(entries)} expected failures to {output}")
+
+
+def _read(path: Path) -> ResultsRun:
+    try:
+        return read_results(path)
+    except ValueError as error:
+        console.print(f"[bold red]not a results stream:[/] {error}")
+        raise typer.Exit(EXIT_USAGE) from error
+
+
+def main() -> None:
+    try:
+        app()
+    except (ExpectationsError, pytest.UsageError) as error:
+        console.print(f"[bold red]configuration error:[/] {error}")
+        sys.exit(EXIT_USAGE)

@@ -1,0 +1,48 @@
+"""JUnit XML: one test suite per feature file, one test case per scenario."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+from conformance.results import ResultsRun, ScenarioResult, Status
+
+
+def render_junit(run: ResultsRun) -> str:
+    by_feature: dict[str, list[ScenarioResult]] = defaultdict(list)
+    for result in run.scenarios:
+        by_feature[result.feature].append(result)
+    root = ET.Element("testsuites", name=f"conformance: {run.header.implementation}")
+    for feature, results in sorted(by_feature.items()):
+        suite = ET.SubElement(root, "testsuite", name=feature, tests=str(len(results)))
+        counts = {"failures": 0, "errors": 0, "skipped": 0}
+        for result in results:
+            kind = _add_case(suite, result)
+            if kind:
+                counts[kind] += 1
+        for name, count in counts.items():
+            suite.set(name, str(count))
+        suite.set("time", f"{sum(r.duration_s for r in results):.3f}")
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _add_case(suite: ET.Element, result: ScenarioResult) -> str | None:
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        classname=result.criterion or "untagged",
+        name=result.key,
+        time=f"{result.duration_s:.3f}",
+    )
+    message = result.evidence or result.status.value
+    if result.status in (Status.FAILED, Status.XPASS):
+        ET.SubElement(case, "failure", message=result.status.value).text = message
+        return "failures"
+    if result.status in (Status.ERRORED, Status.TIMEOUT, Status.UNDEFINED):
+        ET.SubElement(case, "error", message=result.status.value).text = message
+        return "errors"
+    if result.status in (Status.NOT_APPLICABLE, Status.XFAIL):
+        ET.SubElement(case, "skipped", message=f"{result.status.value}: {message}")
+        return "skipped"
+    return None

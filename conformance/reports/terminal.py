@@ -1,0 +1,57 @@
+"""The terminal table: verdicts grouped by requirement and criterion (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from conformance.registry import Registry
+from conformance.reports.summary import criterion_verdicts, untagged
+from conformance.results import ResultsRun, Status, totals
+
+STYLE = {
+    Status.PASSED: "green",
+    Status.XFAIL: "yellow",
+    Status.NOT_APPLICABLE: "cyan",
+    Status.FAILED: "bold red",
+    Status.ERRORED: "bold red",
+    Status.TIMEOUT: "bold red",
+    Status.XPASS: "bold red",
+    Status.UNDEFINED: "bold magenta",
+}
+
+
+def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> None:
+    verdicts = {verdict.criterion.id: verdict for verdict in criterion_verdicts(run, registry)}
+    for requirement in registry.requirements:
+        table = Table(title=f"{requirement.id}: {requirement.title}", title_justify="left", expand=True)
+        table.add_column("criterion", no_wrap=True)
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("scenarios", justify="right", no_wrap=True)
+        table.add_column("statement")
+        for criterion in registry.criteria_of(requirement.id):
+            verdict = verdicts[criterion.id]
+            passed = sum(1 for s in verdict.scenarios if s.status is Status.PASSED)
+            table.add_row(
+                criterion.id,
+                f"[{STYLE[verdict.status]}]{verdict.status.value}[/]",
+                f"{passed}/{len(verdict.scenarios)}",
+                criterion.statement,
+            )
+        console.print(table)
+    _print_problems(run, registry, console)
+    counted = totals(run.scenarios)
+    summary = ", ".join(f"{count} {status.value}" for status, count in counted.items() if count)
+    criteria_passed = sum(1 for v in verdicts.values() if v.status is Status.PASSED)
+    console.print(f"criteria: {criteria_passed} of {len(verdicts)} passed; scenarios: {summary or 'none'}")
+
+
+def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> None:
+    for result in run.scenarios:
+        if result.status in (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL):
+            continue
+        console.print(f"[{STYLE[result.status]}]{result.status.value}[/] {result.key}")
+        if result.evidence:
+            console.print(result.evidence, markup=False, highlight=False)
+    for result in untagged(run, registry):
+        console.print(f"[bold magenta]untagged[/] {result.key}: names no known criterion")
