@@ -45,7 +45,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "criterion(id): the acceptance criterion a scenario pins")
     results = config.getoption("--results")
     if results:
-        inventory = load_inventory()
+        features_dir = config.getini("bdd_features_base_dir") or "features"
+        inventory = load_inventory(config.rootpath / features_dir)
         expectations_path = config.getoption("--expectations")
         expectations = (
             load_expectations(Path(expectations_path), [entry.key for entry in inventory])

@@ -1,0 +1,56 @@
+"""The registry is consistent, and its hashes match the source specs when they are at hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.registry import REGISTRY_PATH, load_registry
+from conformance.spec_text import read_criteria, text_hash
+
+SPEC_DIR = Path(__file__).resolve().parents[2] / "shared" / "spec"
+
+
+def test_registry_lists_38_criteria_in_four_requirements() -> None:
+    registry = load_registry()
+    assert len(registry.criteria) == 38
+    assert [r.id for r in registry.requirements] == [
+        "REQ-OFFICE-ASSIGN-RATE-001",
+        "REQ-OFFICE-ASSIGN-RATE-002",
+        "REQ-OFFICE-ASSIGN-RATE-003",
+        "REQ-ARMONIA-WORKREQ-001",
+    ]
+
+
+def test_registry_rejects_an_unknown_requirement(tmp_path: Path) -> None:
+    text = REGISTRY_PATH.read_text(encoding="utf-8")
+    broken = tmp_path / "criteria.toml"
+    broken.write_text(text.replace('requirement = "REQ-OFFICE-ASSIGN-RATE-002"', 'requirement = "REQ-NOPE"', 1))
+    with pytest.raises(ValueError, match="unknown requirement REQ-NOPE"):
+        load_registry(broken)
+
+
+def test_whitespace_layout_does_not_change_a_hash() -> None:
+    assert text_hash("a  b\n c") == text_hash("a b c")
+    assert text_hash("a b c") != text_hash("a b d")
+
+
+@pytest.mark.skipif(not SPEC_DIR.is_dir(), reason=f"source specs not found at {SPEC_DIR}")
+def test_registry_hashes_match_the_source_specs() -> None:
+    registry = load_registry()
+    for source in {criterion.source for criterion in registry.criteria}:
+        current = {c.criterion_id: c.text_hash for c in read_criteria(SPEC_DIR / source)}
+        recorded = {c.id: c.source_hash for c in registry.criteria if c.source == source}
+        assert current == recorded, f"{source}: registry hashes differ from the spec text"
+
+
+def test_no_statement_copies_a_spec_sentence() -> None:
+    if not SPEC_DIR.is_dir():
+        pytest.skip(f"source specs not found at {SPEC_DIR}")
+    registry = load_registry()
+    for criterion in registry.criteria:
+        source = {c.criterion_id: c.text for c in read_criteria(SPEC_DIR / criterion.source)}
+        sentences = [s.strip() for s in source[criterion.id].split(".") if len(s.strip()) > 40]
+        copied = [s for s in sentences if s in criterion.statement]
+        assert not copied, f"{criterion.id} statement copies the spec: {copied}"
