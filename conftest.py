@@ -5,4 +5,5 @@ pytest_plugins = [
     "steps.common",
     "steps.office",
     "steps.work_requests",
+    "pytester",
 ]

@@ -8,6 +8,7 @@ scenario failed, errored, timed out, passed unexpectedly or did not run;
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -16,8 +17,12 @@ import pytest
 import typer
 from rich.console import Console
 
-from conformance.expectations import ExpectationsError, load_expectations, render_expectations
-from conformance.expectations import ExpectedFailure
+from conformance.expectations import (
+    ExpectationsError,
+    ExpectedFailure,
+    load_expectations,
+    render_expectations,
+)
 from conformance.inventory import load_inventory
 from conformance.registry import default_registry
 from conformance.reports.compare import comparison_table
@@ -50,7 +55,9 @@ def run(
     html: OutPath = None,
     cucumber: OutPath = None,
     expectations: Annotated[Path | None, typer.Option(exists=True, dir_okay=False)] = None,
-    max_fail: Annotated[int, typer.Option(help="stop after this many failing scenarios (0: never)")] = 0,
+    max_fail: Annotated[
+        int, typer.Option(help="stop after this many failing scenarios (0: never)")
+    ] = 0,
     select: Annotated[str | None, typer.Option("-k", help="pytest -k expression")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress; only the verdict summary")] = False,
 ) -> None:
@@ -60,10 +67,14 @@ def run(
         args = [
             str(SUITE_ROOT / "steps"),
             f"--rootdir={SUITE_ROOT}",
-            "-c", str(SUITE_ROOT / "pyproject.toml"),
-            "--impl", impl,
-            "--results", str(stream),
-            "-p", "no:cov",
+            "-c",
+            str(SUITE_ROOT / "pyproject.toml"),
+            "--impl",
+            impl,
+            "--results",
+            str(stream),
+            "-p",
+            "no:cov",
             "-q" if quiet else "-v",
             "--no-header",
             "--tb=no" if quiet else "--tb=short",
@@ -73,7 +84,10 @@ def run(
         args += ["--maxfail", str(max_fail)] if max_fail else []
         args += ["-k", select] if select else []
         code = pytest.main(args)
-        if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or not stream.exists():
+        if (
+            code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR)
+            or not stream.exists()
+        ):
             console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
             raise typer.Exit(EXIT_USAGE)
         outcome = read_results(stream)
@@ -84,7 +98,9 @@ def run(
 
 def _exit_code(outcome: ResultsRun, pytest_code: int) -> int:
     if outcome.header.implementation_error is not None:
-        console.print(f"[bold red]implementation unusable:[/] {outcome.header.implementation_error}")
+        console.print(
+            f"[bold red]implementation unusable:[/] {outcome.header.implementation_error}"
+        )
         return EXIT_UNUSABLE
     if pytest_code == pytest.ExitCode.NO_TESTS_COLLECTED or not outcome.scenarios:
         console.print("[bold red]no scenario ran[/]")
@@ -101,13 +117,13 @@ def _write_reports(
     cucumber: Path | None,
 ) -> None:
     registry = default_registry()
-    renderers = {
-        junit: lambda: render_junit(outcome),
-        markdown: lambda: render_markdown(outcome, registry),
-        html: lambda: render_html(outcome, registry),
-        cucumber: lambda: render_cucumber(outcome),
-    }
-    for path, render in renderers.items():
+    renderers: list[tuple[Path | None, Callable[[], str]]] = [
+        (junit, lambda: render_junit(outcome)),
+        (markdown, lambda: render_markdown(outcome, registry)),
+        (html, lambda: render_html(outcome, registry)),
+        (cucumber, lambda: render_cucumber(outcome)),
+    ]
+    for path, render in renderers:
         if path is not None:
             path.write_text(render(), encoding="utf-8")
 
@@ -150,7 +166,10 @@ def compare(
 ) -> None:
     """Show several implementations' per-criterion verdicts side by side."""
     runs = [_read(path) for path in results]
-    names = [f"{run.header.implementation} ({path.name})" for run, path in zip(runs, results, strict=True)]
+    names = [
+        f"{run.header.implementation} ({path.name})"
+        for run, path in zip(runs, results, strict=True)
+    ]
     console.print(comparison_table(runs, names, default_registry()))
 
 
@@ -158,7 +177,9 @@ def compare(
 def expectations_update(
     results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
     output: Annotated[Path, typer.Option(dir_okay=False)],
-    issue: Annotated[str, typer.Option(help="issue link recorded for new entries")] = "TODO: link an issue",
+    issue: Annotated[
+        str, typer.Option(help="issue link recorded for new entries")
+    ] = "TODO: link an issue",
 ) -> None:
     """Write an expectations file listing every scenario that failed in a results stream."""
     outcome = _read(results)
@@ -166,7 +187,8 @@ def expectations_update(
     known = load_expectations(output, keys) if output.exists() else {}
     failing = {Status.FAILED, Status.XFAIL}
     entries = [
-        known.get(r.key) or ExpectedFailure(r.key, issue, (r.evidence or "").splitlines()[0] if r.evidence else "")
+        known.get(r.key)
+        or ExpectedFailure(r.key, issue, (r.evidence or "").splitlines()[0] if r.evidence else "")
         for r in outcome.scenarios
         if r.status in failing
     ]

@@ -39,7 +39,9 @@ def load_expectations(path: Path, known_scenarios: Iterable[str]) -> dict[str, E
         if missing:
             raise ExpectationsError(f"{path}: entry {number} lacks {sorted(missing)}")
         if entry["scenario"] not in known:
-            raise ExpectationsError(f"{path}: entry {number} names unknown scenario {entry['scenario']!r}")
+            raise ExpectationsError(
+                f"{path}: entry {number} names unknown scenario {entry['scenario']!r}"
+            )
         expected[entry["scenario"]] = ExpectedFailure(
             entry["scenario"], entry["issue"], entry.get("reason", "")
         )

@@ -1,4 +1,4 @@
-"""The scenario inventory: every scenario the feature files define, read with the official Gherkin parser.
+"""The scenario inventory: every scenario in the feature files, read with the Gherkin parser.
 
 The inventory is what a run is checked against, so that a scenario that did
 not run shows up as `undefined` rather than vanishing from the report.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gherkin.parser import Parser
 from gherkin.token_scanner import TokenScanner
@@ -49,7 +49,7 @@ def load_inventory(features_dir: Path = FEATURES_DIR) -> list[ScenarioEntry]:
 
 
 def _feature_entries(path: Path, relative: str) -> list[ScenarioEntry]:
-    document = Parser().parse(TokenScanner(path.read_text(encoding="utf-8")))
+    document = cast(dict[str, Any], Parser().parse(TokenScanner(path.read_text(encoding="utf-8"))))
     feature = document.get("feature")
     if feature is None:
         return []
@@ -88,7 +88,9 @@ def _tag_names(node: dict[str, Any]) -> tuple[str, ...]:
 
 def _example_ids(scenario: dict[str, Any]) -> list[str | None]:
     """pytest-bdd names an outline's example by its cell values joined with '-'."""
-    rows = [row for examples in scenario.get("examples", []) for row in examples.get("tableBody", [])]
+    rows = [
+        row for examples in scenario.get("examples", []) for row in examples.get("tableBody", [])
+    ]
     if not scenario.get("examples"):
         return [None]
     return ["-".join(cell["value"] for cell in row["cells"]) for row in rows]

@@ -45,8 +45,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "criterion(id): the acceptance criterion a scenario pins")
     results = config.getoption("--results")
     if results:
-        features_dir = config.getini("bdd_features_base_dir") or "features"
-        inventory = load_inventory(config.rootpath / features_dir)
+        features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
+        inventory = load_inventory(features_dir)
         expectations_path = config.getoption("--expectations")
         expectations = (
             load_expectations(Path(expectations_path), [entry.key for entry in inventory])
@@ -58,6 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
             impl=config.getoption("--impl"),
             database=config.getoption("--database"),
             registry=default_registry(),
+            features_dir=features_dir,
             inventory=inventory,
             expectations=expectations,
         )
@@ -86,4 +87,6 @@ def driver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
 def require(driver: Driver, capability: Capability) -> None:
     """Stop the scenario as not applicable when the implementation lacks `capability`."""
     if capability not in driver.describe().capabilities:
-        pytest.skip(f"{NOT_APPLICABLE_PREFIX}the implementation does not declare {capability.value}")
+        pytest.skip(
+            f"{NOT_APPLICABLE_PREFIX}the implementation does not declare {capability.value}"
+        )

@@ -69,6 +69,7 @@ class ResultsRecorder:
         impl: str,
         database: str | None,
         registry: Registry,
+        features_dir: Path,
         inventory: list[ScenarioEntry],
         expectations: dict[str, ExpectedFailure],
     ) -> None:
@@ -76,6 +77,7 @@ class ResultsRecorder:
         self._impl = impl
         self._database = database
         self._registry = registry
+        self._features_dir = features_dir.resolve()
         self._inventory = inventory
         self._expectations = expectations
         self._pending: dict[str, _Pending] = {}
@@ -118,7 +120,7 @@ class ResultsRecorder:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, None]:
         outcome = yield
-        report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+        report: pytest.TestReport = outcome.get_result()
         pending = self._pending.get(item.nodeid)
         if pending is None or pending.status not in (None, Status.PASSED):
             return
@@ -168,7 +170,10 @@ class ResultsRecorder:
         self._record_step(request, step, "undefined")
 
     def _record_step(
-        self, request: pytest.FixtureRequest, step: Step, status: Literal["passed", "failed", "undefined"]
+        self,
+        request: pytest.FixtureRequest,
+        step: Step,
+        status: Literal["passed", "failed", "undefined"],
     ) -> None:
         pending = self._pending.get(request.node.nodeid)
         if pending is None:
@@ -197,7 +202,9 @@ class ResultsRecorder:
         callspec = getattr(item, "callspec", None)
         example = callspec.id if callspec is not None and template.templated else None
         criteria = [tag for tag in template.tags if CRITERION_TAG.fullmatch(tag)]
-        feature_file = Path(template.feature.rel_filename).as_posix()
+        feature_file = (
+            Path(template.feature.filename).resolve().relative_to(self._features_dir).as_posix()
+        )
         return _Pending(
             key=scenario_key(feature_file, template.name, example),
             criterion=criteria[0] if len(criteria) == 1 else None,

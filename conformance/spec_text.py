@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _ID = r"AC-[A-Z]+(?:-[A-Z]+)*-\d{3}\.\d+"
-_BULLET = re.compile(rf"^\s*(?:[•*-]|\d+\.)\s+\**`?(?P<id>{_ID})`?\**\s*[:—-]\s*\**\s*(?P<text>.+)$")
+_BULLET = re.compile(
+    rf"^\s*(?:[•*-]|\d+\.)\s+\**`?(?P<id>{_ID})`?\**\s*[:—-]\s*\**\s*(?P<text>.+)$"
+)
 _TABLE_ROW = re.compile(rf"^\|\s*`?(?P<id>{_ID})`?\s*\|(?P<rest>.*)\|\s*$")
 
 

@@ -58,14 +58,14 @@ def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
 
 def create_schema(engine: Engine) -> None:
     """Create every table and index that does not exist yet (idempotent)."""
-    import reference.office.models  # noqa: F401  (registers the Office tables)
+    import reference.office.models
     import reference.workreq.models  # noqa: F401  (registers the work-request tables)
 
     Base.metadata.create_all(engine)
 
 
 def drop_schema(engine: Engine) -> None:
-    import reference.office.models  # noqa: F401
+    import reference.office.models
     import reference.workreq.models  # noqa: F401
 
     Base.metadata.drop_all(engine)

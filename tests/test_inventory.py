@@ -1,4 +1,4 @@
-"""The suite's own shape: every criterion covered, every scenario tagged with exactly one known criterion."""
+"""The suite's shape: every criterion covered; every scenario tagged with one known criterion."""
 
 from __future__ import annotations
 
@@ -25,11 +25,19 @@ def test_every_criterion_has_a_scenario(criterion_id: str) -> None:
 @pytest.mark.parametrize("entry", INVENTORY, ids=lambda entry: entry.key)
 def test_every_scenario_names_exactly_one_known_criterion(entry: ScenarioEntry) -> None:
     criterion_like = [tag for tag in entry.tags if tag.startswith("AC-")]
-    assert len(criterion_like) == 1, f"{entry.key} has criterion tags {criterion_like}; exactly one is required"
-    assert CRITERION_TAG.fullmatch(criterion_like[0]), f"{entry.key}: malformed tag {criterion_like[0]}"
-    assert criterion_like[0] in default_registry().ids(), f"{entry.key}: unknown criterion {criterion_like[0]}"
+    assert len(criterion_like) == 1, (
+        f"{entry.key} has criterion tags {criterion_like}; exactly one is required"
+    )
+    assert CRITERION_TAG.fullmatch(criterion_like[0]), (
+        f"{entry.key}: malformed tag {criterion_like[0]}"
+    )
+    assert criterion_like[0] in default_registry().ids(), (
+        f"{entry.key}: unknown criterion {criterion_like[0]}"
+    )
 
 
 def test_scenario_keys_are_unique() -> None:
     duplicates = [key for key, count in Counter(e.key for e in INVENTORY).items() if count > 1]
-    assert not duplicates, f"scenario keys used twice (rename the scenario or its example): {duplicates}"
+    assert not duplicates, (
+        f"scenario keys used twice (rename the scenario or its example): {duplicates}"
+    )

@@ -26,7 +26,9 @@ def test_registry_lists_38_criteria_in_four_requirements() -> None:
 def test_registry_rejects_an_unknown_requirement(tmp_path: Path) -> None:
     text = REGISTRY_PATH.read_text(encoding="utf-8")
     broken = tmp_path / "criteria.toml"
-    broken.write_text(text.replace('requirement = "REQ-OFFICE-ASSIGN-RATE-002"', 'requirement = "REQ-NOPE"', 1))
+    broken.write_text(
+        text.replace('requirement = "REQ-OFFICE-ASSIGN-RATE-002"', 'requirement = "REQ-NOPE"', 1)
+    )
     with pytest.raises(ValueError, match="unknown requirement REQ-NOPE"):
         load_registry(broken)
 

@@ -96,8 +96,6 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations):
         return list(self._capture.records)
 
 
-
-
 def empty_store(url: str) -> None:
     """Drop and recreate the reference's schema, so each scenario starts empty."""
     from reference.db import Database, create_schema, drop_schema

@@ -15,7 +15,9 @@ def comparison_table(runs: list[ResultsRun], names: list[str], registry: Registr
     table.add_column("criterion", no_wrap=True)
     for name in names:
         table.add_column(name, no_wrap=True)
-    columns = [{v.criterion.id: v.status for v in criterion_verdicts(run, registry)} for run in runs]
+    columns = [
+        {v.criterion.id: v.status for v in criterion_verdicts(run, registry)} for run in runs
+    ]
     for criterion in registry.criteria:
         cells = [f"[{STYLE[col[criterion.id]]}]{col[criterion.id].value}[/]" for col in columns]
         table.add_row(criterion.id, *cells)

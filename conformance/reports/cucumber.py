@@ -40,12 +40,17 @@ def _element(result: ScenarioResult) -> dict[str, Any]:
         for step in result.steps
     ]
     if not steps:
-        steps = [{
-            "keyword": "* ",
-            "name": f"(no step ran: {result.status.value})",
-            "line": result.line,
-            "result": {"status": _scenario_status(result.status), "error_message": result.evidence or ""},
-        }]
+        steps = [
+            {
+                "keyword": "* ",
+                "name": f"(no step ran: {result.status.value})",
+                "line": result.line,
+                "result": {
+                    "status": _scenario_status(result.status),
+                    "error_message": result.evidence or "",
+                },
+            }
+        ]
     return {
         "id": result.key,
         "keyword": "Scenario",

@@ -25,7 +25,8 @@ def render_html(run: ResultsRun, registry: Registry) -> str:
     header = run.header
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>Conformance: {escape(header.implementation)}</title><style>{_CSS}</style></head><body>",
+        f"<title>Conformance: {escape(header.implementation)}</title>",
+        f"<style>{_CSS}</style></head><body>",
         f"<h1>Conformance of {escape(header.implementation)}</h1>",
         f"<p>{passed} of {len(verdicts)} criteria passed. Kit {escape(header.kit_version)}, "
         f"protocol {header.protocol_version}, started {escape(header.started_at.isoformat())}.</p>",
@@ -35,18 +36,20 @@ def render_html(run: ResultsRun, registry: Registry) -> str:
         parts.append(f"<h2>{escape(requirement.id)}: {escape(requirement.title)}</h2>")
         for criterion in registry.criteria_of(requirement.id):
             verdict = by_id[criterion.id]
+            scenarios = "".join(_scenario(s) for s in verdict.scenarios)
             parts.append(
                 f"<div class='criterion' id='{escape(criterion.id)}'>"
                 f"<span class='badge {verdict.status.value}'>{verdict.status.value}</span> "
                 f"<strong>{escape(criterion.id)}</strong><p>{escape(criterion.statement)}</p>"
-                f"<ul class='scenarios'>{''.join(_scenario(s) for s in verdict.scenarios)}</ul></div>"
+                f"<ul class='scenarios'>{scenarios}</ul></div>"
             )
     parts.append("<h2>Interpretations: open questions for the spec owners</h2><ul>")
     for interpretation in registry.interpretations:
-        links = ", ".join(f"<a href='#{escape(c)}'>{escape(c)}</a>" for c in interpretation.criteria)
-        parts.append(
-            f"<li><strong>{escape(interpretation.id)}</strong> ({links}): {escape(interpretation.reading)}</li>"
+        links = ", ".join(
+            f"<a href='#{escape(c)}'>{escape(c)}</a>" for c in interpretation.criteria
         )
+        reading = escape(interpretation.reading)
+        parts.append(f"<li><strong>{escape(interpretation.id)}</strong> ({links}): {reading}</li>")
     parts.append("</ul></body></html>")
     return "\n".join(parts) + "\n"
 
@@ -55,6 +58,8 @@ def _scenario(result: ScenarioResult) -> str:
     badge = f"<span class='badge {result.status.value}'>{result.status.value}</span>"
     name = escape(result.scenario)
     if result.evidence:
-        return (f"<li>{badge} <details><summary>{name}</summary>"
-                f"<pre>{escape(result.evidence)}</pre></details></li>")
+        return (
+            f"<li>{badge} <details><summary>{name}</summary>"
+            f"<pre>{escape(result.evidence)}</pre></details></li>"
+        )
     return f"<li>{badge} {name}</li>"

@@ -46,8 +46,12 @@ def render_markdown(run: ResultsRun, registry: Registry) -> str:
     if problems:
         lines += ["", "### Scenarios that need attention", ""]
         for result in problems:
-            lines.append(f"<details><summary>{ICON[result.status]} {result.status.value}: "
-                         f"{_cell(result.key)}</summary>\n\n```\n{result.evidence or ''}\n```\n</details>")
+            lines.append(
+                f"<details><summary>{ICON[result.status]} {result.status.value}: "
+                f"{_cell(result.key)}</summary>\n\n```\n{result.evidence or ''}\n```\n</details>"
+            )
     lines += ["", "### Interpretations (open questions for the spec owners)", ""]
-    lines += [f"- **{i.id}** ({', '.join(i.criteria)}): {i.reading}" for i in registry.interpretations]
+    lines += [
+        f"- **{i.id}** ({', '.join(i.criteria)}): {i.reading}" for i in registry.interpretations
+    ]
     return "\n".join(lines) + "\n"

@@ -41,7 +41,11 @@ def criterion_verdicts(run: ResultsRun, registry: Registry) -> list[CriterionVer
         if result.criterion is not None:
             by_criterion.setdefault(result.criterion, []).append(result)
     return [
-        CriterionVerdict(criterion, criterion_status(by_criterion.get(criterion.id, [])), by_criterion.get(criterion.id, []))
+        CriterionVerdict(
+            criterion,
+            criterion_status(by_criterion.get(criterion.id, [])),
+            by_criterion.get(criterion.id, []),
+        )
         for criterion in registry.criteria
     ]
 

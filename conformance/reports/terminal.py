@@ -24,7 +24,9 @@ STYLE = {
 def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> None:
     verdicts = {verdict.criterion.id: verdict for verdict in criterion_verdicts(run, registry)}
     for requirement in registry.requirements:
-        table = Table(title=f"{requirement.id}: {requirement.title}", title_justify="left", expand=True)
+        table = Table(
+            title=f"{requirement.id}: {requirement.title}", title_justify="left", expand=True
+        )
         table.add_column("criterion", no_wrap=True)
         table.add_column("verdict", no_wrap=True)
         table.add_column("scenarios", justify="right", no_wrap=True)
@@ -43,7 +45,9 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
     counted = totals(run.scenarios)
     summary = ", ".join(f"{count} {status.value}" for status, count in counted.items() if count)
     criteria_passed = sum(1 for v in verdicts.values() if v.status is Status.PASSED)
-    console.print(f"criteria: {criteria_passed} of {len(verdicts)} passed; scenarios: {summary or 'none'}")
+    console.print(
+        f"criteria: {criteria_passed} of {len(verdicts)} passed; scenarios: {summary or 'none'}"
+    )
 
 
 def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> None:

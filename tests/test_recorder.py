@@ -1,0 +1,203 @@
+"""The results recorder gives each scenario the verdict of what actually happened.
+
+A miniature suite runs in a subprocess against a fake in-process implementation,
+with one scenario per kind of outcome, and the stream it writes is checked.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance.results import ResultsRun, Status, read_results
+
+FEATURE = """\
+Feature: Recorder demo
+
+  @AC-OFFICE-ASSIGN-RATE-001.1
+  Scenario: it passes
+    Given the implementation answers
+
+  @AC-OFFICE-ASSIGN-RATE-001.2
+  Scenario: an assertion fails
+    Given the implementation answers
+    Then an expectation is not met
+
+  @AC-OFFICE-ASSIGN-RATE-001.3
+  Scenario: a capability is missing
+    Given the scenario needs a restart
+
+  @AC-OFFICE-ASSIGN-RATE-001.4
+  Scenario: a step has no definition
+    Given nobody wrote this step
+
+  @AC-OFFICE-ASSIGN-RATE-001.5
+  Scenario: the implementation crashes
+    Given the implementation crashes
+
+  @AC-OFFICE-ASSIGN-RATE-001.6
+  Scenario: a plain skip
+    Given the step skips without a reason of applicability
+
+  @AC-OFFICE-ASSIGN-RATE-001.7
+  Scenario: deselected
+    Given the implementation answers
+
+  @AC-OFFICE-ASSIGN-RATE-001.8
+  Scenario Outline: an outline
+    Given the implementation answers <value>
+
+    Examples:
+      | value |
+      | 1     |
+      | 2     |
+"""
+
+STEPS = """\
+import pytest
+from pytest_bdd import given, then, parsers, scenarios
+
+from conformance.driver import Capability
+from conformance.faults import FaultKind, ImplementationFault
+from conformance.pytest_plugin import require
+
+scenarios("demo.feature")
+
+
+@given("the implementation answers")
+@given(parsers.parse("the implementation answers {value:d}"))
+def answers(driver):
+    assert driver.describe().name == "fake"
+
+
+@then("an expectation is not met")
+def not_met():
+    assert 1 == 2, "one is not two"
+
+
+@given("the scenario needs a restart")
+def needs_restart(driver):
+    require(driver, Capability.RESTART)
+
+
+@given("the implementation crashes")
+def crashes():
+    raise ImplementationFault(FaultKind.CRASH, "process exited with code -9", ["panic: boom"])
+
+
+@given("the step skips without a reason of applicability")
+def plain_skip():
+    pytest.skip("flaky")
+"""
+
+FAKE = """\
+from conformance.driver import Capability, Description
+
+
+class FakeDriver:
+    def describe(self):
+        return Description(name="fake", version="0", capabilities=[Capability.OFFICE])
+
+    def close(self):
+        pass
+
+
+def make(database, scratch):
+    return FakeDriver()
+"""
+
+
+@pytest.fixture
+def demo(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini("[pytest]\nbdd_features_base_dir = features/\n")
+    features = pytester.mkdir("features")
+    (features / "demo.feature").write_text(FEATURE)
+    pytester.makepyfile(test_demo=STEPS, fake_impl=FAKE)
+    pytester.makeconftest('pytest_plugins = ["conformance.pytest_plugin"]\n')
+    return pytester
+
+
+def run_demo(demo: pytest.Pytester, *extra: str) -> ResultsRun:
+    demo.runpytest_subprocess(
+        "--impl",
+        "python:fake_impl:make",
+        "--results",
+        "results.jsonl",
+        "-k",
+        "not deselected",
+        *extra,
+    )
+    return read_results(Path(demo.path) / "results.jsonl")
+
+
+def statuses(run: ResultsRun) -> dict[str, Status]:
+    return {result.key: result.status for result in run.scenarios}
+
+
+def test_each_outcome_gets_its_own_verdict(demo: pytest.Pytester) -> None:
+    run = run_demo(demo)
+    assert statuses(run) == {
+        "demo.feature::it passes": Status.PASSED,
+        "demo.feature::an assertion fails": Status.FAILED,
+        "demo.feature::a capability is missing": Status.NOT_APPLICABLE,
+        "demo.feature::a step has no definition": Status.UNDEFINED,
+        "demo.feature::the implementation crashes": Status.ERRORED,
+        "demo.feature::a plain skip": Status.ERRORED,
+        "demo.feature::an outline[1]": Status.PASSED,
+        "demo.feature::an outline[2]": Status.PASSED,
+        "demo.feature::deselected": Status.UNDEFINED,
+    }
+    by_key = run.by_key()
+    assert "one is not two" in (by_key["demo.feature::an assertion fails"].evidence or "")
+    assert "panic: boom" in (by_key["demo.feature::the implementation crashes"].evidence or "")
+    assert "restart" in (by_key["demo.feature::a capability is missing"].evidence or "")
+    assert run.header.description is not None and run.header.description["name"] == "fake"
+    assert run.footer is not None and run.footer.totals[Status.UNDEFINED] == 2
+
+
+def test_criterion_and_steps_are_recorded(demo: pytest.Pytester) -> None:
+    run = run_demo(demo)
+    failing = run.by_key()["demo.feature::an assertion fails"]
+    assert failing.criterion == "AC-OFFICE-ASSIGN-RATE-001.2"
+    assert [(s.keyword, s.status) for s in failing.steps] == [
+        ("Given", "passed"),
+        ("Then", "failed"),
+    ]
+
+
+def test_expectations_turn_failures_into_xfail_and_passes_into_xpass(demo: pytest.Pytester) -> None:
+    (Path(demo.path) / "expected.toml").write_text(
+        textwrap.dedent("""\
+        [[expected_failure]]
+        scenario = "demo.feature::an assertion fails"
+        issue = "https://tracker.example/1"
+
+        [[expected_failure]]
+        scenario = "demo.feature::it passes"
+        issue = "https://tracker.example/2"
+        """)
+    )
+    run = run_demo(demo, "--expectations", "expected.toml")
+    assert statuses(run)["demo.feature::an assertion fails"] is Status.XFAIL
+    assert statuses(run)["demo.feature::it passes"] is Status.XPASS
+
+
+def test_an_expectation_naming_an_unknown_scenario_is_a_configuration_error(
+    demo: pytest.Pytester,
+) -> None:
+    (Path(demo.path) / "expected.toml").write_text(
+        '[[expected_failure]]\nscenario = "demo.feature::no such thing"\nissue = "x"\n'
+    )
+    result = demo.runpytest_subprocess(
+        "--impl", "python:fake_impl:make", "--results", "r.jsonl", "--expectations", "expected.toml"
+    )
+    assert result.ret != 0
+    assert "unknown scenario" in result.stderr.str() + result.stdout.str()
+
+
+def test_an_unusable_implementation_is_recorded_in_the_header(demo: pytest.Pytester) -> None:
+    run = run_demo(demo, "--impl", "python:fake_impl:missing")
+    assert run.header.implementation_error is not None
+    assert "missing" in run.header.implementation_error
