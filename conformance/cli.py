@@ -8,8 +8,8 @@ scenario failed, errored, timed out, passed unexpectedly or did not run;
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +33,7 @@ from conformance.reports.markdown import render_markdown
 from conformance.reports.summary import run_succeeded
 from conformance.reports.terminal import print_verdicts
 from conformance.results import ResultsRun, Status, read_results
+from conformance.spec_drift import SpecDriftError, accept, check_drift, expand_spec_paths
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
 SUITE_ROOT = Path(__file__).resolve().parent.parent
@@ -55,6 +56,10 @@ def run(
     html: OutPath = None,
     cucumber: OutPath = None,
     expectations: Annotated[Path | None, typer.Option(exists=True, dir_okay=False)] = None,
+    spec: Annotated[
+        list[Path] | None,
+        typer.Option(exists=True, dir_okay=False, help="source spec file, for drift marks"),
+    ] = None,
     max_fail: Annotated[
         int, typer.Option(help="stop after this many failing scenarios (0: never)")
     ] = 0,
@@ -82,6 +87,8 @@ def run(
         args += ["--database", database] if database else []
         args += ["--expectations", str(expectations)] if expectations else []
         args += ["--maxfail", str(max_fail)] if max_fail else []
+        for spec_file in spec or []:
+            args += ["--spec-file", str(spec_file)]
         args += ["-k", select] if select else []
         code = pytest.main(args)
         if (
@@ -158,6 +165,40 @@ def criteria() -> None:
         style = "" if covering else "[bold red]"
         table.add_row(criterion.id, f"{style}{covering}", criterion.source, criterion.statement)
     console.print(table)
+
+
+@app.command("check-spec")
+def check_spec(
+    paths: Annotated[list[Path], typer.Argument(exists=True, help="spec files or folders")],
+    accept_ids: Annotated[
+        list[str] | None,
+        typer.Option("--accept", help="record this criterion's current text hash"),
+    ] = None,
+) -> None:
+    """Compare source spec files with the registry: new, removed and changed criteria."""
+    registry = default_registry()
+    paths = expand_spec_paths(paths, registry)
+    try:
+        if accept_ids:
+            for criterion_id in accept(accept_ids, paths, registry):
+                console.print(f"accepted the current text of {criterion_id}")
+            return
+        drift = check_drift(paths, registry, load_inventory())
+    except SpecDriftError as error:
+        console.print(f"[bold red]{error}[/]")
+        raise typer.Exit(EXIT_USAGE) from error
+    for criterion_id in drift.new:
+        note = " (no scenario yet)" if criterion_id in drift.uncovered_new else ""
+        console.print(f"new: {criterion_id} is in the spec but not in the registry{note}")
+    for criterion_id, scenarios in drift.removed:
+        console.print(
+            f"removed: {criterion_id} left the spec; {scenarios} scenario(s) still pin it"
+        )
+    for criterion_id in drift.changed:
+        console.print(f"changed: {criterion_id}: its scenarios need review (then --accept it)")
+    if not drift.clean:
+        raise typer.Exit(EXIT_FAILURES)
+    console.print(f"no drift: {len(paths)} spec file(s) match the registry")
 
 
 @app.command()

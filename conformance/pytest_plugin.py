@@ -19,6 +19,7 @@ from conformance.expectations import load_expectations
 from conformance.inventory import load_inventory
 from conformance.recorder import NOT_APPLICABLE_PREFIX, ResultsRecorder
 from conformance.registry import CRITERION_TAG, default_registry
+from conformance.spec_drift import check_drift
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -38,6 +39,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--results", default=None, help="write the results stream (JSON lines) here")
     group.addoption(
         "--expectations", default=None, help="expectations file listing known failures (TOML)"
+    )
+    group.addoption(
+        "--spec-file",
+        action="append",
+        default=[],
+        help="a source spec file; criteria whose text changed are reported as needing review",
     )
 
 
@@ -61,6 +68,9 @@ def pytest_configure(config: pytest.Config) -> None:
             features_dir=features_dir,
             inventory=inventory,
             expectations=expectations,
+            needs_review=check_drift(
+                [Path(p) for p in config.getoption("--spec-file")], default_registry(), inventory
+            ).changed,
         )
         config.pluginmanager.register(recorder, "conformance-results")
 

@@ -72,6 +72,7 @@ class ResultsRecorder:
         features_dir: Path,
         inventory: list[ScenarioEntry],
         expectations: dict[str, ExpectedFailure],
+        needs_review: list[str],
     ) -> None:
         self._writer = ResultsWriter(path)
         self._impl = impl
@@ -80,6 +81,7 @@ class ResultsRecorder:
         self._features_dir = features_dir.resolve()
         self._inventory = inventory
         self._expectations = expectations
+        self._needs_review = needs_review
         self._pending: dict[str, _Pending] = {}
         self._written: list[ScenarioResult] = []
         self.implementation_error: str | None = None
@@ -97,6 +99,7 @@ class ResultsRecorder:
                 implementation_error=self.implementation_error,
                 database=self._database,
                 seed=None,
+                needs_review=self._needs_review,
                 started_at=datetime.now(UTC),
             )
         )

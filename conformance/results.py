@@ -49,6 +49,7 @@ class Header(Record):
     implementation_error: str | None = None
     database: str | None
     seed: int | None
+    needs_review: list[str] = []
     started_at: datetime
 
 

@@ -37,9 +37,14 @@ def render_html(run: ResultsRun, registry: Registry) -> str:
         for criterion in registry.criteria_of(requirement.id):
             verdict = by_id[criterion.id]
             scenarios = "".join(_scenario(s) for s in verdict.scenarios)
+            review = (
+                " <span class='badge xfail'>spec changed: needs review</span>"
+                if criterion.id in run.header.needs_review
+                else ""
+            )
             parts.append(
                 f"<div class='criterion' id='{escape(criterion.id)}'>"
-                f"<span class='badge {verdict.status.value}'>{verdict.status.value}</span> "
+                f"<span class='badge {verdict.status.value}'>{verdict.status.value}</span>{review} "
                 f"<strong>{escape(criterion.id)}</strong><p>{escape(criterion.statement)}</p>"
                 f"<ul class='scenarios'>{scenarios}</ul></div>"
             )

@@ -38,8 +38,13 @@ def render_markdown(run: ResultsRun, registry: Registry) -> str:
     ]
     for verdict in verdicts:
         ok = sum(1 for s in verdict.scenarios if s.status is Status.PASSED)
+        review = (
+            " (spec changed: needs review)"
+            if verdict.criterion.id in run.header.needs_review
+            else ""
+        )
         lines.append(
-            f"| {ICON[verdict.status]} {verdict.status.value} | {verdict.criterion.id} "
+            f"| {ICON[verdict.status]} {verdict.status.value}{review} | {verdict.criterion.id} "
             f"| {ok}/{len(verdict.scenarios)} | {_cell(verdict.criterion.statement)} |"
         )
     problems = [s for s in run.scenarios if s.status not in (Status.PASSED, Status.NOT_APPLICABLE)]

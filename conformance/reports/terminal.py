@@ -34,9 +34,10 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
         for criterion in registry.criteria_of(requirement.id):
             verdict = verdicts[criterion.id]
             passed = sum(1 for s in verdict.scenarios if s.status is Status.PASSED)
+            review = " [yellow](needs review)[/]" if criterion.id in run.header.needs_review else ""
             table.add_row(
                 criterion.id,
-                f"[{STYLE[verdict.status]}]{verdict.status.value}[/]",
+                f"[{STYLE[verdict.status]}]{verdict.status.value}[/]{review}",
                 f"{passed}/{len(verdict.scenarios)}",
                 criterion.statement,
             )
