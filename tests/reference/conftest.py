@@ -1,0 +1,74 @@
+"""Fixtures for unit tests of the reference: a store on each supported dialect, and a clock.
+
+PostgreSQL runs in a private schema per test session, so that other test runs
+sharing the database are never disturbed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from reference.clock import ManualClock
+from reference.db import Database, create_schema, drop_schema
+from reference.office.service import OfficeService
+
+POSTGRES_ENV = "CONFORMANCE_POSTGRES_URL"
+START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """The PostgreSQL URL with a private search_path; skips when the env var is unset."""
+    base = os.environ.get(POSTGRES_ENV)
+    if not base:
+        pytest.skip(f"PostgreSQL variant not run: set {POSTGRES_ENV} to a database URL")
+    schema = f"reference_unit_{os.getpid()}"
+    admin = create_engine(base)
+    with admin.begin() as connection:
+        connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
+    separator = "&" if "?" in base else "?"
+    try:
+        yield f"{base}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Database]:
+    """An empty store on SQLite, and on PostgreSQL when it is configured."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('store') / 'reference.sqlite'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    db = Database(url)
+    drop_schema(db.engine)
+    create_schema(db.engine)
+    try:
+        yield db
+    finally:
+        db.dispose()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+@pytest.fixture
+def office(database: Database, clock: ManualClock) -> OfficeService:
+    """An Office with workspace w, agents a and b (may assign), c (may not), and task t."""
+    service = OfficeService(database, clock)
+    service.create_workspace("w")
+    for agent, may_assign in [("a", True), ("b", True), ("c", False)]:
+        service.create_agent("w", agent, can_assign_tasks=may_assign)
+    service.create_task("w", "t")
+    return service
