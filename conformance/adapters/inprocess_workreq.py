@@ -1,0 +1,170 @@
+"""The work-request half of the in-process adapter: port values onto the WorkRequestService."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from conformance.driver import (
+    BudgetSnapshot,
+    Completion,
+    DelegationKind,
+    Lease,
+    Permissions,
+    RequestState,
+    WorkRequest,
+    WorkRequestLimits,
+)
+from reference.workreq.permissions import PermissionSet
+from reference.workreq.views import CompletionView, LeaseView, RequestView
+
+if TYPE_CHECKING:
+    from reference.app import Coordinator
+    from reference.workreq.service import WorkRequestService
+
+T = TypeVar("T")
+
+
+class WorkRequestOperations:
+    """Mixin for InProcessDriver: every work-request operation of the driver port."""
+
+    coordinator: Coordinator
+
+    if TYPE_CHECKING:
+
+        def call(self, operation: Callable[[], T]) -> T: ...
+
+    @property
+    def _work_requests(self) -> WorkRequestService:
+        return self.coordinator.work_requests
+
+    def work_request_limits(self) -> WorkRequestLimits:
+        limits = self._work_requests.limits()
+        return WorkRequestLimits(
+            max_depth=limits.max_depth,
+            max_children_per_session=limits.max_children_per_session,
+            lease_seconds=limits.lease_seconds,
+        )
+
+    # -- setup -----------------------------------------------------------------
+    def create_environment(self, environment_id: str, members: list[str]) -> None:
+        service = self._work_requests
+        self.call(lambda: service.create_environment(environment_id, members))
+
+    def create_campaign(self, campaign_id: str, environment_id: str, budget: int) -> None:
+        service = self._work_requests
+        self.call(lambda: service.create_campaign(campaign_id, environment_id, budget))
+
+    def create_session(
+        self, session_id: str, campaign_id: str, principal: str, permissions: Permissions
+    ) -> None:
+        service = self._work_requests
+        granted = _permission_set(permissions)
+        self.call(lambda: service.create_session(session_id, campaign_id, principal, granted))
+
+    # -- actions -----------------------------------------------------------------
+    def delegate(
+        self,
+        kind: DelegationKind,
+        originating_session_id: str,
+        *,
+        deliverable: str,
+        acceptance_checks: list[str],
+        budget_slice: int,
+        permissions: Permissions,
+        assignee: str | None,
+    ) -> WorkRequest:
+        service = self._work_requests
+        view = self.call(
+            lambda: service.delegate(
+                DelegationKind(kind).value,
+                originating_session_id,
+                deliverable=deliverable,
+                acceptance_checks=acceptance_checks,
+                budget_slice=budget_slice,
+                permissions=_permission_set(permissions),
+                assignee=assignee,
+            )
+        )
+        return _work_request(view)
+
+    def claim(self, request_id: str, holder: str) -> Lease:
+        service = self._work_requests
+        return _lease(self.call(lambda: service.claim(request_id, holder)))
+
+    def heartbeat(self, request_id: str, holder: str, generation: int) -> Lease:
+        service = self._work_requests
+        return _lease(self.call(lambda: service.heartbeat(request_id, holder, generation)))
+
+    def publish(self, request_id: str, holder: str, generation: int, result_ref: str) -> Completion:
+        service = self._work_requests
+        view = self.call(lambda: service.publish(request_id, holder, generation, result_ref))
+        return _completion(view)
+
+    def record_usage(self, session_id: str, amount: int) -> None:
+        service = self._work_requests
+        self.call(lambda: service.record_usage(session_id, amount))
+
+    # -- observation -------------------------------------------------------------
+    def get_request(self, request_id: str) -> WorkRequest:
+        service = self._work_requests
+        return _work_request(self.call(lambda: service.get_request(request_id)))
+
+    def list_requests(self, environment_id: str, principal: str) -> list[WorkRequest]:
+        service = self._work_requests
+        views = self.call(lambda: service.list_requests(environment_id, principal))
+        return [_work_request(view) for view in views]
+
+    def budget(self, campaign_id: str) -> BudgetSnapshot:
+        service = self._work_requests
+        view = self.call(lambda: service.budget(campaign_id))
+        return BudgetSnapshot(
+            campaign_id=view.campaign_id,
+            total=view.total,
+            available=view.available,
+            reserved=view.reserved,
+            spent=view.spent,
+        )
+
+
+def _permission_set(permissions: Permissions) -> PermissionSet:
+    return PermissionSet(tools=permissions.tools, devices=permissions.devices)
+
+
+def _lease(view: LeaseView) -> Lease:
+    return Lease(
+        holder=view.holder,
+        generation=view.generation,
+        expires_at=view.expires_at,
+        closed_at=view.closed_at,
+    )
+
+
+def _completion(view: CompletionView) -> Completion:
+    return Completion(
+        request_id=view.request_id,
+        holder=view.holder,
+        generation=view.generation,
+        result_ref=view.result_ref,
+        completed_at=view.completed_at,
+        budget_returned=view.budget_returned,
+    )
+
+
+def _work_request(view: RequestView) -> WorkRequest:
+    return WorkRequest(
+        request_id=view.request_id,
+        environment_id=view.environment_id,
+        campaign_id=view.campaign_id,
+        originating_session_id=view.originating_session_id,
+        child_session_id=view.child_session_id,
+        deliverable=view.deliverable,
+        acceptance_checks=list(view.acceptance_checks),
+        budget_slice=view.budget_slice,
+        budget_spent=view.budget_spent,
+        permissions=Permissions(tools=view.permissions.tools, devices=view.permissions.devices),
+        assignee=view.assignee,
+        lease=_lease(view.lease),
+        state=RequestState(view.state),
+        result_ref=view.result_ref,
+    )

@@ -1,0 +1,153 @@
+"""The budget ledger: slices reserved at delegation, usage charged, remainders returned once.
+
+A root session's source is its campaign's available budget; a child session's
+source is what remains of its request's slice. Every move is one conditional
+UPDATE, so a concurrent draw can never overdraw a source, and every move keeps
+total == available + reserved + spent for the campaign.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy.orm import Session
+
+from reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
+from reference.workreq.models import (
+    Campaign,
+    DelegationSession,
+    State,
+    WorkRequestRecord,
+    remaining_expression,
+)
+from reference.workreq.store import conditional_update, find_campaign, find_request
+from reference.workreq.views import BudgetView
+
+
+def reserve_slice(tx: Session, originator: DelegationSession, amount: int) -> None:
+    """Move a new request's slice out of its originator's source."""
+    if originator.request_id is None:
+        drawn = _draw_from_campaign(tx, originator.campaign_id, amount, spend=False)
+    else:
+        drawn = conditional_update(
+            tx,
+            update(WorkRequestRecord)
+            .where(_open_request_with_room(originator.request_id, amount))
+            .values(carved=WorkRequestRecord.carved + amount),
+        )
+    if not drawn:
+        raise InsufficientBudget(
+            f"slice {amount} exceeds what session {originator.session_id!r} has available"
+        )
+
+
+def charge_usage(tx: Session, session: DelegationSession, amount: int) -> None:
+    """Charge usage to the session's source: its request's slice, or its campaign."""
+    if session.request_id is None:
+        if not _draw_from_campaign(tx, session.campaign_id, amount, spend=True):
+            raise InsufficientBudget(
+                f"usage {amount} exceeds campaign {session.campaign_id!r}'s available budget"
+            )
+        return
+    _charge_request(tx, session.request_id, amount)
+    tx.execute(
+        update(Campaign)
+        .where(Campaign.campaign_id == session.campaign_id)
+        .values(spent=Campaign.spent + amount)
+    )
+
+
+def settle(tx: Session, record: WorkRequestRecord) -> int:
+    """Return a completing request's remaining to its originator's source, once.
+
+    The caller has already fenced the completion; the `returned IS NULL`
+    condition makes a second settlement impossible even so.
+    """
+    settled = conditional_update(
+        tx,
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == record.request_id)
+        .where(WorkRequestRecord.returned.is_(None))
+        .values(returned=remaining_expression()),
+    )
+    if not settled:
+        raise AlreadyCompleted(f"work request {record.request_id!r} was already settled")
+    amount = find_request(tx, record.request_id).returned or 0
+    if amount:
+        _return_upwards(tx, record, amount)
+    return amount
+
+
+def snapshot(tx: Session, campaign_id: str) -> BudgetView:
+    campaign = find_campaign(tx, campaign_id)
+    reserved = tx.scalar(
+        select(func.coalesce(func.sum(remaining_expression()), 0))
+        .where(WorkRequestRecord.campaign_id == campaign_id)
+        .where(WorkRequestRecord.state != State.COMPLETED)
+    )
+    return BudgetView(
+        campaign_id=campaign.campaign_id,
+        total=campaign.total,
+        available=campaign.available,
+        reserved=int(reserved or 0),
+        spent=campaign.spent,
+    )
+
+
+def _draw_from_campaign(tx: Session, campaign_id: str, amount: int, *, spend: bool) -> bool:
+    """Take `amount` from the campaign's available budget, as usage or as a reservation."""
+    values = {"available": Campaign.available - amount}
+    if spend:
+        values["spent"] = Campaign.spent + amount
+    return conditional_update(
+        tx,
+        update(Campaign)
+        .where(Campaign.campaign_id == campaign_id)
+        .where(Campaign.available >= amount)
+        .values(values),
+    )
+
+
+def _charge_request(tx: Session, request_id: str, amount: int) -> None:
+    charged = conditional_update(
+        tx,
+        update(WorkRequestRecord)
+        .where(_open_request_with_room(request_id, amount))
+        .values(spent=WorkRequestRecord.spent + amount),
+    )
+    if charged:
+        return
+    record = find_request(tx, request_id)
+    if record.state == State.COMPLETED:
+        raise AlreadyCompleted(f"work request {request_id!r} is completed; its slice is closed")
+    raise UsageExceedsSlice(
+        f"usage {amount} exceeds the {record.remaining} left of request {request_id!r}'s slice"
+    )
+
+
+def _open_request_with_room(request_id: str, amount: int) -> ColumnElement[bool]:
+    return (
+        (WorkRequestRecord.request_id == request_id)
+        & (WorkRequestRecord.state != State.COMPLETED)
+        & (remaining_expression() >= amount)
+    )
+
+
+def _return_upwards(tx: Session, record: WorkRequestRecord, amount: int) -> None:
+    """Give `amount` back to the nearest non-completed ancestor request, else the campaign."""
+    ancestor_id = record.parent_request_id
+    while ancestor_id is not None:
+        returned = conditional_update(
+            tx,
+            update(WorkRequestRecord)
+            .where(WorkRequestRecord.request_id == ancestor_id)
+            .where(WorkRequestRecord.state != State.COMPLETED)
+            .values(carved=WorkRequestRecord.carved - amount),
+        )
+        if returned:
+            return
+        ancestor_id = find_request(tx, ancestor_id).parent_request_id
+    tx.execute(
+        update(Campaign)
+        .where(Campaign.campaign_id == record.campaign_id)
+        .values(available=Campaign.available + amount)
+    )

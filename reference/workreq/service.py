@@ -1,0 +1,165 @@
+"""The work-request facade the coordinator exposes.
+
+Each operation reads the injected clock once and runs as one transaction, and
+nothing is kept between calls: a new service on the same store sees everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select
+
+from reference.clock import Clock
+from reference.db import Database
+from reference.errors import InvalidInput, NotFound
+from reference.workreq import budget_ledger, lease, registry
+from reference.workreq.delegation import DelegationOrder
+from reference.workreq.delegation import delegate as delegate_request
+from reference.workreq.models import State, WorkRequestRecord
+from reference.workreq.permissions import PermissionSet
+from reference.workreq.settings import SETTINGS, WorkRequestSettings
+from reference.workreq.store import find_environment, find_request, find_session, is_member
+from reference.workreq.views import (
+    BudgetView,
+    CompletionView,
+    LeaseView,
+    RequestView,
+    completion_view,
+    lease_view,
+    request_view,
+)
+
+LISTING_REFUSAL = "no such environment among those the principal belongs to"
+
+
+class WorkRequestService:
+    def __init__(
+        self, db: Database, clock: Clock, settings: WorkRequestSettings = SETTINGS
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._settings = settings
+
+    def limits(self) -> WorkRequestSettings:
+        return self._settings
+
+    # -- setup -----------------------------------------------------------------
+    def create_environment(self, environment_id: str, members: Sequence[str]) -> None:
+        with self._db.transaction() as tx:
+            registry.create_environment(tx, environment_id, members)
+
+    def create_campaign(self, campaign_id: str, environment_id: str, budget: int) -> None:
+        with self._db.transaction() as tx:
+            registry.create_campaign(tx, campaign_id, environment_id, budget)
+
+    def create_session(
+        self, session_id: str, campaign_id: str, principal: str, permissions: PermissionSet
+    ) -> None:
+        with self._db.transaction() as tx:
+            registry.create_root_session(tx, session_id, campaign_id, principal, permissions)
+
+    # -- actions -----------------------------------------------------------------
+    def delegate(
+        self,
+        kind: str,
+        originating_session_id: str,
+        *,
+        deliverable: str,
+        acceptance_checks: Sequence[str],
+        budget_slice: int,
+        permissions: PermissionSet,
+        assignee: str | None,
+    ) -> RequestView:
+        order = DelegationOrder(
+            kind=kind,
+            originating_session_id=originating_session_id,
+            deliverable=deliverable,
+            acceptance_checks=tuple(acceptance_checks),
+            budget_slice=budget_slice,
+            permissions=permissions,
+            assignee=assignee,
+        )
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            record = delegate_request(tx, order, self._settings, now)
+            return request_view(record, now)
+
+    def claim(self, request_id: str, holder: str) -> LeaseView:
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            record = find_request(tx, request_id)
+            if not is_member(tx, record.environment_id, holder):
+                raise NotFound(f"{holder!r} is not a member of the request's environment")
+            claimed = lease.claim(tx, record, holder, now, self._settings.lease_duration)
+            return lease_view(claimed)
+
+    def heartbeat(self, request_id: str, holder: str, generation: int) -> LeaseView:
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            record = find_request(tx, request_id)
+            renewed = lease.heartbeat(
+                tx, record, holder, generation, now, self._settings.lease_duration
+            )
+            return lease_view(renewed)
+
+    def publish(
+        self, request_id: str, holder: str, generation: int, result_ref: str
+    ) -> CompletionView:
+        """Complete under the fence, or answer an exact retry with the recorded completion."""
+        registry.require_id(result_ref, "the result reference")
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            record = find_request(tx, request_id)
+            if _is_exact_retry(record, holder, generation, result_ref):
+                return completion_view(record)
+            completed = lease.fence_completion(tx, record, holder, generation, result_ref, now)
+            budget_ledger.settle(tx, completed)
+            return completion_view(find_request(tx, request_id))
+
+    def record_usage(self, session_id: str, amount: int) -> None:
+        if amount <= 0:
+            raise InvalidInput(f"usage must be positive, not {amount}")
+        with self._db.transaction() as tx:
+            budget_ledger.charge_usage(tx, find_session(tx, session_id), amount)
+
+    # -- observation -------------------------------------------------------------
+    def get_request(self, request_id: str) -> RequestView:
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            return request_view(find_request(tx, request_id), now)
+
+    def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
+        """Open and in-progress requests, for members only.
+
+        A missing environment and a non-member get the same refusal, so that
+        listing cannot be used to learn which environments exist.
+        """
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            if find_environment(tx, environment_id) is None or not is_member(
+                tx, environment_id, principal
+            ):
+                raise NotFound(LISTING_REFUSAL)
+            records = tx.scalars(
+                select(WorkRequestRecord)
+                .where(WorkRequestRecord.environment_id == environment_id)
+                .where(WorkRequestRecord.state != State.COMPLETED)
+                .order_by(WorkRequestRecord.seq)
+            )
+            return [request_view(record, now) for record in records]
+
+    def budget(self, campaign_id: str) -> BudgetView:
+        with self._db.transaction() as tx:
+            return budget_ledger.snapshot(tx, campaign_id)
+
+
+def _is_exact_retry(
+    record: WorkRequestRecord, holder: str, generation: int, result_ref: str
+) -> bool:
+    return (
+        record.state == State.COMPLETED
+        and record.lease_holder == holder
+        and record.lease_generation == generation
+        and record.result_ref == result_ref
+    )

@@ -1,0 +1,64 @@
+"""Lookups of work-request records, and the conditional UPDATE every decision rests on.
+
+Whatever two coordinators could race on (a claim, a fence, a budget draw, a
+child slot) is decided by one UPDATE whose WHERE clause restates the
+precondition; the row count says whether this caller won. That holds across
+processes and in any dialect, unlike a lock held in one process's memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, Update, select
+from sqlalchemy.orm import Session
+
+from reference.errors import NotFound
+from reference.workreq.models import (
+    Campaign,
+    DelegationSession,
+    Environment,
+    EnvironmentMember,
+    WorkRequestRecord,
+)
+
+
+def conditional_update(tx: Session, statement: Update) -> bool:
+    """Run an UPDATE meant to touch exactly one row; True when its condition held."""
+    result = tx.execute(statement.execution_options(synchronize_session=False))
+    return cast(CursorResult[Any], result).rowcount == 1
+
+
+def find_environment(tx: Session, environment_id: str) -> Environment | None:
+    return tx.get(Environment, environment_id)
+
+
+def is_member(tx: Session, environment_id: str, principal: str) -> bool:
+    return tx.get(EnvironmentMember, (environment_id, principal)) is not None
+
+
+def find_campaign(tx: Session, campaign_id: str) -> Campaign:
+    campaign = tx.get(Campaign, campaign_id, populate_existing=True)
+    if campaign is None:
+        raise NotFound(f"no campaign {campaign_id!r}")
+    return campaign
+
+
+def find_session(tx: Session, session_id: str) -> DelegationSession:
+    session = tx.get(DelegationSession, session_id, populate_existing=True)
+    if session is None:
+        raise NotFound(f"no session {session_id!r}")
+    return session
+
+
+def find_request(tx: Session, request_id: str) -> WorkRequestRecord:
+    """The request as the store holds it now, never a stale copy from this transaction."""
+    statement = (
+        select(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == request_id)
+        .execution_options(populate_existing=True)
+    )
+    record = tx.scalars(statement).one_or_none()
+    if record is None:
+        raise NotFound(f"no work request {request_id!r}")
+    return record

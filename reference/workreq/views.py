@@ -1,0 +1,107 @@
+"""What the work-request service answers: plain immutable values, detached from the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from reference.workreq.lease import reported_state
+from reference.workreq.models import WorkRequestRecord
+from reference.workreq.permissions import PermissionSet
+
+
+@dataclass(frozen=True)
+class LeaseView:
+    holder: str | None
+    generation: int
+    expires_at: datetime | None
+    closed_at: datetime | None
+
+
+@dataclass(frozen=True)
+class RequestView:
+    """Every field of the data contract; `state` is as reported at the instant it was read."""
+
+    request_id: str
+    kind: str
+    environment_id: str
+    campaign_id: str
+    originating_session_id: str
+    child_session_id: str
+    deliverable: str
+    acceptance_checks: tuple[str, ...]
+    budget_slice: int
+    budget_spent: int
+    permissions: PermissionSet
+    assignee: str | None
+    lease: LeaseView
+    state: str
+    result_ref: str | None
+
+
+@dataclass(frozen=True)
+class CompletionView:
+    request_id: str
+    holder: str
+    generation: int
+    result_ref: str
+    completed_at: datetime
+    budget_returned: int
+
+
+@dataclass(frozen=True)
+class BudgetView:
+    campaign_id: str
+    total: int
+    available: int
+    reserved: int
+    spent: int
+
+    @property
+    def is_conserved(self) -> bool:
+        return self.total == self.available + self.reserved + self.spent
+
+
+def lease_view(record: WorkRequestRecord) -> LeaseView:
+    return LeaseView(
+        holder=record.lease_holder,
+        generation=record.lease_generation,
+        expires_at=record.lease_expires_at,
+        closed_at=record.lease_closed_at,
+    )
+
+
+def request_view(record: WorkRequestRecord, now: datetime) -> RequestView:
+    return RequestView(
+        request_id=record.request_id,
+        kind=record.kind,
+        environment_id=record.environment_id,
+        campaign_id=record.campaign_id,
+        originating_session_id=record.originating_session_id,
+        child_session_id=record.child_session_id,
+        deliverable=record.deliverable,
+        acceptance_checks=tuple(record.acceptance_checks),
+        budget_slice=record.budget_slice,
+        budget_spent=record.spent,
+        permissions=PermissionSet.from_lists(record.tools, record.devices),
+        assignee=record.assignee,
+        lease=lease_view(record),
+        state=reported_state(record, now),
+        result_ref=record.result_ref,
+    )
+
+
+def completion_view(record: WorkRequestRecord) -> CompletionView:
+    """The recorded completion of a completed request."""
+    assert record.lease_holder is not None
+    assert record.result_ref is not None
+    assert record.completed_at is not None
+    assert record.returned is not None
+    return CompletionView(
+        request_id=record.request_id,
+        holder=record.lease_holder,
+        generation=record.lease_generation,
+        result_ref=record.result_ref,
+        completed_at=record.completed_at,
+        budget_returned=record.returned,
+    )
