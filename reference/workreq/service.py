@@ -19,7 +19,7 @@ from reference.workreq.delegation import delegate as delegate_request
 from reference.workreq.models import State, WorkRequestRecord
 from reference.workreq.permissions import PermissionSet
 from reference.workreq.settings import SETTINGS, WorkRequestSettings
-from reference.workreq.store import find_environment, find_request, find_session, is_member
+from reference.workreq.store import find_request, find_session, is_member
 from reference.workreq.views import (
     BudgetView,
     CompletionView,
@@ -137,9 +137,7 @@ class WorkRequestService:
         """
         now = self._clock.now()
         with self._db.transaction() as tx:
-            if find_environment(tx, environment_id) is None or not is_member(
-                tx, environment_id, principal
-            ):
+            if not is_member(tx, environment_id, principal):
                 raise NotFound(LISTING_REFUSAL)
             records = tx.scalars(
                 select(WorkRequestRecord)
