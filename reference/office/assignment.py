@@ -7,12 +7,13 @@ fate of the wake (deduplicated, merged, refused, failed) can undo it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, cast
 
-from sqlalchemy import update
+from sqlalchemy import CursorResult, update
 from sqlalchemy.orm import Session
 
 from reference.db import Database
-from reference.errors import Forbidden
+from reference.errors import Forbidden, NotFound
 from reference.office.constants import TASK_ASSIGNED
 from reference.office.lookup import fetch
 from reference.office.models import Agent, OfficeSessionRow, Task
@@ -89,12 +90,11 @@ class AssigneeMutation:
     def _commit(self, task_id: str, assignee_agent_id: str, acting_agent_id: str) -> _Change:
         with self._db.transaction() as session:
             _authorize(session, acting_agent_id)
-            task = fetch(session, Task, task_id, "task", for_update=True)
+            task = _bump_generation(session, task_id)
             if assignee_agent_id:
                 fetch(session, Agent, assignee_agent_id, "agent")
             previous = task.assignee_agent_id
             task.assignee_agent_id = assignee_agent_id
-            task.assignment_generation += 1
             if _displaced(previous, assignee_agent_id):
                 _complete_office_sessions(session, previous, task_id)
         return _Change(task, previous)
@@ -121,6 +121,27 @@ def _authorize(session: Session, acting_agent_id: str) -> None:
     agent = session.get(Agent, acting_agent_id)
     if agent is None or not agent.can_assign_tasks:
         raise Forbidden(f"agent {acting_agent_id!r} may not assign tasks")
+
+
+def _bump_generation(session: Session, task_id: str) -> Task:
+    """Increment the generation in SQL, then read the row back in the same transaction.
+
+    The UPDATE comes first so that it takes the row's write lock before anything
+    is read: a read-modify-write in Python would lose increments on SQLite, whose
+    driver runs reads outside the transaction. The row read back (generation and
+    previous assignee alike) is then the one this transaction alone may change.
+    """
+    bumped = session.execute(
+        update(Task)
+        .where(Task.id == task_id)
+        .values(assignment_generation=Task.assignment_generation + 1)
+        .execution_options(synchronize_session=False)
+    )
+    if cast(CursorResult[Any], bumped).rowcount != 1:
+        raise NotFound(f"unknown task {task_id!r}")
+    task = session.get(Task, task_id, populate_existing=True)
+    assert task is not None, "the row just updated is there"
+    return task
 
 
 def _displaced(previous: str, new: str) -> bool:
