@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from reference.clock import Clock
 from reference.db import Database
-from reference.errors import InvalidInput, NotFound
+from reference.errors import AlreadyCompleted, InvalidInput, NotFound
 from reference.workreq import budget_ledger, lease, registry
 from reference.workreq.delegation import DelegationOrder
 from reference.workreq.delegation import delegate as delegate_request
@@ -113,7 +113,10 @@ class WorkRequestService:
             record = find_request(tx, request_id)
             if _is_exact_retry(record, holder, generation, result_ref):
                 return completion_view(record)
-            completed = lease.fence_completion(tx, record, holder, generation, result_ref, now)
+            try:
+                completed = lease.fence_completion(tx, record, holder, generation, result_ref, now)
+            except AlreadyCompleted:
+                return _retry_answer(find_request(tx, request_id), holder, generation, result_ref)
             budget_ledger.settle(tx, completed)
             return completion_view(find_request(tx, request_id))
 
@@ -150,6 +153,19 @@ class WorkRequestService:
     def budget(self, campaign_id: str) -> BudgetView:
         with self._db.transaction() as tx:
             return budget_ledger.snapshot(tx, campaign_id)
+
+
+def _retry_answer(
+    record: WorkRequestRecord, holder: str, generation: int, result_ref: str
+) -> CompletionView:
+    """A publish that lost the race to complete: an exact retry of the winner gets its answer.
+
+    A duplicate sent concurrently with the original may take effect after it,
+    and is then a retry like any other.
+    """
+    if not _is_exact_retry(record, holder, generation, result_ref):
+        raise AlreadyCompleted(f"work request {record.request_id!r} is completed")
+    return completion_view(record)
 
 
 def _is_exact_retry(
