@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 
 class Value(BaseModel):
@@ -66,6 +66,7 @@ class Capability(StrEnum):
     HOOK_COUNT_READ_FAILURE = "hook:count_read_failure"
     HOOK_KEYLESS_ASSIGNMENT = "hook:keyless_assignment"
     RESTART = "restart"
+    CONCURRENCY = "concurrency"
 
 
 class ErrorCode(StrEnum):
@@ -277,6 +278,56 @@ class BudgetSnapshot(Value):
 
 
 # --------------------------------------------------------------------------
+# Concurrency values
+# --------------------------------------------------------------------------
+
+ConcurrentOperation = Literal[
+    "assign_task", "claim", "heartbeat", "publish", "delegate", "record_usage"
+]
+
+
+class ConcurrentCall(Value):
+    """One call of a concurrent batch: a port operation and its keyword arguments.
+
+    `arguments` uses the port method's parameter names with JSON values (enums
+    as their strings, permissions as {"tools": [...], "devices": [...]}).
+    """
+
+    operation: ConcurrentOperation
+    arguments: dict[str, Any]
+
+
+class CallOutcome(Value):
+    """How one call of a concurrent batch ended.
+
+    `result` is the port method's return value in JSON form (None for methods
+    returning nothing); `error` is set when `ok` is False. `definite` is False
+    when the call may or may not have happened (an indeterminate or internal
+    error). The times are nanoseconds on a monotonic clock, measured from one
+    origin the implementation picks for the whole batch, so that the harness can
+    tell which calls overlapped.
+    """
+
+    ok: bool
+    result: Any | None
+    error: ErrorCode | None
+    definite: bool
+    message: str
+    invoked_at_ns: int
+    completed_at_ns: int
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CallOutcome:
+        if self.ok != (self.error is None):
+            raise ValueError("an outcome carries an error exactly when it is not ok")
+        if self.ok and not self.definite:
+            raise ValueError("a successful outcome is definite")
+        if self.completed_at_ns < self.invoked_at_ns:
+            raise ValueError("a call cannot complete before it was invoked")
+        return self
+
+
+# --------------------------------------------------------------------------
 # The port
 # --------------------------------------------------------------------------
 
@@ -366,3 +417,12 @@ class Driver(Protocol):
     def get_request(self, request_id: str) -> WorkRequest: ...
     def list_requests(self, environment_id: str, principal: str) -> list[WorkRequest]: ...
     def budget(self, campaign_id: str) -> BudgetSnapshot: ...
+
+    # -- Concurrency (optional capability) -----------------------------------
+    def run_concurrently(self, calls: list[ConcurrentCall]) -> list[CallOutcome]:
+        """Start every call at once, each on its own worker and connection.
+
+        Outcomes come back in call order. A refusal is an outcome, not an
+        exception; only the batch itself failing (e.g. no concurrency
+        capability: NOT_SUPPORTED) raises DriverError.
+        """

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
+from conformance.adapters.inprocess_concurrency import ConcurrencyOperations
 from conformance.adapters.inprocess_office import OfficeOperations
 from conformance.adapters.inprocess_workreq import WorkRequestOperations
 from conformance.driver import (
@@ -38,7 +39,7 @@ class _WarningCapture(logging.Handler):
         self.records.append(WarningLog(message=record.getMessage(), fields=dict(fields)))
 
 
-class InProcessDriver(OfficeOperations, WorkRequestOperations):
+class InProcessDriver(OfficeOperations, WorkRequestOperations, ConcurrencyOperations):
     """One reference coordinator in this process, on the store at `url`.
 
     Warning capture and the clock belong to the harness side, so they outlive
@@ -73,6 +74,7 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations):
                 Capability.HOOK_COUNT_READ_FAILURE,
                 Capability.HOOK_KEYLESS_ASSIGNMENT,
                 Capability.RESTART,
+                Capability.CONCURRENCY,
             ],
             office=self.office_constants(),
             work_requests=self.work_request_limits(),
@@ -85,10 +87,12 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations):
         return self.clock.advance(delta)
 
     def restart(self) -> None:
+        self.release_workers()
         self.coordinator.close()
         self.coordinator = Coordinator(self.url, self.clock)
 
     def close(self) -> None:
+        self.release_workers()
         self.coordinator.close()
         self._logger.removeHandler(self._capture)
 
