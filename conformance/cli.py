@@ -41,7 +41,8 @@ SUITE_ROOT = Path(__file__).resolve().parent.parent
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 expectations_app = typer.Typer(no_args_is_help=True, help="Manage expectation files.")
 app.add_typer(expectations_app, name="expectations")
-console = Console()
+#: CI logs are no terminal; give the verdict table room there instead of 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 160)
 
 OutPath = Annotated[Path | None, typer.Option(dir_okay=False, writable=True)]
 
@@ -99,7 +100,7 @@ def run(
             raise typer.Exit(EXIT_USAGE)
         outcome = read_results(stream)
         _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber)
-        print_verdicts(outcome, default_registry(), Console(quiet=False))
+        print_verdicts(outcome, default_registry(), console)
         raise typer.Exit(_exit_code(outcome, code))
 
 
