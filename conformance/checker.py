@@ -1,0 +1,711 @@
+"""Jepsen-style checks: invariants that must hold on a history whatever the interleaving.
+
+Each check reads a history's operations (see `conformance.history`) and judges
+only what the history proves. An operation whose outcome is unknown (`info`)
+may or may not have taken effect: it is never counted as a success nor as a
+refusal, and it can only excuse what would otherwise be a violation (a gap in
+the generations, a refusal that needed it to have happened).
+
+Real-time order is the only order a checker may assume: operation A precedes
+B when A completed before B was invoked; otherwise they overlapped and either
+may have taken effect first.
+
+The checks work on any implementation's histories, recorded in-process or read
+back from JSON lines. Each returns a CheckResult with its violations and the
+number of operations it checked, so evidence can say how much was verified.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from conformance.driver import ErrorCode
+from conformance.history import HistoryError, Operation
+
+# --------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What one check found. `counts` always holds `operations` (how many it checked)."""
+
+    check: str
+    violations: tuple[str, ...]
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    @property
+    def operations_checked(self) -> int:
+        return self.counts.get("operations", 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "ok": self.ok,
+            "violations": list(self.violations),
+            "counts": dict(self.counts),
+        }
+
+    def __str__(self) -> str:
+        verdict = "ok" if self.ok else f"{len(self.violations)} violation(s)"
+        lines = [f"{self.check}: {verdict}; counts {dict(self.counts)}"]
+        return "\n".join(lines + [f"  - {violation}" for violation in self.violations])
+
+
+def over_admission_evidence(result: CheckResult) -> str:
+    """The line a results record carries about the allowance under concurrency."""
+    counts = result.counts
+    return (
+        f"largest over-admission observed: {counts.get('largest_over_admission', 0)} beyond the "
+        f"allowance (largest concurrent batch {counts.get('largest_concurrency', 0)}; "
+        f"{result.operations_checked} operations checked; "
+        f"{'no violations' if result.ok else f'{len(result.violations)} violation(s)'})"
+    )
+
+
+# --------------------------------------------------------------------------
+# (a) Claims
+# --------------------------------------------------------------------------
+
+_OTHER_CLAIM_REFUSALS = frozenset({ErrorCode.NOT_ASSIGNEE, ErrorCode.NOT_FOUND})
+
+
+def check_claims(history: Sequence[Operation]) -> CheckResult:
+    """Per request: one grant per generation, generations rising by one, losers told why.
+
+    A `lease_held` refusal needs a lease that may have been live at the
+    refused instant; an `already_completed` one needs a publish that may have
+    come first. Reads of the request (get_request) must see a generation some
+    claim before them granted, and no older one than a claim that finished
+    before them.
+    """
+    violations: list[str] = []
+    counts: defaultdict[str, int] = defaultdict(int)
+    claims = _select(history, "claim")
+    initial = _initial_generations(history)
+    for request_id, ops in _group(claims, "request_id").items():
+        subject = f"request {request_id}"
+        granted = [op for op in ops if op.outcome == "ok"]
+        unknown = [op for op in ops if op.outcome == "info"]
+        counts["requests"] += 1
+        counts["succeeded"] += len(granted)
+        counts["unknown"] += len(unknown)
+        violations += _holder_mismatches(subject, granted)
+        violations += _generation_violations(
+            subject,
+            [(op, op.value["generation"]) for op in granted],
+            unknown=len(unknown),
+            start=initial.get(request_id),
+        )
+        for refusal in (op for op in ops if op.outcome == "fail"):
+            counts[f"refused_{refusal.error}"] += 1
+            violations += _unjustified_claim_refusal(subject, refusal, history)
+        reads = [op for op in _select(history, "get_request") if _about(op, request_id)]
+        violations += _stale_generation_reads(subject, reads, ops, initial.get(request_id))
+    counts["operations"] = len(claims)
+    return CheckResult("claims", tuple(violations), dict(counts))
+
+
+def _holder_mismatches(subject: str, granted: Iterable[Operation]) -> list[str]:
+    return [
+        f"{subject}: process {op.process} claimed as {op.arguments['holder']!r} "
+        f"but was granted a lease for {op.value['holder']!r}"
+        for op in granted
+        if op.value["holder"] != op.arguments["holder"]
+    ]
+
+
+def _unjustified_claim_refusal(
+    subject: str, refusal: Operation, history: Sequence[Operation]
+) -> list[str]:
+    request_id = refusal.arguments["request_id"]
+    where = f"{subject}: process {refusal.process}"
+    if refusal.error == ErrorCode.LEASE_HELD:
+        grants = [
+            op
+            for op in history
+            if op.operation in ("claim", "heartbeat")
+            and op.outcome != "fail"
+            and op is not refusal
+            and op.arguments.get("request_id") == request_id
+            and op.possibly_before(refusal)
+        ]
+        if not any(_may_be_live(grant, refusal.clock) for grant in grants):
+            return [f"{where} was refused lease_held, but no lease could have been live"]
+        return []
+    if refusal.error == ErrorCode.ALREADY_COMPLETED:
+        if not _completion_possibly_before(refusal, request_id, history):
+            return [f"{where} was refused already_completed, but no publish could have come first"]
+        return []
+    if refusal.error in _OTHER_CLAIM_REFUSALS:
+        return []
+    return [f"{where} lost with {refusal.error}, not a typed conflict"]
+
+
+def _may_be_live(grant: Operation, instant: datetime | None) -> bool:
+    if grant.outcome == "info" or instant is None:
+        return True
+    return _instant(grant.value["expires_at"]) > instant
+
+
+def _stale_generation_reads(
+    subject: str, reads: Iterable[Operation], claims: Sequence[Operation], start: int | None
+) -> list[str]:
+    violations = []
+    for read in (op for op in reads if op.outcome == "ok"):
+        seen = read.value["lease"]["generation"]
+        finished = [op.value["generation"] for op in claims if _granted_surely_before(op, read)]
+        if finished and seen < max(finished):
+            violations.append(
+                f"{subject}: process {read.process} read generation {seen} after "
+                f"generation {max(finished)} had been granted"
+            )
+        possible = {op.value["generation"] for op in claims if _granted_possibly_before(op, read)}
+        unknown = sum(1 for op in claims if op.outcome == "info" and op.possibly_before(read))
+        explained = seen in possible or seen == start
+        ceiling = max(possible | {start if start is not None else 0}) + unknown
+        if not explained and not (unknown and seen <= ceiling):
+            violations.append(
+                f"{subject}: process {read.process} read generation {seen}, "
+                "which no claim before it granted"
+            )
+    return violations
+
+
+def _granted_surely_before(claim: Operation, other: Operation) -> bool:
+    return claim.outcome == "ok" and claim.surely_before(other)
+
+
+def _granted_possibly_before(claim: Operation, other: Operation) -> bool:
+    return claim.outcome == "ok" and claim.possibly_before(other)
+
+
+def _initial_generations(history: Sequence[Operation]) -> dict[str, int]:
+    """The lease generation each request was created with, when its delegation is recorded."""
+    return {
+        op.value["request_id"]: op.value["lease"]["generation"]
+        for op in _select(history, "delegate")
+        if op.outcome == "ok"
+    }
+
+
+# --------------------------------------------------------------------------
+# (b) Publishes
+# --------------------------------------------------------------------------
+
+_EXPECTED_PUBLISH_REFUSALS = frozenset(
+    {ErrorCode.STALE_GENERATION, ErrorCode.LEASE_EXPIRED, ErrorCode.NOT_FOUND}
+)
+
+
+def check_publishes(history: Sequence[Operation]) -> CheckResult:
+    """Per request: one accepted completion, under the generation current then; one close.
+
+    Every successful publish of a request must report the same completion
+    (retries get the recorded one back) and must be the one it describes. No
+    claim may succeed after a completion, and every observation of the lease's
+    closing instant must agree.
+    """
+    violations: list[str] = []
+    counts: defaultdict[str, int] = defaultdict(int)
+    publishes = _select(history, "publish")
+    for request_id, ops in _group(publishes, "request_id").items():
+        subject = f"request {request_id}"
+        accepted = [op for op in ops if op.outcome == "ok"]
+        counts["unknown"] += sum(1 for op in ops if op.outcome == "info")
+        completions = {_canonical(op.value) for op in accepted}
+        counts["accepted"] += len(completions)
+        counts["retries"] += len(accepted) - len(completions)
+        if len(completions) > 1:
+            violations.append(f"{subject}: {len(completions)} different completions accepted")
+        claims = [op for op in _select(history, "claim") if _about(op, request_id)]
+        if accepted:
+            completion = accepted[0].value
+            violations += _mismatched_acknowledgements(subject, accepted, completion)
+            violations += _fence_violations(subject, accepted, completion, claims)
+        reads = [op for op in _select(history, "get_request") if _about(op, request_id)]
+        closes = _closing_instants(accepted, reads)
+        counts["lease_closes"] += len(closes)
+        if len(closes) > 1:
+            violations.append(f"{subject}: the lease was closed at {len(closes)} instants")
+        violations += _open_after_completion(subject, accepted, reads)
+        for refusal in (op for op in ops if op.outcome == "fail"):
+            counts[f"refused_{refusal.error}"] += 1
+            violations += _unjustified_publish_refusal(subject, refusal, history)
+    counts["operations"] = len(publishes)
+    return CheckResult("publishes", tuple(violations), dict(counts))
+
+
+def _mismatched_acknowledgements(
+    subject: str, accepted: Iterable[Operation], completion: Mapping[str, Any]
+) -> list[str]:
+    recorded = (completion["holder"], completion["generation"], completion["result_ref"])
+    return [
+        f"{subject}: process {op.process} published {asked} and was told ok, "
+        f"but the completion recorded is {recorded}"
+        for op in accepted
+        if (asked := _publish_key(op)) != recorded
+    ]
+
+
+def _fence_violations(
+    subject: str,
+    accepted: Sequence[Operation],
+    completion: Mapping[str, Any],
+    claims: Sequence[Operation],
+) -> list[str]:
+    """The completing generation was current: granted to that holder, not yet superseded."""
+    violations = []
+    generation = completion["generation"]
+    for claim in (op for op in claims if op.outcome == "ok"):
+        granted = claim.value["generation"]
+        if granted == generation and claim.value["holder"] != completion["holder"]:
+            violations.append(
+                f"{subject}: completed by {completion['holder']!r} under generation "
+                f"{generation}, which was granted to {claim.value['holder']!r}"
+            )
+        if granted > generation and all(claim.surely_before(op) for op in accepted):
+            violations.append(
+                f"{subject}: completed under generation {generation} although generation "
+                f"{granted} had been granted before (process {claim.process})"
+            )
+        if any(op.surely_before(claim) for op in accepted):
+            violations.append(
+                f"{subject}: process {claim.process} claimed it after it was completed"
+            )
+    return violations
+
+
+def _closing_instants(accepted: Iterable[Operation], reads: Iterable[Operation]) -> set[datetime]:
+    closes = {_instant(op.value["completed_at"]) for op in accepted}
+    for read in reads:
+        closed = read.value["lease"]["closed_at"] if read.outcome == "ok" else None
+        if closed is not None:
+            closes.add(_instant(closed))
+    return closes
+
+
+def _open_after_completion(
+    subject: str, accepted: Sequence[Operation], reads: Iterable[Operation]
+) -> list[str]:
+    return [
+        f"{subject}: process {read.process} read it {read.value['state']} with an open lease "
+        "after it was completed"
+        for read in reads
+        if read.outcome == "ok"
+        and any(op.surely_before(read) for op in accepted)
+        and (read.value["state"] != "completed" or read.value["lease"]["closed_at"] is None)
+    ]
+
+
+def _unjustified_publish_refusal(
+    subject: str, refusal: Operation, history: Sequence[Operation]
+) -> list[str]:
+    where = f"{subject}: process {refusal.process}"
+    if refusal.error == ErrorCode.ALREADY_COMPLETED:
+        if not _completion_possibly_before(refusal, refusal.arguments["request_id"], history):
+            return [f"{where} was refused already_completed before any completion"]
+        return []
+    if refusal.error in _EXPECTED_PUBLISH_REFUSALS:
+        return []
+    return [f"{where} was refused with {refusal.error}, not a fencing refusal"]
+
+
+def _publish_key(op: Operation) -> tuple[Any, Any, Any]:
+    return (op.arguments["holder"], op.arguments["generation"], op.arguments["result_ref"])
+
+
+def _completion_possibly_before(
+    refusal: Operation, request_id: str, history: Sequence[Operation]
+) -> bool:
+    return any(
+        op.operation == "publish"
+        and op.outcome != "fail"
+        and op is not refusal
+        and op.arguments.get("request_id") == request_id
+        and op.possibly_before(refusal)
+        for op in history
+    )
+
+
+# --------------------------------------------------------------------------
+# (c) Budget
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Campaign:
+    total: int | None = None
+    created_in_history: bool = False
+    root_sessions: set[str] = field(default_factory=set)
+
+
+def check_budget(history: Sequence[Operation]) -> CheckResult:
+    """Snapshots conserve and never go negative; root delegations never overdraw a campaign.
+
+    The campaign's consumption is what its root sessions took: slices of
+    successful delegations (less what their completions returned) plus usage
+    charged to root sessions; it may never exceed the total. A refusal for
+    insufficient budget must have been possible: when the history holds the
+    campaign's creation, everything that could have come before the refusal
+    must leave less than the slice asked for.
+    """
+    violations: list[str] = []
+    counts: defaultdict[str, int] = defaultdict(int)
+    snapshots = [op for op in _select(history, "budget") if op.outcome == "ok"]
+    for snapshot in snapshots:
+        violations += _snapshot_violations(snapshot)
+    campaigns = _campaigns(history)
+    checked = len(snapshots)
+    for campaign_id, campaign in campaigns.items():
+        draws = [op for op in history if _draws_on(op, campaign)]
+        checked += len(draws)
+        delegations = [op for op in draws if op.operation == "delegate"]
+        counts["delegations_succeeded"] += sum(1 for op in delegations if op.outcome == "ok")
+        counts["unknown"] += sum(1 for op in draws if op.outcome == "info")
+        taken = _consumption(draws, history)
+        counts["largest_consumption"] = max(counts["largest_consumption"], taken)
+        if campaign.total is not None and taken > campaign.total:
+            violations.append(
+                f"campaign {campaign_id}: its root sessions took {taken} of a budget of "
+                f"{campaign.total}"
+            )
+        for refusal in (op for op in delegations if op.outcome == "fail"):
+            counts[f"refused_{refusal.error}"] += 1
+            if refusal.error == ErrorCode.INSUFFICIENT_BUDGET and campaign.created_in_history:
+                violations += _unjustified_budget_refusal(campaign_id, campaign, refusal, draws)
+    counts["snapshots"] = len(snapshots)
+    counts["operations"] = checked
+    return CheckResult("budget", tuple(violations), dict(counts))
+
+
+def _snapshot_violations(snapshot: Operation) -> list[str]:
+    value = snapshot.value
+    where = f"campaign {value['campaign_id']}: snapshot by process {snapshot.process}"
+    violations = [
+        f"{where} has {name} {value[name]} < 0"
+        for name in ("total", "available", "reserved", "spent")
+        if value[name] < 0
+    ]
+    if value["total"] != value["available"] + value["reserved"] + value["spent"]:
+        violations.append(
+            f"{where} does not conserve: total {value['total']} != available "
+            f"{value['available']} + reserved {value['reserved']} + spent {value['spent']}"
+        )
+    return violations
+
+
+def _campaigns(history: Sequence[Operation]) -> dict[str, _Campaign]:
+    """Each campaign's total and root sessions, as far as the history tells."""
+    campaigns: defaultdict[str, _Campaign] = defaultdict(_Campaign)
+    children = {
+        op.value["child_session_id"] for op in _select(history, "delegate") if op.outcome == "ok"
+    }
+    for op in history:
+        if op.outcome != "ok":
+            continue
+        if op.operation == "create_campaign":
+            campaign = campaigns[op.arguments["campaign_id"]]
+            campaign.total, campaign.created_in_history = op.arguments["budget"], True
+        elif op.operation == "budget":
+            campaigns[op.value["campaign_id"]].total = op.value["total"]
+        elif op.operation == "create_session":
+            campaigns[op.arguments["campaign_id"]].root_sessions.add(op.arguments["session_id"])
+        elif op.operation == "delegate" and op.value["originating_session_id"] not in children:
+            campaigns[op.value["campaign_id"]].root_sessions.add(op.value["originating_session_id"])
+    return dict(campaigns)
+
+
+def _draws_on(op: Operation, campaign: _Campaign) -> bool:
+    """A delegation or usage by one of the campaign's root sessions."""
+    if op.operation == "delegate":
+        return op.arguments["originating_session_id"] in campaign.root_sessions
+    if op.operation == "record_usage":
+        return op.arguments["session_id"] in campaign.root_sessions
+    return False
+
+
+def _amount(op: Operation) -> int:
+    amount = op.arguments["budget_slice" if op.operation == "delegate" else "amount"]
+    return int(amount)
+
+
+def _consumption(draws: Iterable[Operation], history: Sequence[Operation]) -> int:
+    """What the successful draws hold of the campaign at the end of the history."""
+    returned = _returned_by_request(history)
+    taken = 0
+    for op in (op for op in draws if op.outcome == "ok"):
+        taken += _amount(op)
+        if op.operation == "delegate":
+            taken -= returned.get(op.value["request_id"], 0)
+    return taken
+
+
+def _returned_by_request(history: Sequence[Operation]) -> dict[str, int]:
+    """What completions gave back; an unknown publish may have given back everything."""
+    returned: dict[str, int] = {}
+    slices = {
+        op.value["request_id"]: op.value["budget_slice"]
+        for op in _select(history, "delegate")
+        if op.outcome == "ok"
+    }
+    for op in _select(history, "publish"):
+        request_id = op.arguments["request_id"]
+        if op.outcome == "ok":
+            returned[request_id] = op.value["budget_returned"]
+        elif op.outcome == "info" and request_id not in returned:
+            returned[request_id] = slices.get(request_id, 0)
+    return returned
+
+
+def _unjustified_budget_refusal(
+    campaign_id: str, campaign: _Campaign, refusal: Operation, draws: Iterable[Operation]
+) -> list[str]:
+    assert campaign.total is not None
+    before = sum(
+        _amount(op)
+        for op in draws
+        if op is not refusal and op.outcome != "fail" and op.possibly_before(refusal)
+    )
+    asked = _amount(refusal)
+    if campaign.total - before >= asked:
+        return [
+            f"campaign {campaign_id}: process {refusal.process} was refused a slice of {asked}, "
+            f"but at most {before} of {campaign.total} could have been taken before it"
+        ]
+    return []
+
+
+# --------------------------------------------------------------------------
+# (d) The Office allowance
+# --------------------------------------------------------------------------
+
+
+def check_allowance(
+    history: Sequence[Operation], *, allowance: int, window: timedelta
+) -> CheckResult:
+    """Agent assignment wakes against the per-task allowance N over the window W.
+
+    - No refusal while fewer than N admitted agent wakes may lie in the
+      refusal's window (t - W, t]: every admission or unknown outcome that may
+      have come before it counts in its favour.
+    - No admission once N admissions in its window had finished before it
+      began: only a race may over-admit.
+    - Over-admission (admitted wakes in one window beyond N) never exceeds
+      K - 1, K being the most agent wakes for the task ever in flight at once.
+
+    The instants are the controlled clock's, as recorded on each operation.
+    Only admissions (`queued`) count; a wake merged or deduplicated adds no row.
+    """
+    violations: list[str] = []
+    counts: defaultdict[str, int] = defaultdict(int)
+    wakes = [op for op in _select(history, "assign_task") if op.arguments.get("acting_agent_id")]
+    for task_id, ops in _group(wakes, "task_id").items():
+        for op in ops:
+            if op.clock is None:
+                raise HistoryError(f"process {op.process} has no clock instant to window it by")
+        admitted = [op for op in ops if _wake_outcome(op) == "queued"]
+        refused = [op for op in ops if _wake_outcome(op) == "rate_limited"]
+        unknown = [op for op in ops if op.outcome == "info"]
+        counts["admitted"] += len(admitted)
+        counts["refused"] += len(refused)
+        counts["unknown"] += len(unknown)
+        violations += _premature_refusals(task_id, refused, admitted + unknown, allowance, window)
+        violations += _sequential_over_admissions(task_id, admitted, allowance, window)
+        over = _largest_over_admission(admitted, allowance, window)
+        concurrency = _largest_overlap(ops)
+        counts["largest_over_admission"] = max(counts["largest_over_admission"], over)
+        counts["largest_concurrency"] = max(counts["largest_concurrency"], concurrency)
+        if over > max(concurrency - 1, 0):
+            violations.append(
+                f"task {task_id}: {over} admitted beyond the allowance of {allowance}, "
+                f"with at most {concurrency} wakes in flight at once"
+            )
+    counts["operations"] = len(wakes)
+    return CheckResult("allowance", tuple(violations), dict(counts))
+
+
+def _wake_outcome(op: Operation) -> str | None:
+    if op.outcome != "ok" or op.value.get("wake") is None:
+        return None
+    outcome: str = op.value["wake"]["outcome"]
+    return outcome
+
+
+def _in_window(op: Operation, end: datetime, window: timedelta) -> bool:
+    assert op.clock is not None
+    return end - window < op.clock <= end
+
+
+def _premature_refusals(
+    task_id: str,
+    refused: Iterable[Operation],
+    counted: Sequence[Operation],
+    allowance: int,
+    window: timedelta,
+) -> list[str]:
+    violations = []
+    for refusal in refused:
+        assert refusal.clock is not None
+        possible = sum(
+            1
+            for op in counted
+            if op.possibly_before(refusal) and _in_window(op, refusal.clock, window)
+        )
+        if possible < allowance:
+            violations.append(
+                f"task {task_id}: process {refusal.process} was refused with at most "
+                f"{possible} admitted wakes in its window (allowance {allowance})"
+            )
+    return violations
+
+
+def _sequential_over_admissions(
+    task_id: str, admitted: Sequence[Operation], allowance: int, window: timedelta
+) -> list[str]:
+    violations = []
+    for wake in admitted:
+        assert wake.clock is not None
+        finished = sum(
+            1 for op in admitted if op.surely_before(wake) and _in_window(op, wake.clock, window)
+        )
+        if finished >= allowance:
+            violations.append(
+                f"task {task_id}: process {wake.process} was admitted although {finished} "
+                f"admitted wakes in its window had finished before it began"
+            )
+    return violations
+
+
+def _largest_over_admission(
+    admitted: Sequence[Operation], allowance: int, window: timedelta
+) -> int:
+    """The most admitted wakes in any one window, beyond the allowance."""
+    largest = 0
+    for end in {op.clock for op in admitted if op.clock is not None}:
+        in_window = sum(1 for op in admitted if _in_window(op, end, window))
+        largest = max(largest, in_window - allowance)
+    return largest
+
+
+def _largest_overlap(ops: Iterable[Operation]) -> int:
+    """The most operations in flight at one moment (an unfinished one never ends)."""
+    moments = []
+    for op in ops:
+        moments.append((op.invoked_ns, 1))
+        if op.completed_ns is not None:
+            moments.append((op.completed_ns, -1))
+    in_flight = largest = 0
+    for _, step in sorted(moments, key=lambda moment: (moment[0], -moment[1])):
+        in_flight += step
+        largest = max(largest, in_flight)
+    return largest
+
+
+# --------------------------------------------------------------------------
+# Assignment generations
+# --------------------------------------------------------------------------
+
+
+def check_assignment_generations(history: Sequence[Operation]) -> CheckResult:
+    """Per task: every committed assignee mutation moved the generation by exactly one."""
+    violations: list[str] = []
+    counts: defaultdict[str, int] = defaultdict(int)
+    assignments = _select(history, "assign_task")
+    initial = {
+        op.value["task_id"]: op.value["assignment_generation"]
+        for op in _select(history, "create_task")
+        if op.outcome == "ok"
+    }
+    for task_id, ops in _group(assignments, "task_id").items():
+        committed = [op for op in ops if op.outcome == "ok"]
+        unknown = sum(1 for op in ops if op.outcome == "info")
+        counts["committed"] += len(committed)
+        counts["unknown"] += unknown
+        violations += _generation_violations(
+            f"task {task_id}",
+            [(op, op.value["generation"]) for op in committed],
+            unknown=unknown,
+            start=initial.get(task_id),
+        )
+    counts["operations"] = len(assignments)
+    return CheckResult("assignment_generations", tuple(violations), dict(counts))
+
+
+# --------------------------------------------------------------------------
+# Shared helpers
+# --------------------------------------------------------------------------
+
+
+def _generation_violations(
+    subject: str, granted: Sequence[tuple[Operation, int]], *, unknown: int, start: int | None
+) -> list[str]:
+    """Each generation granted once, rising by exactly one, in real-time order.
+
+    A gap is excused only by as many unknown outcomes, each of which may have
+    taken the missing generation. Without a recorded start, the lowest
+    generation granted is taken as the first.
+    """
+    violations = []
+    by_generation: defaultdict[int, list[Operation]] = defaultdict(list)
+    for op, generation in granted:
+        by_generation[generation].append(op)
+    for generation, ops in sorted(by_generation.items()):
+        if len(ops) > 1:
+            processes = ", ".join(str(op.process) for op in ops)
+            violations.append(
+                f"{subject}: generation {generation} granted {len(ops)} times "
+                f"(processes {processes})"
+            )
+    generations = sorted(by_generation)
+    if generations:
+        first = start if start is not None else generations[0] - 1
+        if generations[0] <= first:
+            violations.append(f"{subject}: generation {generations[0]} does not rise above {first}")
+        skipped = generations[-1] - first - len(generations)
+        if skipped > unknown:
+            violations.append(
+                f"{subject}: generations {generations} from {first} skip {skipped} values, "
+                f"but only {unknown} outcome(s) are unknown"
+            )
+    for earlier, earlier_generation in granted:
+        for later, later_generation in granted:
+            if earlier.surely_before(later) and earlier_generation >= later_generation:
+                violations.append(
+                    f"{subject}: process {later.process} got generation {later_generation} "
+                    f"after process {earlier.process} had got {earlier_generation}"
+                )
+    return violations
+
+
+def _select(history: Iterable[Operation], operation: str) -> list[Operation]:
+    return [op for op in history if op.operation == operation]
+
+
+def _group(ops: Iterable[Operation], argument: str) -> dict[str, list[Operation]]:
+    groups: defaultdict[str, list[Operation]] = defaultdict(list)
+    for op in ops:
+        groups[str(op.arguments[argument])].append(op)
+    return dict(groups)
+
+
+def _about(op: Operation, request_id: str) -> bool:
+    return op.arguments.get("request_id") == request_id
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text)
