@@ -3,11 +3,16 @@
 - `reference`: the reference implementation, in this process.
 - `python:<module>:<callable>`: any Python implementation in this process;
   the callable takes (database URL or None, scratch directory) and returns a Driver.
+- `mutant:<name>`: the reference with one deliberate defect (see `mutants`), in this process.
+- `exec:<command>`: any implementation speaking protocol v1 on stdin/stdout,
+  launched per scenario on a fresh store directory (see docs/protocol.md).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -31,9 +36,13 @@ def open_driver(impl: str, database: str | None, scratch: Path) -> Driver:
         return open_reference(database, scratch)
     if impl.startswith("python:"):
         return _python_factory(impl.removeprefix("python:"))(database, scratch)
+    if impl.startswith("mutant:"):
+        return open_mutant(impl.removeprefix("mutant:"), database, scratch)
+    if impl.startswith("exec:"):
+        return open_exec(impl.removeprefix("exec:"), database, scratch)
     raise ConfigurationError(
-        f"unknown implementation {impl!r}; expected 'reference', 'python:<module>:<callable>' "
-        "or 'exec:<command>'"
+        f"unknown implementation {impl!r}; expected 'reference', 'python:<module>:<callable>', "
+        "'mutant:<name>' or 'exec:<command>'"
     )
 
 
@@ -43,6 +52,15 @@ def open_reference(database: str | None, scratch: Path) -> Driver:
     url = database or f"sqlite:///{scratch / 'reference.sqlite'}"
     empty_store(url)
     return InProcessDriver(url)
+
+
+def open_mutant(name: str, database: str | None, scratch: Path) -> Driver:
+    import mutants
+
+    try:
+        return mutants.open_mutant(name, database, scratch)
+    except mutants.UnknownMutant as error:
+        raise ConfigurationError(str(error)) from error
 
 
 def _python_factory(spec: str) -> DriverFactory:
@@ -56,3 +74,27 @@ def _python_factory(spec: str) -> DriverFactory:
     if not callable(factory):
         raise ConfigurationError(f"{spec!r} is not callable")
     return cast(DriverFactory, factory)
+
+
+def open_exec(command: str, database: str | None, scratch: Path) -> Driver:
+    """The command, launched on the empty store directory `scratch/store`.
+
+    CONFORMANCE_REQUEST_TIMEOUT (seconds) overrides the per-request timeout.
+    """
+    from conformance.adapters.exec_adapter import DEFAULT_TIMEOUT, ExecDriver
+
+    argv = shlex.split(command)
+    if not argv:
+        raise ConfigurationError('exec: needs a command, e.g. exec:"./my-adapter --serve"')
+    if database is not None:
+        raise ConfigurationError(
+            "--database configures the in-process reference; with exec: give the store to "
+            'the command itself, e.g. exec:"conformance serve-reference --database URL"'
+        )
+    timeout = os.environ.get("CONFORMANCE_REQUEST_TIMEOUT")
+    try:
+        seconds = float(timeout) if timeout else DEFAULT_TIMEOUT
+    except ValueError as error:
+        message = f"CONFORMANCE_REQUEST_TIMEOUT={timeout!r} is not a number of seconds"
+        raise ConfigurationError(message) from error
+    return ExecDriver(argv, scratch / "store", timeout=seconds)

@@ -1,0 +1,307 @@
+"""The exec adapter: any implementation, in any language, behind protocol v1.
+
+`--impl exec:"<command>"` launches the command once per scenario with
+CONFORMANCE_STORE naming an empty scratch directory of that scenario; the
+implementation keeps its store there (or treats an empty directory as "start
+from an empty store"). A restart is a SIGKILL of the process group and a
+relaunch of the same command on the same directory, followed by the
+handshake and the harness re-setting the clock to its last reading: nothing
+held in the implementation's memory survives, and the harness's clock does.
+
+Warning logs are the harness's record, as in the in-process adapter: the ones
+read before a restart are carried over, so a restart does not erase them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from conformance.adapters.exec_process import ImplementationProcess
+from conformance.driver import (
+    AssignmentResult,
+    BudgetSnapshot,
+    CallOutcome,
+    Completion,
+    ConcurrentCall,
+    DelegationKind,
+    Description,
+    DriverError,
+    ErrorCode,
+    Lease,
+    MutationEffects,
+    Permissions,
+    Producer,
+    Run,
+    RunStatus,
+    TaskView,
+    WakeResult,
+    WarningLog,
+    WorkRequest,
+)
+from conformance.faults import FaultKind, ImplementationFault
+from conformance.protocol import messages as m
+from conformance.protocol.codec import Ok
+
+R = TypeVar("R")
+
+CLOCK_START: Final = datetime(2026, 1, 1, tzinfo=UTC)
+"""Where the harness sets every freshly launched implementation's clock."""
+DEFAULT_TIMEOUT: Final = 10.0
+DEFAULT_STARTUP_TIMEOUT: Final = 30.0
+
+
+class ExecDriver:
+    """The driver port, served by a subprocess speaking protocol v1."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        store: Path,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        validate: bool = True,
+        stderr_lines: int = 20,
+    ) -> None:
+        self.command = list(command)
+        self.store = store
+        self.timeout = timeout
+        self.startup_timeout = startup_timeout
+        self.validate = validate
+        self.stderr_lines = stderr_lines
+        self._clock = CLOCK_START
+        self._carried_logs: list[WarningLog] = []
+        self._process, self._description = self._launch()
+
+    # -- process lifecycle ------------------------------------------------------
+    def _launch(self) -> tuple[ImplementationProcess, Description]:
+        """Start the command, shake hands, set the clock; a fault kills what was started."""
+        self.store.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, m.STORE_ENV: str(self.store)}
+        process = ImplementationProcess(
+            self.command, env, stderr_lines=self.stderr_lines, validate=self.validate
+        )
+        try:
+            greeting = self._startup_call(process, m.HANDSHAKE, m.NoArgs())
+            self._startup_call(process, m.SET_CLOCK, m.SetClockArgs(instant=self._clock))
+        except BaseException:
+            process.kill()
+            raise
+        return process, greeting.description
+
+    def _startup_call(
+        self, process: ImplementationProcess, operation: m.Operation[Any, R], args: m.Args
+    ) -> R:
+        answer = process.request(operation, args, self.startup_timeout)
+        if isinstance(answer, Ok):
+            return answer.result
+        refusal = answer.error.message if isinstance(answer, m.ErrorReply) else answer.message
+        raise ImplementationFault(
+            FaultKind.UNUSABLE,
+            f"{process.command}: {operation.name} was refused: {refusal}",
+            list(process.stderr_tail()),
+        )
+
+    def describe(self) -> Description:
+        return self._description
+
+    def restart(self) -> None:
+        if not self._process.faulted:
+            self._carried_logs.extend(self._logs_before_restart())
+        self._process.kill()
+        self._process, self._description = self._launch()
+
+    def stderr_tail(self) -> tuple[str, ...]:
+        """The implementation's last stderr lines, for evidence beside a failure."""
+        return self._process.stderr_tail()
+
+    def close(self) -> None:
+        """SIGKILL, no polite stop: the scenario's store is scratch, and waiting costs time."""
+        self._process.kill()
+
+    def _call(self, operation: m.Operation[Any, R], args: m.Args) -> R:
+        answer = self._process.request(operation, args, self.timeout)
+        if isinstance(answer, Ok):
+            return answer.result
+        if isinstance(answer, m.NotSupportedReply):
+            raise DriverError(ErrorCode.NOT_SUPPORTED, answer.message)
+        error = answer.error
+        raise DriverError(error.code, error.message, definite=error.definite)
+
+    # -- clock ------------------------------------------------------------------
+    def set_clock(self, instant: datetime) -> None:
+        self._call(m.SET_CLOCK, m.SetClockArgs(instant=instant))
+        self._clock = instant
+
+    def advance_clock(self, delta: timedelta) -> datetime:
+        microseconds = delta // timedelta(microseconds=1)
+        self._clock = self._call(
+            m.ADVANCE_CLOCK, m.AdvanceClockArgs(delta_microseconds=microseconds)
+        )
+        return self._clock
+
+    # -- Office: setup ------------------------------------------------------------
+    def create_workspace(self, workspace_id: str) -> None:
+        self._call(m.CREATE_WORKSPACE, m.WorkspaceArgs(workspace_id=workspace_id))
+
+    def create_agent(self, workspace_id: str, agent_id: str, *, can_assign_tasks: bool) -> None:
+        args = m.CreateAgentArgs(
+            workspace_id=workspace_id, agent_id=agent_id, can_assign_tasks=can_assign_tasks
+        )
+        self._call(m.CREATE_AGENT, args)
+
+    def create_task(
+        self, workspace_id: str, task_id: str, *, assignee_agent_id: str = ""
+    ) -> TaskView:
+        args = m.CreateTaskArgs(
+            workspace_id=workspace_id, task_id=task_id, assignee_agent_id=assignee_agent_id
+        )
+        return self._call(m.CREATE_TASK, args)
+
+    def open_office_session(self, agent_id: str, task_id: str) -> None:
+        self._call(m.OPEN_OFFICE_SESSION, m.AgentTaskArgs(agent_id=agent_id, task_id=task_id))
+
+    # -- Office: actions ----------------------------------------------------------
+    def assign_task(
+        self, task_id: str, assignee_agent_id: str, *, acting_agent_id: str
+    ) -> AssignmentResult:
+        return self._call(m.ASSIGN_TASK, _assignment(task_id, assignee_agent_id, acting_agent_id))
+
+    def assign_task_keyless(
+        self, task_id: str, assignee_agent_id: str, *, acting_agent_id: str
+    ) -> AssignmentResult:
+        args = _assignment(task_id, assignee_agent_id, acting_agent_id)
+        return self._call(m.ASSIGN_TASK_KEYLESS, args)
+
+    def produce_wake(self, producer: Producer, task_id: str, agent_id: str) -> WakeResult:
+        args = m.ProduceWakeArgs(producer=producer, task_id=task_id, agent_id=agent_id)
+        return self._call(m.PRODUCE_WAKE, args)
+
+    def enqueue_wake(
+        self, agent_id: str, reason: str, payload: str, *, dedup_key: str | None
+    ) -> WakeResult:
+        args = m.EnqueueWakeArgs(
+            agent_id=agent_id, reason=reason, payload=payload, dedup_key=dedup_key
+        )
+        return self._call(m.ENQUEUE_WAKE, args)
+
+    def set_run_status(self, run_id: str, status: RunStatus) -> None:
+        self._call(m.SET_RUN_STATUS, m.SetRunStatusArgs(run_id=run_id, status=status))
+
+    def delete_run(self, run_id: str) -> None:
+        self._call(m.DELETE_RUN, m.RunArgs(run_id=run_id))
+
+    def fail_next_count_read(self) -> None:
+        self._call(m.FAIL_NEXT_COUNT_READ, m.NoArgs())
+
+    # -- Office: observation ------------------------------------------------------
+    def get_task(self, task_id: str) -> TaskView:
+        return self._call(m.GET_TASK, m.TaskArgs(task_id=task_id))
+
+    def list_runs(self) -> list[Run]:
+        return self._call(m.LIST_RUNS, m.NoArgs())
+
+    def telemetry(self) -> str:
+        return self._call(m.TELEMETRY, m.NoArgs())
+
+    def warning_logs(self) -> list[WarningLog]:
+        return self._carried_logs + self._current_warning_logs()
+
+    def _current_warning_logs(self) -> list[WarningLog]:
+        return self._call(m.WARNING_LOGS, m.NoArgs())
+
+    def _logs_before_restart(self) -> list[WarningLog]:
+        """What the kill is about to erase; nothing when the implementation keeps no logs."""
+        try:
+            return self._current_warning_logs()
+        except DriverError:
+            return []
+
+    def mutation_effects(self) -> MutationEffects:
+        return self._call(m.MUTATION_EFFECTS, m.NoArgs())
+
+    # -- Work requests: setup -----------------------------------------------------
+    def create_environment(self, environment_id: str, members: list[str]) -> None:
+        args = m.CreateEnvironmentArgs(environment_id=environment_id, members=members)
+        self._call(m.CREATE_ENVIRONMENT, args)
+
+    def create_campaign(self, campaign_id: str, environment_id: str, budget: int) -> None:
+        args = m.CreateCampaignArgs(
+            campaign_id=campaign_id, environment_id=environment_id, budget=budget
+        )
+        self._call(m.CREATE_CAMPAIGN, args)
+
+    def create_session(
+        self, session_id: str, campaign_id: str, principal: str, permissions: Permissions
+    ) -> None:
+        args = m.CreateSessionArgs(
+            session_id=session_id,
+            campaign_id=campaign_id,
+            principal=principal,
+            permissions=permissions,
+        )
+        self._call(m.CREATE_SESSION, args)
+
+    # -- Work requests: actions ---------------------------------------------------
+    def delegate(
+        self,
+        kind: DelegationKind,
+        originating_session_id: str,
+        *,
+        deliverable: str,
+        acceptance_checks: list[str],
+        budget_slice: int,
+        permissions: Permissions,
+        assignee: str | None,
+    ) -> WorkRequest:
+        args = m.DelegateArgs(
+            kind=kind,
+            originating_session_id=originating_session_id,
+            deliverable=deliverable,
+            acceptance_checks=acceptance_checks,
+            budget_slice=budget_slice,
+            permissions=permissions,
+            assignee=assignee,
+        )
+        return self._call(m.DELEGATE, args)
+
+    def claim(self, request_id: str, holder: str) -> Lease:
+        return self._call(m.CLAIM, m.ClaimArgs(request_id=request_id, holder=holder))
+
+    def heartbeat(self, request_id: str, holder: str, generation: int) -> Lease:
+        args = m.HeartbeatArgs(request_id=request_id, holder=holder, generation=generation)
+        return self._call(m.HEARTBEAT, args)
+
+    def publish(self, request_id: str, holder: str, generation: int, result_ref: str) -> Completion:
+        args = m.PublishArgs(
+            request_id=request_id, holder=holder, generation=generation, result_ref=result_ref
+        )
+        return self._call(m.PUBLISH, args)
+
+    def record_usage(self, session_id: str, amount: int) -> None:
+        self._call(m.RECORD_USAGE, m.RecordUsageArgs(session_id=session_id, amount=amount))
+
+    # -- Work requests: observation -----------------------------------------------
+    def get_request(self, request_id: str) -> WorkRequest:
+        return self._call(m.GET_REQUEST, m.RequestArgs(request_id=request_id))
+
+    def list_requests(self, environment_id: str, principal: str) -> list[WorkRequest]:
+        args = m.ListRequestsArgs(environment_id=environment_id, principal=principal)
+        return self._call(m.LIST_REQUESTS, args)
+
+    def budget(self, campaign_id: str) -> BudgetSnapshot:
+        return self._call(m.BUDGET, m.CampaignArgs(campaign_id=campaign_id))
+
+    # -- Concurrency (optional capability) ----------------------------------------
+    def run_concurrently(self, calls: list[ConcurrentCall]) -> list[CallOutcome]:
+        return self._call(m.RUN_CONCURRENTLY, m.RunConcurrentlyArgs(calls=calls))
+
+
+def _assignment(task_id: str, assignee_agent_id: str, acting_agent_id: str) -> m.AssignTaskArgs:
+    return m.AssignTaskArgs(
+        task_id=task_id, assignee_agent_id=assignee_agent_id, acting_agent_id=acting_agent_id
+    )

@@ -1,0 +1,199 @@
+"""One launch of an implementation's command, spoken to in protocol v1 lines.
+
+Every read has a deadline: stdout and stderr are drained by daemon threads,
+so a silent, chatty, crashed or hung process can never block the harness.
+The first fault kills the whole process group; the process is not trusted
+again, and every later request reports that earlier fault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from queue import Empty, Queue
+from typing import IO, Any, Final, TypeVar
+
+from conformance.faults import FaultKind, ImplementationFault
+from conformance.protocol.codec import (
+    Ok,
+    ProtocolError,
+    ProtocolErrorKind,
+    decode_reply,
+    encode_request,
+)
+from conformance.protocol.messages import Args, ErrorReply, NotSupportedReply, Operation
+
+R = TypeVar("R")
+
+MAX_LINE_BYTES: Final = 16 * 1024 * 1024
+MAX_STDERR_LINE_CHARS: Final = 500
+DRAIN_SECONDS: Final = 1.0
+"""How long to wait for the last stderr lines of a process that exited or was killed."""
+REAP_SECONDS: Final = 5.0
+
+_PROTOCOL_FAULTS: Final = {
+    ProtocolErrorKind.NOT_JSON: FaultKind.GARBAGE,
+    ProtocolErrorKind.NOT_AN_OBJECT: FaultKind.GARBAGE,
+    ProtocolErrorKind.UNKNOWN_OP: FaultKind.SCHEMA_INVALID,
+    ProtocolErrorKind.WRONG_SEQ: FaultKind.WRONG_SEQ,
+    ProtocolErrorKind.SCHEMA_INVALID: FaultKind.SCHEMA_INVALID,
+}
+
+
+class _Signal(Enum):
+    EOF = "eof"
+    OVERSIZED = "oversized"
+
+
+class ImplementationProcess:
+    """The process, its stdout lines and the tail of its stderr."""
+
+    def __init__(
+        self, argv: Sequence[str], env: Mapping[str, str], *, stderr_lines: int, validate: bool
+    ) -> None:
+        self.command = shlex.join(argv)
+        self.validate = validate
+        self._seq = 0
+        self._fault: ImplementationFault | None = None
+        self._stdout: Queue[bytes | _Signal] = Queue()
+        self._stderr: deque[str] = deque(maxlen=stderr_lines)
+        try:
+            self._popen = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env),
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise ImplementationFault(
+                FaultKind.UNUSABLE, f"cannot start {self.command}: {error}"
+            ) from error
+        assert self._popen.stdout is not None and self._popen.stderr is not None
+        self._readers = [
+            _start_thread(self._read_stdout, self._popen.stdout, "stdout"),
+            _start_thread(self._read_stderr, self._popen.stderr, "stderr"),
+        ]
+
+    # -- requests -------------------------------------------------------------
+    def request(
+        self, operation: Operation[Any, R], args: Args, timeout: float
+    ) -> Ok[R] | ErrorReply | NotSupportedReply:
+        """Send one request and wait at most `timeout` seconds for its reply."""
+        if self._fault is not None:
+            raise ImplementationFault(
+                self._fault.kind,
+                f"not sent ({operation.name}): the process was killed after an earlier fault: "
+                f"{self._fault.message}",
+                list(self._fault.stderr_tail),
+            )
+        self._seq += 1
+        what = f"{operation.name} (seq {self._seq})"
+        try:
+            self._send(encode_request(self._seq, operation, args, validate=self.validate))
+            line = self._receive(what, timeout)
+            return decode_reply(line, operation, self._seq, validate=self.validate)
+        except ProtocolError as error:
+            kind = _PROTOCOL_FAULTS[error.kind]
+            raise self._fail(kind, f"reply to {what}: {error.message}") from None
+
+    def _send(self, line: str) -> None:
+        stdin = self._popen.stdin
+        assert stdin is not None
+        try:
+            stdin.write(line.encode("utf-8") + b"\n")
+            stdin.flush()
+        except OSError:
+            raise self._fail(FaultKind.CRASH, self._exit_description("before reading")) from None
+
+    def _receive(self, what: str, timeout: float) -> bytes:
+        try:
+            item = self._stdout.get(timeout=timeout)
+        except Empty:
+            raise self._fail(
+                FaultKind.TIMEOUT, f"no reply to {what} within {timeout:g} s"
+            ) from None
+        if item is _Signal.EOF:
+            raise self._fail(FaultKind.CRASH, self._exit_description(f"before replying to {what}"))
+        if item is _Signal.OVERSIZED:
+            raise self._fail(
+                FaultKind.GARBAGE, f"reply to {what} is longer than {MAX_LINE_BYTES} bytes"
+            )
+        assert isinstance(item, bytes)
+        return item
+
+    def _exit_description(self, when: str) -> str:
+        try:
+            code = self._popen.wait(timeout=DRAIN_SECONDS)
+        except subprocess.TimeoutExpired:
+            return f"the process closed its stdout {when}"
+        return f"the process exited with status {code} {when}"
+
+    def _fail(self, kind: FaultKind, message: str) -> ImplementationFault:
+        """Kill the process, then record and return the fault with the stderr tail."""
+        self.kill()
+        self._fault = ImplementationFault(kind, message, list(self.stderr_tail()))
+        return self._fault
+
+    # -- lifecycle ------------------------------------------------------------
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def faulted(self) -> bool:
+        return self._fault is not None
+
+    def stderr_tail(self) -> tuple[str, ...]:
+        return tuple(self._stderr)
+
+    def kill(self) -> None:
+        """SIGKILL the process group, reap the process, let the readers drain."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._popen.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._popen.wait(timeout=REAP_SECONDS)
+        for reader in self._readers:
+            reader.join(timeout=DRAIN_SECONDS)
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        for pipe, reader in zip(
+            (self._popen.stdout, self._popen.stderr), self._readers, strict=True
+        ):
+            if pipe is not None and not reader.is_alive():
+                pipe.close()
+        if self._popen.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._popen.stdin.close()
+
+    # -- reader threads -------------------------------------------------------
+    def _read_stdout(self, stream: IO[bytes]) -> None:
+        while True:
+            line = stream.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                self._stdout.put(_Signal.EOF)
+                return
+            if len(line) > MAX_LINE_BYTES:
+                self._stdout.put(_Signal.OVERSIZED)
+                return
+            self._stdout.put(line)
+
+    def _read_stderr(self, stream: IO[bytes]) -> None:
+        while raw := stream.readline(MAX_STDERR_LINE_CHARS * 4):
+            text = raw.decode("utf-8", errors="replace").rstrip()
+            self._stderr.append(text[:MAX_STDERR_LINE_CHARS])
+
+
+def _start_thread(target: Any, stream: IO[bytes], name: str) -> threading.Thread:
+    thread = threading.Thread(target=target, args=(stream,), name=f"impl-{name}", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,168 @@
+"""Serves the reference implementation over protocol v1, on stdin and stdout.
+
+This is what `--impl exec:"python -m conformance.serve"` (or `conformance
+serve-reference`) runs: the same in-process driver, behind the wire, so the
+suite can check that the exec adapter and the protocol lose nothing.
+
+The store: `--database URL` when given, else a SQLite file inside the
+directory named by CONFORMANCE_STORE. That directory is empty at the start of
+each scenario and survives a restart, so an empty directory means "start from
+an empty store", and a marker file left in it means "a relaunch: keep the
+store". Stdout carries protocol lines only; logs and stray prints go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import logging
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import TextIO
+
+from conformance.driver import Driver, DriverError, ErrorCode
+from conformance.protocol.codec import (
+    ProtocolError,
+    ProtocolErrorKind,
+    decode_request,
+    encode_error,
+    encode_not_supported,
+    encode_ok,
+)
+from conformance.protocol.messages import (
+    HANDSHAKE,
+    PROTOCOL_VERSION,
+    STORE_ENV,
+    AdvanceClockArgs,
+    HandshakeResult,
+    Implementation,
+    Request,
+)
+
+STORE_MARKER = ".initialized"
+EXIT_OK, EXIT_NO_STORE = 0, 2
+
+log = logging.getLogger("conformance.serve")
+
+
+class StoreNotConfigured(Exception):
+    """Neither --database nor CONFORMANCE_STORE says where the store lives."""
+
+
+def serve(
+    reader: TextIO, writer: TextIO, database_url: str | None, *, validate: bool = False
+) -> int:
+    """Answer one request per line until stdin closes; the exit status."""
+    _log_to_stderr()
+    try:
+        url = prepare_store(database_url, os.environ.get(STORE_ENV))
+    except StoreNotConfigured as error:
+        log.error("%s", error)
+        return EXIT_NO_STORE
+    from conformance.adapters.inprocess import InProcessDriver
+
+    driver = InProcessDriver(url)
+    server = ProtocolServer(driver, validate=validate)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            for line in reader:
+                writer.write(server.answer(line) + "\n")
+                writer.flush()
+    finally:
+        driver.close()
+    return EXIT_OK
+
+
+def prepare_store(database_url: str | None, store_directory: str | None) -> str:
+    """The store's URL, emptied on the first launch of a scenario only."""
+    if store_directory is None:
+        if database_url is None:
+            raise StoreNotConfigured(f"no store: pass --database URL or set {STORE_ENV}")
+        return database_url
+    directory = Path(store_directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    url = database_url or f"sqlite:///{directory / 'reference.sqlite'}"
+    marker = directory / STORE_MARKER
+    if not marker.exists():
+        from conformance.adapters.inprocess import empty_store
+
+        empty_store(url)
+        marker.touch()
+    return url
+
+
+class ProtocolServer:
+    """Turns request lines into reply lines; never raises, whatever the line holds."""
+
+    def __init__(self, driver: Driver, *, validate: bool) -> None:
+        self.driver = driver
+        self.validate = validate
+        self.greeted = False
+
+    def answer(self, line: str) -> str:
+        try:
+            request = decode_request(line, validate=self.validate)
+        except ProtocolError as error:
+            log.warning("bad request: %s", error)
+            if error.kind is ProtocolErrorKind.UNKNOWN_OP:
+                return encode_not_supported(error.seq or 0, error.message)
+            return encode_error(error.seq or 0, ErrorCode.INVALID_INPUT, str(error), definite=True)
+        if not self.greeted and request.operation is not HANDSHAKE:
+            message = f"the first request must be {HANDSHAKE.name}, got {request.operation.name}"
+            return encode_error(request.seq, ErrorCode.INVALID_INPUT, message, definite=True)
+        self.greeted = True
+        return self._perform(request)
+
+    def _perform(self, request: Request) -> str:
+        try:
+            result = invoke(self.driver, request)
+            return encode_ok(request.seq, request.operation, result, validate=self.validate)
+        except DriverError as error:
+            return encode_error(request.seq, error.code, error.message, definite=error.definite)
+        except Exception as error:  # a bug in the implementation: report it, keep serving
+            log.exception("%s failed", request.operation.name)
+            message = f"{type(error).__name__}: {error}"
+            return encode_error(request.seq, ErrorCode.INTERNAL, message, definite=False)
+
+
+def invoke(driver: Driver, request: Request) -> object:
+    """Call the port method the request names, with the request's arguments."""
+    args = request.args
+    if request.operation is HANDSHAKE:
+        description = driver.describe()
+        return HandshakeResult(
+            protocol_version=PROTOCOL_VERSION,
+            implementation=Implementation(name=description.name, version=description.version),
+            description=description,
+        )
+    if isinstance(args, AdvanceClockArgs):
+        return driver.advance_clock(timedelta(microseconds=args.delta_microseconds))
+    method = getattr(driver, request.operation.name)
+    return method(**{name: getattr(args, name) for name in type(args).model_fields})
+
+
+def _log_to_stderr() -> None:
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database", default=None, help="SQLAlchemy URL of the store")
+    parser.add_argument(
+        "--validate", action="store_true", help="check every message against the JSON Schema"
+    )
+    options = parser.parse_args(argv)
+    for stream in (sys.stdin, sys.stdout):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(encoding="utf-8")
+    return serve(sys.stdin, sys.stdout, options.database, validate=options.validate)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Tests of protocol v1, the served reference and the exec adapter."""

@@ -1,0 +1,50 @@
+"""The operation set is the driver port, one to one."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from datetime import datetime
+
+from conformance.driver import Driver
+from conformance.protocol import messages as m
+
+PROCESS_LIFECYCLE = {"restart", "close"}
+"""Acted out on the process (kill and relaunch; kill), never sent."""
+ANSWERED_BY_HANDSHAKE = "describe"
+
+
+def port_methods() -> dict[str, typing.Callable[..., object]]:
+    return {
+        name: member
+        for name, member in inspect.getmembers(Driver, inspect.isfunction)
+        if not name.startswith("_")
+    }
+
+
+def test_every_port_method_but_the_lifecycle_ones_is_an_operation() -> None:
+    expected = set(port_methods()) - PROCESS_LIFECYCLE - {ANSWERED_BY_HANDSHAKE}
+    assert set(m.OPERATIONS) == expected | {m.HANDSHAKE.name}
+
+
+def test_each_operation_takes_the_port_methods_parameters_and_returns_its_type() -> None:
+    for name, method in port_methods().items():
+        if name in PROCESS_LIFECYCLE or name == ANSWERED_BY_HANDSHAKE:
+            continue
+        operation = m.OPERATIONS[name]
+        parameters = [p for p in inspect.signature(method).parameters if p != "self"]
+        if name == "advance_clock":
+            parameters = [
+                "delta_microseconds"
+            ]  # a timedelta goes on the wire as whole microseconds
+        hints = typing.get_type_hints(method)
+        assert list(operation.args.model_fields) == parameters, name
+        assert operation.result == hints["return"], name
+
+
+def test_the_handshake_carries_the_description() -> None:
+    assert (
+        m.HandshakeResult.model_fields["description"].annotation
+        is typing.get_type_hints(Driver.describe)["return"]
+    )
+    assert m.ADVANCE_CLOCK.result is datetime
