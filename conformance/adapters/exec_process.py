@@ -62,6 +62,7 @@ class ImplementationProcess:
         self.validate = validate
         self._seq = 0
         self._fault: ImplementationFault | None = None
+        self._killed = False
         self._stdout: Queue[bytes | _Signal] = Queue()
         self._stderr: deque[str] = deque(maxlen=stderr_lines)
         try:
@@ -156,7 +157,13 @@ class ImplementationProcess:
         return tuple(self._stderr)
 
     def kill(self) -> None:
-        """SIGKILL the process group, reap the process, let the readers drain."""
+        """SIGKILL the process group, reap the process, let the readers drain.
+
+        Only once: after the group is gone its id may be reused by an unrelated process.
+        """
+        if self._killed:
+            return
+        self._killed = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._popen.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
