@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -45,18 +45,27 @@ class CountReadFault:
             raise CountReadError("injected failure of the allowance count read")
 
 
+_ALLOWANCE_COUNT: Final = (
+    select(func.count())
+    .select_from(Run)
+    .where(
+        Run.task_key == bindparam("task_id"),
+        Run.reason == TASK_ASSIGNED,
+        Run.actor_type == AGENT_ACTOR,
+        Run.requested_at > bindparam("window_start"),
+        Run.requested_at <= bindparam("window_end"),
+    )
+)
+
+
 def allowance_count(task_id: str, now: datetime) -> Select[int]:
-    """Agent-initiated assignment runs for the task requested in (now - W, now], any status."""
-    return (
-        select(func.count())
-        .select_from(Run)
-        .where(
-            Run.task_key == task_id,
-            Run.reason == TASK_ASSIGNED,
-            Run.actor_type == AGENT_ACTOR,
-            Run.requested_at > now - ASSIGNMENT_WINDOW,
-            Run.requested_at <= now,
-        )
+    """Agent-initiated assignment runs for the task requested in (now - W, now], any status.
+
+    The statement is built once and only its parameters are filled in per
+    decision: building it anew took longer than the database took to answer it.
+    """
+    return _ALLOWANCE_COUNT.params(
+        task_id=task_id, window_start=now - ASSIGNMENT_WINDOW, window_end=now
     )
 
 
