@@ -39,6 +39,7 @@ def parse_instant(text: str) -> datetime:
 
 
 @given(parsers.parse('the clock reads "{instant}"'))
+@when(parsers.parse('the clock reads "{instant}"'))
 def clock_reads(driver: Driver, instant: str) -> None:
     driver.set_clock(parse_instant(instant))
 

@@ -1,0 +1,243 @@
+Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predictably
+  The allowance is a cost guard, so it must never turn a hiccup into lost wakes.
+  When the count cannot be read, the wake goes through and the fact is counted and
+  logged. When the task cannot be told from the wake, it goes through and is counted
+  as unattributed. The allowance keeps no state of its own: it is always recounted
+  from the stored runs, so restarts and deleted runs need no repair. Redelivering one
+  keyed occurrence never costs twice. The numbers are fixed: 5 wakes per 10 minutes.
+
+  Background:
+    Given the clock reads "2026-03-02T09:00:00Z"
+    And a workspace "acme"
+    And agents "ada" and "bob" in workspace "acme" who may assign tasks
+    And a task "T-100" in workspace "acme" with no assignee
+
+  # ---------------------------------------------------------------------------
+  # 002.1 Concurrent evaluations may over-admit, but no wake is refused before the allowance
+  # is reached. These scenarios are serial: they pin "never refused early" and that a window
+  # already holding more than the allowance (as concurrent admissions can leave it) is
+  # tolerated and keeps refusing. Truly concurrent evaluation is added by a later issue.
+  # ---------------------------------------------------------------------------
+
+  @AC-OFFICE-ASSIGN-RATE-002.1
+  Scenario: No agent wake is refused while the window holds fewer than the allowance
+    Given a task "T-200" in workspace "acme" with no assignee
+    # 4 wakes for T-100 and then 4 for T-200, one a minute, must not eat into each other
+    When agent "ada" assigns task "T-100" to "ada" 4 times, 1 minute apart
+    And 1 minute passes
+    And agent "bob" assigns task "T-200" to "bob" 4 times, 1 minute apart
+    Then each of those wakes was "queued"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "queued"
+    When 1 minute passes
+    And agent "bob" assigns task "T-200" to "bob"
+    Then the wake's outcome is "queued"
+
+  @AC-OFFICE-ASSIGN-RATE-002.1
+  Scenario: A task is admitted exactly as many agent wakes as the reported allowance, then refused
+    When agent "ada" assigns task "T-100" to "ada" as many times as the allowance, 1 minute apart
+    Then each of those wakes was "queued"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+
+  @AC-OFFICE-ASSIGN-RATE-002.1
+  Scenario: A window already holding more than five agent wakes is tolerated and keeps refusing
+    # five agent wakes at 09:00 .. 09:04, then a sixth counted run appears at 09:05 when an
+    # agent wake merges into a queued user run (the accepted coalescing relabel)
+    When agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And 1 minute passes
+    And a user assigns task "T-100" to "bob"
+    Then the wake's outcome is "queued"
+    When 2 seconds pass
+    And agent "ada" assigns task "T-100" to "bob"
+    Then the wake's outcome is "coalesced"
+    When 58 seconds pass
+    And the counters and warnings are noted
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+    And the queue holds 6 runs for task "T-100"
+    And one warning has been logged since noted, with these fields:
+      | field          | value               |
+      | reason         | allowance_exhausted |
+      | observed_count | 6                   |
+      | allowance      | 5                   |
+    # 09:00 has left the window at 09:10, but five counted runs remain
+    When the clock reads "2026-03-02T09:10:00Z"
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+    When the clock reads "2026-03-02T09:11:00Z"
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "queued"
+
+  # ---------------------------------------------------------------------------
+  # 002.2 A count that cannot be read lets the wake through, counted and logged.
+  # ---------------------------------------------------------------------------
+
+  @AC-OFFICE-ASSIGN-RATE-002.2
+  Scenario: When the count cannot be read the wake is admitted, counted and logged without a count
+    When agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And 1 minute passes
+    And the counters and warnings are noted
+    And the next count read fails
+    And agent "bob" assigns task "T-100" to "ada"
+    Then the wake's outcome is "queued"
+    And the rate-limit counters have moved since noted by: count_read_failed +1
+    And one warning has been logged since noted, with these fields:
+      | field                     | value             |
+      | reason                    | count_read_failed |
+      | task_id                   | T-100             |
+      | assignee_agent_profile_id | ada               |
+      | acting_agent_id           | bob               |
+      | allowance                 | 5                 |
+    And that warning has a non-empty "error" field
+    And that warning has no "observed_count" field
+    # the failure was a one-off: the next read works and the allowance binds again
+    When 1 minute passes
+    And agent "bob" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+
+  # ---------------------------------------------------------------------------
+  # 002.3 An agent wake whose task cannot be told is let through and counted as unattributed.
+  # ---------------------------------------------------------------------------
+
+  @AC-OFFICE-ASSIGN-RATE-002.3
+  Scenario Outline: An agent wake naming no usable task is admitted and counted as unattributed
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: <payload>
+    Then the wake's outcome is "queued"
+    And the rate-limit counters have moved since noted by: task_unattributed +1
+    And one warning has been logged since noted, with these fields:
+      | field           | value             |
+      | reason          | task_unattributed |
+      | allowance       | 5                 |
+      | acting_agent_id | ada               |
+    And that warning has no "task_id" field
+
+    Examples:
+      | task id shape   | payload                                                                              |
+      | absent          | {"workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}                   |
+      | null            | {"task_id": null, "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}  |
+      | empty string    | {"task_id": "", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}    |
+      | number          | {"task_id": 100, "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}   |
+      | boolean         | {"task_id": true, "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}  |
+      | list            | {"task_id": ["T-100"], "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
+      | object          | {"task_id": {"id": "T-100"}, "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
+
+  @AC-OFFICE-ASSIGN-RATE-002.3
+  Scenario: An unattributed wake that names no acting agent is logged without one
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": null, "workspace_id": "acme", "actor_type": "agent", "actor_id": ""}
+    Then the wake's outcome is "queued"
+    And the rate-limit counters have moved since noted by: task_unattributed +1
+    And one warning has been logged since noted, with these fields:
+      | field     | value             |
+      | reason    | task_unattributed |
+      | allowance | 5                 |
+    And that warning has no "task_id" field
+    And that warning has no "acting_agent_id" field
+
+  @AC-OFFICE-ASSIGN-RATE-002.3
+  Scenario: A wake carrying the number 42 as its task never joins the allowance of task "42"
+    Given a task "42" in workspace "acme" with no assignee
+    When agent "ada" assigns task "42" to "ada" 4 times, 1 minute apart
+    And 1 minute passes
+    And the counters and warnings are noted
+    And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": 42, "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
+    Then the wake's outcome is "queued"
+    And the rate-limit counters have moved since noted by: task_unattributed +1
+    # the stored numeric 42 is not the string "42": task "42" still has one place left
+    When 1 minute passes
+    And agent "ada" assigns task "42" to "ada"
+    Then the wake's outcome is "queued"
+    When 1 minute passes
+    And agent "ada" assigns task "42" to "ada"
+    Then the wake's outcome is "rate_limited"
+
+  @AC-OFFICE-ASSIGN-RATE-002.3
+  Scenario Outline: A wake outside the allowance's scope is never counted as unattributed
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: <payload>
+    Then the wake's outcome is "queued"
+    And no rate-limit counter has moved since noted
+    And no warning has been logged since noted
+
+    Examples:
+      | case                                 | payload                                   |
+      | neither an actor type nor a task     | {"workspace_id": "acme"}                  |
+      | a user wake naming no task           | {"workspace_id": "acme", "actor_type": "user", "actor_id": ""} |
+      | a payload that does not parse        | {"task_id": null, "actor_type": "agent"   |
+
+  # ---------------------------------------------------------------------------
+  # 002.4 The allowance is recounted from stored runs every time; it keeps nothing itself.
+  # ---------------------------------------------------------------------------
+
+  @AC-OFFICE-ASSIGN-RATE-002.4
+  Scenario: A restart neither resets nor stretches the allowance
+    When agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And the implementation restarts
+    And 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+    When the implementation restarts
+    And the clock reads "2026-03-02T09:10:00Z"
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "queued"
+
+  @AC-OFFICE-ASSIGN-RATE-002.4
+  Scenario: Deleting a run gives its place back at once
+    When agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And the newest run is deleted
+    And 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "queued"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+
+  # ---------------------------------------------------------------------------
+  # 002.5 Redelivering one keyed occurrence never costs the allowance twice.
+  # (The keyless case, which does cost again, is pinned under 001.8.)
+  # ---------------------------------------------------------------------------
+
+  @AC-OFFICE-ASSIGN-RATE-002.5
+  Scenario: Redelivering a keyed assignment wake does not use the allowance again
+    When agent "ada" assigns task "T-100" to "ada" 4 times, 1 minute apart
+    And 1 minute passes
+    And the newest run's wake is delivered again, 3 times, 1 minute apart
+    Then each of those wakes was "deduplicated"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "queued"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+
+  @AC-OFFICE-ASSIGN-RATE-002.5
+  Scenario: Redelivering an older keyed wake after the allowance is used up is reported as a duplicate, not refused
+    When agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And 1 minute passes
+    And the counters and warnings are noted
+    And the oldest run's wake is delivered again
+    Then the wake's outcome is "deduplicated"
+    And the run queue is exactly as it was before that wake
+    And no rate-limit counter has moved since noted
+    And no warning has been logged since noted
+
+  # ---------------------------------------------------------------------------
+  # 002.6 The allowance is 5 and the window 10 minutes, fixed and stated once.
+  # ---------------------------------------------------------------------------
+
+  @AC-OFFICE-ASSIGN-RATE-002.6
+  Scenario: The implementation reports an allowance of 5 wakes per 10 minutes
+    Then the implementation reports an allowance of 5 wakes per 10 minutes
+
+  @AC-OFFICE-ASSIGN-RATE-002.6
+  Scenario: The allowance and window the implementation reports are the ones it enforces
+    Then the implementation reports an allowance of 5 wakes per 10 minutes
+    When agent "ada" assigns task "T-100" to "ada" as many times as the allowance, 1 minute apart
+    Then each of those wakes was "queued"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+    When the clock reaches one reported window after the oldest run's request instant
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "queued"
