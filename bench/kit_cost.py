@@ -1,0 +1,285 @@
+"""What the kit itself costs: the suite in-process and through `exec:`, per request, per example.
+
+- The conformance run: `conformance run` in a subprocess, once with the
+  in-process reference and once with the reference served over protocol v1
+  (`exec:python -m conformance.serve`), so the difference is the protocol's
+  overhead: a process per scenario, encoding, validation, pipes.
+- The round trip: one request through each adapter, on an open driver.
+- Hypothesis: examples per second of one of the kit's own property tests,
+  with the same derandomized examples through each adapter.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from bench.report import Measure, Row
+from bench.stats import MICROS, MILLIS, median, rate
+from conformance.adapters.factory import open_driver
+from conformance.driver import Driver
+from conformance.results import read_results
+
+SECTION = "4. The kit"
+ROOT = Path(__file__).resolve().parent.parent
+EXEC_FILES = (ROOT / "conformance/adapters/exec_adapter.py", ROOT / "conformance/serve.py")
+EXEC_IMPL = f"exec:{sys.executable} -m conformance.serve"
+IN_PROCESS = "reference"
+SUITE_TARGET = 1.5
+PROPERTY_MODULE = "tests.properties.test_office_window_properties"
+PROPERTY_TEST = "test_admission_decisions_match_the_rolling_window"
+RUN_TIMEOUT = 3600
+
+
+@dataclass(frozen=True)
+class KitSettings:
+    selection: str | None
+    """A pytest -k expression for the suite run; None runs every scenario."""
+    round_trips: int
+    launches: int
+    examples: int
+
+
+def measure(settings: KitSettings) -> list[Row]:
+    missing = exec_missing()
+    rows = [_suite_row(settings.selection, missing)]
+    if missing:
+        return [*rows, *_missing_rows(missing)]
+    return [
+        *rows,
+        _launch_row(settings.launches),
+        *_round_trip_rows(settings.round_trips),
+        _hypothesis_row(settings.examples),
+    ]
+
+
+def exec_missing() -> str:
+    absent = [str(path.relative_to(ROOT)) for path in EXEC_FILES if not path.exists()]
+    return f"exec adapter missing ({', '.join(absent)})" if absent else ""
+
+
+# -- the suite ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    seconds: float
+    statuses: Counter[str]
+
+    def summary(self, selection: str | None) -> str:
+        """Status counts; with a selection, the scenarios left out are reported undefined."""
+        unrun = "undefined or not selected" if selection else "undefined"
+        names = {"undefined": unrun}
+        counts = sorted(self.statuses.items())
+        return ", ".join(f"{count} {names.get(status, status)}" for status, count in counts)
+
+
+def _suite_row(selection: str | None, missing: str) -> Row:
+    scope = f"-k {selection!r}" if selection else "every scenario"
+    in_process = _run_suite(IN_PROCESS, selection)
+    if missing:
+        return Row(
+            key="kit.suite",
+            section=SECTION,
+            what=f"conformance run wall time ({scope}), in-process vs exec:",
+            baseline=Measure("in-process", in_process.seconds, "s"),
+            target=SUITE_TARGET,
+            note=f"not measured: {missing}",
+        )
+    served = _run_suite(EXEC_IMPL, selection)
+    return Row(
+        key="kit.suite",
+        section=SECTION,
+        what=f"conformance run wall time ({scope}), in-process vs exec:",
+        baseline=Measure("in-process", in_process.seconds, "s"),
+        subject=Measure("exec", served.seconds, "s"),
+        target=SUITE_TARGET,
+        note=(f"in-process: {in_process.summary(selection)}; exec: {served.summary(selection)}"),
+    )
+
+
+def _run_suite(impl: str, selection: str | None) -> SuiteRun:
+    """`conformance run`, as a user runs it, timed from launch to exit."""
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as scratch:
+        results = Path(scratch) / "results.jsonl"
+        command = [
+            sys.executable,
+            "-c",
+            "from conformance.cli import main; main()",
+            "run",
+            "--quiet",
+            "--impl",
+            impl,
+            "--results",
+            str(results),
+        ]
+        command += ["-k", selection] if selection else []
+        start = perf_counter()
+        subprocess.run(command, cwd=ROOT, capture_output=True, timeout=RUN_TIMEOUT, check=False)
+        seconds = perf_counter() - start
+        statuses = Counter(r.status.value for r in read_results(results).scenarios)
+    return SuiteRun(seconds, statuses)
+
+
+# -- one request ----------------------------------------------------------------------
+
+
+@contextmanager
+def _driver(impl: str) -> Iterator[Driver]:
+    with tempfile.TemporaryDirectory(prefix="bench-driver-") as scratch:
+        driver = open_driver(impl, None, Path(scratch))
+        try:
+            yield driver
+        finally:
+            driver.close()
+
+
+def _launch_row(count: int) -> Row:
+    """What every scenario pays before its first step: a driver on an empty store."""
+    seconds: dict[str, list[float]] = {IN_PROCESS: [], EXEC_IMPL: []}
+    for _ in range(count):
+        for impl, samples in seconds.items():
+            with tempfile.TemporaryDirectory(prefix="bench-launch-") as scratch:
+                start = perf_counter()
+                driver = open_driver(impl, None, Path(scratch))
+                samples.append(perf_counter() - start)
+                driver.close()
+    return Row(
+        key="kit.launch",
+        section=SECTION,
+        what="open a driver on an empty store (once per scenario), median, in-process vs exec",
+        baseline=Measure("in-process", median(seconds[IN_PROCESS]) * MILLIS, "ms"),
+        subject=Measure("exec", median(seconds[EXEC_IMPL]) * MILLIS, "ms"),
+        note="exec: a new interpreter, its imports, an empty schema, the handshake",
+    )
+
+
+def _round_trip_rows(count: int) -> list[Row]:
+    with _driver(IN_PROCESS) as local, _driver(EXEC_IMPL) as served:
+        for driver in (local, served):
+            driver.create_workspace("ws")
+            driver.create_task("ws", "task")
+        instant = datetime(2026, 1, 1, tzinfo=UTC)
+        operations: dict[str, Callable[[Driver], object]] = {
+            "set_clock": lambda driver: driver.set_clock(instant),
+            "get_task": lambda driver: driver.get_task("task"),
+        }
+        rows = []
+        for name, operation in operations.items():
+            local_us, served_us = _interleaved(local, served, operation, count)
+            rows.append(
+                Row(
+                    key=f"kit.round_trip.{name}",
+                    section=SECTION,
+                    what=f"one request ({name}), median, in-process vs exec:",
+                    baseline=Measure("in-process", local_us, "µs"),
+                    subject=Measure("exec", served_us, "µs"),
+                    note=f"protocol overhead per request: {served_us - local_us:.0f} µs",
+                )
+            )
+    return rows
+
+
+def _interleaved(
+    local: Driver, served: Driver, operation: Callable[[Driver], object], count: int
+) -> tuple[float, float]:
+    times: dict[int, list[float]] = {id(local): [], id(served): []}
+    for _ in range(count):
+        for driver in (local, served):
+            start = perf_counter()
+            operation(driver)
+            times[id(driver)].append(perf_counter() - start)
+    return median(times[id(local)]) * MICROS, median(times[id(served)]) * MICROS
+
+
+# -- Hypothesis -----------------------------------------------------------------------
+
+
+class CountingDrivers:
+    """The property tests' driver factory, counting the drivers opened: one per example."""
+
+    def __init__(self, factory: Any) -> None:
+        self._factory = factory
+        self.opened = 0
+
+    @contextmanager
+    def fresh(self) -> Iterator[Driver]:
+        self.opened += 1
+        with self._factory.fresh() as driver:
+            yield driver
+
+
+def _examples_per_second(impl: str, examples: int) -> tuple[float, int]:
+    module = importlib.import_module(PROPERTY_MODULE)
+    factories = importlib.import_module("tests.properties.conftest")
+    drivers = CountingDrivers(factories.DriverFactory(impl=impl, database=None))
+    with _driver(impl) as driver:
+        description = driver.describe()
+    assert description.office is not None
+    bounded = settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    test = given(data=st.data())(bounded(_fresh_copy(getattr(module, PROPERTY_TEST))))
+    start = perf_counter()
+    test(drivers=drivers, constants=description.office)
+    return rate(drivers.opened, perf_counter() - start), drivers.opened
+
+
+def _fresh_copy(test: Any) -> Callable[..., None]:
+    """The body of a @given test, undecorated, so that it can take this bench's settings."""
+    inner = test.hypothesis.inner_test
+
+    def body(*args: Any, **kwargs: Any) -> None:
+        inner(*args, **kwargs)
+
+    body.__signature__ = inspect.signature(inner)  # type: ignore[attr-defined]
+    body.__name__ = inner.__name__
+    return body
+
+
+def _hypothesis_row(examples: int) -> Row:
+    local, local_count = _examples_per_second(IN_PROCESS, examples)
+    served, served_count = _examples_per_second(EXEC_IMPL, examples)
+    return Row(
+        key="kit.hypothesis",
+        section=SECTION,
+        what=f"Hypothesis examples/s ({PROPERTY_TEST}), in-process vs exec:",
+        baseline=Measure("in-process", local, "examples/s"),
+        subject=Measure("exec", served, "examples/s"),
+        note=f"{local_count} and {served_count} examples, derandomized, a fresh store each",
+    )
+
+
+def _missing_rows(missing: str) -> list[Row]:
+    return [
+        Row(
+            key=key,
+            section=SECTION,
+            what=what,
+            baseline=Measure("in-process", None, unit),
+            note=f"not measured: {missing}",
+        )
+        for key, what, unit in (
+            ("kit.round_trip.set_clock", "one request (set_clock), in-process vs exec:", "µs"),
+            ("kit.hypothesis", "Hypothesis examples/s, in-process vs exec:", "examples/s"),
+        )
+    ]
