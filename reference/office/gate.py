@@ -15,6 +15,8 @@ from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from reference import crash_points
+from reference.crash_points import CrashPoint
 from reference.office.classifier import GateSubject, Scope, gate_subject
 from reference.office.constants import (
     AGENT_ACTOR,
@@ -88,6 +90,7 @@ class AllowanceGate:
             self._report_count_read_failed(wake, subject, error)
             return True
         if observed < ASSIGNMENT_ALLOWANCE:
+            crash_points.reached(CrashPoint.GATE_COUNTED)
             return True
         self._report_refusal(wake, subject, observed)
         return False

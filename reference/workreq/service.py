@@ -10,7 +10,9 @@ from collections.abc import Sequence
 
 from sqlalchemy import select
 
+from reference import crash_points
 from reference.clock import Clock
+from reference.crash_points import CrashPoint
 from reference.db import Database
 from reference.errors import AlreadyCompleted, InvalidInput, NotFound
 from reference.workreq import budget_ledger, lease, registry
@@ -91,8 +93,10 @@ class WorkRequestService:
             record = find_request(tx, request_id)
             if not is_member(tx, record.environment_id, holder):
                 raise NotFound(f"{holder!r} is not a member of the request's environment")
-            claimed = lease.claim(tx, record, holder, now, self._settings.lease_duration)
-            return lease_view(claimed)
+            granted = lease.claim(tx, record, holder, now, self._settings.lease_duration)
+            claimed = lease_view(granted)
+        crash_points.reached(CrashPoint.CLAIM_COMMITTED)
+        return claimed
 
     def heartbeat(self, request_id: str, holder: str, generation: int) -> LeaseView:
         now = self._clock.now()
@@ -118,7 +122,9 @@ class WorkRequestService:
             except AlreadyCompleted:
                 return _retry_answer(find_request(tx, request_id), holder, generation, result_ref)
             budget_ledger.settle(tx, completed)
-            return completion_view(find_request(tx, request_id))
+            completion = completion_view(find_request(tx, request_id))
+        crash_points.reached(CrashPoint.RESULT_WRITTEN)
+        return completion
 
     def record_usage(self, session_id: str, amount: int) -> None:
         if amount <= 0:

@@ -1,0 +1,31 @@
+"""Named crash points: a fault hook that kills this process at a chosen instant.
+
+When the environment variable REFERENCE_CRASH_AT names a point, the process
+sends itself SIGKILL on reaching it: no reply, no rollback by this process, no
+cleanup, as an OOM kill or a power cut would leave things. The store alone
+decides what survived. Unset (or naming another point), every point is a no-op.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from enum import StrEnum
+from typing import Final
+
+CRASH_ENV: Final = "REFERENCE_CRASH_AT"
+
+
+class CrashPoint(StrEnum):
+    CLAIM_COMMITTED = "claim_committed"
+    """A claim's transaction has committed; its lease is not yet reported to the caller."""
+    RESULT_WRITTEN = "result_written"
+    """A publish has committed the result and the returned budget; no reply yet."""
+    GATE_COUNTED = "gate_counted"
+    """The allowance gate has counted and admitted a wake, whose run is not inserted yet."""
+
+
+def reached(point: CrashPoint) -> None:
+    """Die here, at once, when this is the point the environment names."""
+    if os.environ.get(CRASH_ENV) == point.value:
+        os.kill(os.getpid(), signal.SIGKILL)
