@@ -71,6 +71,20 @@ def drop_schema(engine: Engine) -> None:
     Base.metadata.drop_all(engine)
 
 
+def delete_all_rows(engine: Engine) -> None:
+    """Empty every table, children first, in one transaction; the schema stays.
+
+    Far cheaper than dropping and creating the schema again (on PostgreSQL,
+    tens of milliseconds against hundreds), which matters once per scenario.
+    """
+    import reference.office.models
+    import reference.workreq.models  # noqa: F401
+
+    with engine.begin() as connection:
+        for table in reversed(Base.metadata.sorted_tables):
+            connection.execute(table.delete())
+
+
 class Database:
     """An engine plus a session factory, with a one-transaction helper."""
 
