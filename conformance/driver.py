@@ -67,6 +67,8 @@ class Capability(StrEnum):
     HOOK_KEYLESS_ASSIGNMENT = "hook:keyless_assignment"
     RESTART = "restart"
     CONCURRENCY = "concurrency"
+    RESET = "reset"
+    """Served over the wire only: the process empties itself, so the harness can reuse it."""
 
 
 class ErrorCode(StrEnum):

@@ -12,6 +12,8 @@ class FaultKind(StrEnum):
     WRONG_SEQ = "wrong_seq"
     SCHEMA_INVALID = "schema_invalid"
     UNUSABLE = "unusable"
+    UNCLEAN_RESET = "unclean_reset"
+    """The implementation acknowledged `reset` but state of an earlier scenario is still visible."""
 
 
 class ImplementationFault(Exception):

@@ -8,7 +8,9 @@ The store: `--database URL` when given, else a SQLite file inside the
 directory named by CONFORMANCE_STORE. That directory is empty at the start of
 each scenario and survives a restart, so an empty directory means "start from
 an empty store", and a marker file left in it means "a relaunch: keep the
-store". Stdout carries protocol lines only; logs and stray prints go to stderr.
+store". `reset` drops and recreates the schema and replaces the in-process
+driver, so a reused process starts the next scenario as empty as a fresh one.
+Stdout carries protocol lines only; logs and stray prints go to stderr.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import io
 import logging
 import os
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import TextIO
 
-from conformance.driver import Driver, DriverError, ErrorCode
+from conformance.driver import Capability, Description, Driver, DriverError, ErrorCode
 from conformance.protocol.codec import (
     ProtocolError,
     ProtocolErrorKind,
@@ -35,6 +38,7 @@ from conformance.protocol.codec import (
 from conformance.protocol.messages import (
     HANDSHAKE,
     PROTOCOL_VERSION,
+    RESET,
     STORE_ENV,
     AdvanceClockArgs,
     HandshakeResult,
@@ -62,18 +66,38 @@ def serve(
     except StoreNotConfigured as error:
         log.error("%s", error)
         return EXIT_NO_STORE
-    from conformance.adapters.inprocess import InProcessDriver
-
-    driver = InProcessDriver(url)
-    server = ProtocolServer(driver, validate=validate)
+    reference = ServedReference(url)
+    server = ProtocolServer(reference.driver, validate=validate, reset=reference.reset)
     try:
         with contextlib.redirect_stdout(sys.stderr):
             for line in reader:
                 writer.write(server.answer(line) + "\n")
                 writer.flush()
     finally:
-        driver.close()
+        reference.close()
     return EXIT_OK
+
+
+class ServedReference:
+    """The in-process reference on one store URL, which `reset` replaces by a fresh one."""
+
+    def __init__(self, url: str) -> None:
+        from conformance.adapters.inprocess import InProcessDriver
+
+        self.url = url
+        self.driver = InProcessDriver(url)
+
+    def reset(self) -> Driver:
+        """Empty the store and start a new driver: no run, counter, log or armed hook remains."""
+        from conformance.adapters.inprocess import InProcessDriver, empty_store
+
+        self.driver.close()
+        empty_store(self.url)
+        self.driver = InProcessDriver(self.url)
+        return self.driver
+
+    def close(self) -> None:
+        self.driver.close()
 
 
 def prepare_store(database_url: str | None, store_directory: str | None) -> str:
@@ -95,12 +119,19 @@ def prepare_store(database_url: str | None, store_directory: str | None) -> str:
 
 
 class ProtocolServer:
-    """Turns request lines into reply lines; never raises, whatever the line holds."""
+    """Turns request lines into reply lines; never raises, whatever the line holds.
 
-    def __init__(self, driver: Driver, *, validate: bool) -> None:
+    With a `reset` callable (which empties the implementation and returns the
+    driver to use from then on) it declares and serves the `reset` capability.
+    """
+
+    def __init__(
+        self, driver: Driver, *, validate: bool, reset: Callable[[], Driver] | None = None
+    ) -> None:
         self.driver = driver
         self.validate = validate
         self.greeted = False
+        self._reset = reset
 
     def answer(self, line: str) -> str:
         try:
@@ -117,8 +148,10 @@ class ProtocolServer:
         return self._perform(request)
 
     def _perform(self, request: Request) -> str:
+        if request.operation is RESET and self._reset is None:
+            return encode_not_supported(request.seq, "reset is not offered")
         try:
-            result = invoke(self.driver, request)
+            result = self._result(request)
             return encode_ok(request.seq, request.operation, result, validate=self.validate)
         except DriverError as error:
             return encode_error(request.seq, error.code, error.message, definite=error.definite)
@@ -127,17 +160,30 @@ class ProtocolServer:
             message = f"{type(error).__name__}: {error}"
             return encode_error(request.seq, ErrorCode.INTERNAL, message, definite=False)
 
+    def _result(self, request: Request) -> object:
+        if request.operation is HANDSHAKE:
+            description = self._description()
+            return HandshakeResult(
+                protocol_version=PROTOCOL_VERSION,
+                implementation=Implementation(name=description.name, version=description.version),
+                description=description,
+            )
+        if request.operation is RESET and self._reset is not None:
+            self.driver = self._reset()
+            return None
+        return invoke(self.driver, request)
+
+    def _description(self) -> Description:
+        description = self.driver.describe()
+        if self._reset is None:
+            return description
+        capabilities = [*description.capabilities, Capability.RESET]
+        return description.model_copy(update={"capabilities": capabilities})
+
 
 def invoke(driver: Driver, request: Request) -> object:
     """Call the port method the request names, with the request's arguments."""
     args = request.args
-    if request.operation is HANDSHAKE:
-        description = driver.describe()
-        return HandshakeResult(
-            protocol_version=PROTOCOL_VERSION,
-            implementation=Implementation(name=description.name, version=description.version),
-            description=description,
-        )
     if isinstance(args, AdvanceClockArgs):
         return driver.advance_clock(timedelta(microseconds=args.delta_microseconds))
     method = getattr(driver, request.operation.name)

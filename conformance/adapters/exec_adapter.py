@@ -1,15 +1,25 @@
 """The exec adapter: any implementation, in any language, behind protocol v1.
 
-`--impl exec:"<command>"` launches the command once per scenario with
-CONFORMANCE_STORE naming an empty scratch directory of that scenario; the
-implementation keeps its store there (or treats an empty directory as "start
-from an empty store"). A restart is a SIGKILL of the process group and a
-relaunch of the same command on the same directory, followed by the
-handshake and the harness re-setting the clock to its last reading: nothing
-held in the implementation's memory survives, and the harness's clock does.
+`--impl exec:"<command>"` launches the command with CONFORMANCE_STORE naming
+an empty scratch directory of the scenario; the implementation keeps its
+store there (or treats an empty directory as "start from an empty store"),
+and each scenario starts on an empty store in a fresh (or reset) process. A
+restart is a SIGKILL of the process group and a relaunch of the same command
+on the same directory, followed by the handshake and the harness re-setting
+the clock to its last reading: nothing held in the implementation's memory
+survives, and the harness's clock does.
 
 Warning logs are the harness's record, as in the in-process adapter: the ones
 read before a restart are carried over, so a restart does not erase them.
+
+Reuse: with `reuse=True` and an implementation declaring `reset`, closing the
+driver parks its healthy process (see exec_pool) instead of killing it, and
+the next driver of the same command takes it: it sends `reset`, sets the clock
+to the start instant and checks that nothing of the previous scenario is
+visible (see exec_reset). The reused process keeps its own store directory. A
+process that faulted is never parked, and one that fails its reset is killed
+and replaced by a fresh launch; one that acknowledges the reset but shows
+leftovers is an `unclean_reset` fault of the scenario.
 """
 
 from __future__ import annotations
@@ -20,11 +30,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from conformance.adapters.exec_pool import PARK, LaunchSettings, ParkedProcess
 from conformance.adapters.exec_process import ImplementationProcess
+from conformance.adapters.exec_reset import Witnesses, reset_leftovers
 from conformance.driver import (
     AssignmentResult,
     BudgetSnapshot,
     CallOutcome,
+    Capability,
     Completion,
     ConcurrentCall,
     DelegationKind,
@@ -66,6 +79,7 @@ class ExecDriver:
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         validate: bool = True,
         stderr_lines: int = 20,
+        reuse: bool = False,
     ) -> None:
         self.command = list(command)
         self.store = store
@@ -73,9 +87,13 @@ class ExecDriver:
         self.startup_timeout = startup_timeout
         self.validate = validate
         self.stderr_lines = stderr_lines
+        self.reuse = reuse
+        self._settings = LaunchSettings(tuple(self.command), validate, stderr_lines)
         self._clock = CLOCK_START
         self._carried_logs: list[WarningLog] = []
-        self._process, self._description = self._launch()
+        self._witnesses = Witnesses()
+        self._closed = False
+        self._process, self._description = self._reuse_parked() or self._launch()
 
     # -- process lifecycle ------------------------------------------------------
     def _launch(self) -> tuple[ImplementationProcess, Description]:
@@ -92,6 +110,44 @@ class ExecDriver:
             process.kill()
             raise
         return process, greeting.description
+
+    def _reuse_parked(self) -> tuple[ImplementationProcess, Description] | None:
+        """A parked process of the same command, reset; None when a launch must do instead."""
+        parked = PARK.take(self._settings) if self.reuse else None
+        if parked is None:
+            return None
+        leftovers = self._reset(parked)
+        if leftovers is None:
+            parked.process.kill()
+            return None
+        if leftovers:
+            parked.process.kill()
+            raise ImplementationFault(
+                FaultKind.UNCLEAN_RESET,
+                f"{parked.process.command} acknowledged reset, but the previous scenario's "
+                f"state is still visible: {'; '.join(leftovers)}. Fix reset, stop declaring "
+                "the reset capability, or run with CONFORMANCE_EXEC_REUSE=0",
+                list(parked.process.stderr_tail()),
+            )
+        self.store = parked.store
+        return parked.process, parked.description
+
+    def _reset(self, parked: ParkedProcess) -> list[str] | None:
+        """What survived the reset of a parked process; None when it could not be reset."""
+        process = parked.process
+        if not (process.alive and parked.store.is_dir()):
+            return None
+        process.forget_stderr()
+
+        def call(operation: m.Operation[Any, R], args: m.Args) -> R:
+            return _answer(process, operation, args, self.timeout)
+
+        try:
+            _answer(process, m.RESET, m.NoArgs(), self.startup_timeout)
+            call(m.SET_CLOCK, m.SetClockArgs(instant=CLOCK_START))
+            return reset_leftovers(call, parked.description.capabilities, parked.witnesses)
+        except (ImplementationFault, DriverError):
+            return None
 
     def _startup_call(
         self, process: ImplementationProcess, operation: m.Operation[Any, R], args: m.Args
@@ -120,17 +176,21 @@ class ExecDriver:
         return self._process.stderr_tail()
 
     def close(self) -> None:
-        """SIGKILL, no polite stop: the scenario's store is scratch, and waiting costs time."""
-        self._process.kill()
+        """Park a healthy process for reuse, else SIGKILL it: no polite stop, waiting costs time."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.reuse and self._resettable():
+            parked = ParkedProcess(self._process, self._description, self.store, self._witnesses)
+            PARK.park(self._settings, parked)
+        else:
+            self._process.kill()
+
+    def _resettable(self) -> bool:
+        return Capability.RESET in self._description.capabilities and self._process.alive
 
     def _call(self, operation: m.Operation[Any, R], args: m.Args) -> R:
-        answer = self._process.request(operation, args, self.timeout)
-        if isinstance(answer, Ok):
-            return answer.result
-        if isinstance(answer, m.NotSupportedReply):
-            raise DriverError(ErrorCode.NOT_SUPPORTED, answer.message)
-        error = answer.error
-        raise DriverError(error.code, error.message, definite=error.definite)
+        return _answer(self._process, operation, args, self.timeout)
 
     # -- clock ------------------------------------------------------------------
     def set_clock(self, instant: datetime) -> None:
@@ -160,7 +220,9 @@ class ExecDriver:
         args = m.CreateTaskArgs(
             workspace_id=workspace_id, task_id=task_id, assignee_agent_id=assignee_agent_id
         )
-        return self._call(m.CREATE_TASK, args)
+        view = self._call(m.CREATE_TASK, args)
+        self._witnesses.task_id = task_id
+        return view
 
     def open_office_session(self, agent_id: str, task_id: str) -> None:
         self._call(m.OPEN_OFFICE_SESSION, m.AgentTaskArgs(agent_id=agent_id, task_id=task_id))
@@ -228,12 +290,15 @@ class ExecDriver:
     def create_environment(self, environment_id: str, members: list[str]) -> None:
         args = m.CreateEnvironmentArgs(environment_id=environment_id, members=members)
         self._call(m.CREATE_ENVIRONMENT, args)
+        if members:
+            self._witnesses.membership = (environment_id, members[0])
 
     def create_campaign(self, campaign_id: str, environment_id: str, budget: int) -> None:
         args = m.CreateCampaignArgs(
             campaign_id=campaign_id, environment_id=environment_id, budget=budget
         )
         self._call(m.CREATE_CAMPAIGN, args)
+        self._witnesses.campaign_id = campaign_id
 
     def create_session(
         self, session_id: str, campaign_id: str, principal: str, permissions: Permissions
@@ -267,7 +332,9 @@ class ExecDriver:
             permissions=permissions,
             assignee=assignee,
         )
-        return self._call(m.DELEGATE, args)
+        request = self._call(m.DELEGATE, args)
+        self._witnesses.request_id = request.request_id
+        return request
 
     def claim(self, request_id: str, holder: str) -> Lease:
         return self._call(m.CLAIM, m.ClaimArgs(request_id=request_id, holder=holder))
@@ -299,6 +366,19 @@ class ExecDriver:
     # -- Concurrency (optional capability) ----------------------------------------
     def run_concurrently(self, calls: list[ConcurrentCall]) -> list[CallOutcome]:
         return self._call(m.RUN_CONCURRENTLY, m.RunConcurrentlyArgs(calls=calls))
+
+
+def _answer(
+    process: ImplementationProcess, operation: m.Operation[Any, R], args: m.Args, timeout: float
+) -> R:
+    """The result of one request; a refusal or a not-supported reply as a DriverError."""
+    answer = process.request(operation, args, timeout)
+    if isinstance(answer, Ok):
+        return answer.result
+    if isinstance(answer, m.NotSupportedReply):
+        raise DriverError(ErrorCode.NOT_SUPPORTED, answer.message)
+    error = answer.error
+    raise DriverError(error.code, error.message, definite=error.definite)
 
 
 def _assignment(task_id: str, assignee_agent_id: str, acting_agent_id: str) -> m.AssignTaskArgs:

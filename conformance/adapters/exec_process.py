@@ -153,8 +153,16 @@ class ImplementationProcess:
     def faulted(self) -> bool:
         return self._fault is not None
 
+    @property
+    def alive(self) -> bool:
+        return not self._killed and self._popen.poll() is None
+
     def stderr_tail(self) -> tuple[str, ...]:
         return tuple(self._stderr)
+
+    def forget_stderr(self) -> None:
+        """Start a new tail, so a reused process's evidence shows no earlier scenario's lines."""
+        self._stderr.clear()
 
     def kill(self) -> None:
         """SIGKILL the process group, reap the process, let the readers drain.

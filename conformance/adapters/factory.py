@@ -5,7 +5,8 @@
   the callable takes (database URL or None, scratch directory) and returns a Driver.
 - `mutant:<name>`: the reference with one deliberate defect (see `mutants`), in this process.
 - `exec:<command>`: any implementation speaking protocol v1 on stdin/stdout,
-  launched per scenario on a fresh store directory (see docs/protocol.md).
+  launched on a fresh store directory, or reused and reset between scenarios
+  when it declares `reset` (see docs/protocol.md).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from typing import cast
 from conformance.driver import Driver
 
 DriverFactory = Callable[[str | None, Path], Driver]
+
+REUSE_ENV = "CONFORMANCE_EXEC_REUSE"
+"""`0` forces a fresh process per scenario even when the implementation declares `reset`."""
 
 
 class ConfigurationError(Exception):
@@ -79,7 +83,8 @@ def _python_factory(spec: str) -> DriverFactory:
 def open_exec(command: str, database: str | None, scratch: Path) -> Driver:
     """The command, launched on the empty store directory `scratch/store`.
 
-    CONFORMANCE_REQUEST_TIMEOUT (seconds) overrides the per-request timeout.
+    CONFORMANCE_REQUEST_TIMEOUT (seconds) overrides the per-request timeout;
+    CONFORMANCE_EXEC_REUSE=0 turns off the reuse of processes between scenarios.
     """
     from conformance.adapters.exec_adapter import DEFAULT_TIMEOUT, ExecDriver
 
@@ -97,4 +102,7 @@ def open_exec(command: str, database: str | None, scratch: Path) -> Driver:
     except ValueError as error:
         message = f"CONFORMANCE_REQUEST_TIMEOUT={timeout!r} is not a number of seconds"
         raise ConfigurationError(message) from error
-    return ExecDriver(argv, scratch / "store", timeout=seconds)
+    reuse = os.environ.get(REUSE_ENV, "1")
+    if reuse not in ("0", "1"):
+        raise ConfigurationError(f"{REUSE_ENV}={reuse!r}: expected 0 (never reuse) or 1")
+    return ExecDriver(argv, scratch / "store", timeout=seconds, reuse=reuse == "1")

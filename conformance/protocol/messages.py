@@ -5,7 +5,9 @@ parameter names, and its result is the port method's return type, so the wire
 carries the port's own values. Two methods have no message because they act
 on the process, not through it: `restart` (the harness kills the process and
 launches it again on the same store) and `close` (the harness closes stdin).
-`describe` is answered once, by the handshake.
+`describe` is answered once, by the handshake. One operation has no port
+method: `reset` (capability `reset`) empties the implementation between two
+scenarios, so that the harness can hand the same process to the next one.
 """
 
 from __future__ import annotations
@@ -271,6 +273,7 @@ class NotSupportedReply(Value):
 _None = type(None)
 
 HANDSHAKE = Operation("handshake", NoArgs, HandshakeResult)
+RESET = Operation("reset", NoArgs, _None)
 SET_CLOCK = Operation("set_clock", SetClockArgs, _None)
 ADVANCE_CLOCK = Operation("advance_clock", AdvanceClockArgs, datetime)
 CREATE_WORKSPACE = Operation("create_workspace", WorkspaceArgs, _None)
@@ -306,6 +309,7 @@ OPERATIONS: Final[dict[str, Operation[Any, Any]]] = {
     operation.name: operation
     for operation in (
         HANDSHAKE,
+        RESET,
         SET_CLOCK,
         ADVANCE_CLOCK,
         CREATE_WORKSPACE,

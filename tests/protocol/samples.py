@@ -44,7 +44,12 @@ PERMISSIONS = Permissions(tools=frozenset({"shell", "browser"}), devices=frozens
 DESCRIPTION = Description(
     name="sample",
     version="1.2.3",
-    capabilities=[Capability.OFFICE, Capability.WORK_REQUESTS, Capability.RESTART],
+    capabilities=[
+        Capability.OFFICE,
+        Capability.WORK_REQUESTS,
+        Capability.RESTART,
+        Capability.RESET,
+    ],
     office=OfficeConstants(
         allowance=5,
         window_seconds=600,
@@ -85,6 +90,7 @@ SAMPLES: dict[str, tuple[m.Args, Any]] = {
             description=DESCRIPTION,
         ),
     ),
+    "reset": (m.NoArgs(), None),
     "set_clock": (m.SetClockArgs(instant=ELSEWHERE), None),
     "advance_clock": (m.AdvanceClockArgs(delta_microseconds=1_500_001), INSTANT),
     "create_workspace": (m.WorkspaceArgs(workspace_id="w-1"), None),

@@ -20,6 +20,7 @@ import pytest
 from conformance.adapters.exec_adapter import ExecDriver
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.driver import (
+    Capability,
     DelegationKind,
     Driver,
     DriverError,
@@ -144,8 +145,13 @@ def test_the_served_reference_answers_exactly_like_the_in_process_one(
     assert any(name == "warning_logs" and "allowance" in logs for name, logs in direct)
 
 
-def test_the_handshake_describes_the_reference(served: ExecDriver, in_process: Driver) -> None:
-    assert served.describe() == in_process.describe()
+def test_the_handshake_describes_the_reference_and_its_reset(
+    served: ExecDriver, in_process: Driver
+) -> None:
+    local = in_process.describe()
+    assert Capability.RESET not in local.capabilities
+    served_reset = [*local.capabilities, Capability.RESET]
+    assert served.describe() == local.model_copy(update={"capabilities": served_reset})
 
 
 def test_a_restart_kills_the_process_keeps_the_store_and_resets_the_clock(

@@ -12,6 +12,8 @@ from conformance.protocol import messages as m
 PROCESS_LIFECYCLE = {"restart", "close"}
 """Acted out on the process (kill and relaunch; kill), never sent."""
 ANSWERED_BY_HANDSHAKE = "describe"
+PROTOCOL_ONLY = {m.HANDSHAKE.name, m.RESET.name}
+"""Operations without a port method: they act on the process between scenarios."""
 
 
 def port_methods() -> dict[str, typing.Callable[..., object]]:
@@ -24,7 +26,7 @@ def port_methods() -> dict[str, typing.Callable[..., object]]:
 
 def test_every_port_method_but_the_lifecycle_ones_is_an_operation() -> None:
     expected = set(port_methods()) - PROCESS_LIFECYCLE - {ANSWERED_BY_HANDSHAKE}
-    assert set(m.OPERATIONS) == expected | {m.HANDSHAKE.name}
+    assert set(m.OPERATIONS) == expected | PROTOCOL_ONLY
 
 
 def test_each_operation_takes_the_port_methods_parameters_and_returns_its_type() -> None:

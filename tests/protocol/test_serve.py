@@ -136,3 +136,33 @@ def test_a_store_directory_is_emptied_on_its_first_launch_only(tmp_path: Path) -
 
 def test_a_database_url_without_a_store_directory_is_used_as_given() -> None:
     assert prepare_store("postgresql+psycopg://h/db", None) == "postgresql+psycopg://h/db"
+
+
+def test_the_served_reference_declares_reset_and_reset_empties_its_store(
+    tmp_path: Path,
+) -> None:
+    replies = converse(
+        [
+            HANDSHAKE,
+            request(2, "create_workspace", workspace_id="w"),
+            request(3, "reset"),
+            request(4, "create_workspace", workspace_id="w"),
+        ],
+        tmp_path / "store",
+        validate=True,
+    )
+    assert "reset" in replies[0]["result"]["description"]["capabilities"]
+    assert replies[2] == {"seq": 3, "ok": True, "result": None}
+    assert replies[3] == {"seq": 4, "ok": True, "result": None}, "the workspace survived"
+
+
+def test_a_server_without_reset_neither_declares_nor_serves_it(tmp_path: Path) -> None:
+    driver = InProcessDriver(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    try:
+        server = ProtocolServer(driver, validate=True)
+        greeting = json.loads(server.answer(HANDSHAKE))
+        refused = json.loads(server.answer(request(2, "reset")))
+    finally:
+        driver.close()
+    assert "reset" not in greeting["result"]["description"]["capabilities"]
+    assert refused == {"seq": 2, "not_supported": True, "message": "reset is not offered"}

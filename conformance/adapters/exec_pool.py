@@ -1,0 +1,78 @@
+"""Processes parked between scenarios, so that an implementation declaring `reset` starts once.
+
+When a scenario ends, its driver parks a healthy process here instead of
+killing it; the next driver with the same launch settings takes it and resets
+it instead of launching the command again. A parked process is handed out at
+most once, at most a few wait per command, and every one still parked when
+the interpreter exits is killed with its whole process group.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from conformance.adapters.exec_process import ImplementationProcess
+from conformance.adapters.exec_reset import Witnesses
+from conformance.driver import Description
+
+MAX_PARKED_PER_COMMAND: Final = 2
+"""Scenarios run one after the other; a second one covers a test holding two drivers at once."""
+
+
+@dataclass(frozen=True)
+class LaunchSettings:
+    """What makes two launches interchangeable: the command and how the harness reads it."""
+
+    argv: tuple[str, ...]
+    validate: bool
+    stderr_lines: int
+
+
+@dataclass(frozen=True)
+class ParkedProcess:
+    """A live process with what the harness knows of it: its description, store and witnesses."""
+
+    process: ImplementationProcess
+    description: Description
+    store: Path
+    witnesses: Witnesses
+
+
+class ProcessPark:
+    def __init__(self, *, per_command: int = MAX_PARKED_PER_COMMAND) -> None:
+        self._per_command = per_command
+        self._parked: dict[LaunchSettings, list[ParkedProcess]] = {}
+        self._lock = threading.Lock()
+
+    def park(self, settings: LaunchSettings, parked: ParkedProcess) -> None:
+        """Keep the process for a later scenario, or kill it when enough are waiting."""
+        with self._lock:
+            waiting = self._parked.setdefault(settings, [])
+            if len(waiting) < self._per_command:
+                waiting.append(parked)
+                return
+        parked.process.kill()
+
+    def take(self, settings: LaunchSettings) -> ParkedProcess | None:
+        with self._lock:
+            waiting = self._parked.get(settings)
+            return waiting.pop() if waiting else None
+
+    def kill_all(self) -> None:
+        with self._lock:
+            everything = [parked for waiting in self._parked.values() for parked in waiting]
+            self._parked.clear()
+        for parked in everything:
+            parked.process.kill()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(waiting) for waiting in self._parked.values())
+
+
+PARK: Final = ProcessPark()
+atexit.register(PARK.kill_all)

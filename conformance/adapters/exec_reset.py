@@ -1,0 +1,126 @@
+"""What the harness checks after a `reset`, before it trusts a reused process.
+
+An implementation that acknowledges `reset` but keeps what the previous
+scenario left would make the next scenario's verdict depend on the order of
+the run. A full proof is out of reach, but a few reads are cheap: no run, no
+warning log, the specification's counters at zero, and none of the previous
+scenario's identifiers (the witnesses) resolving any more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from conformance.driver import Capability, DriverError, ErrorCode
+from conformance.protocol import messages as m
+
+Call = Callable[[m.Operation[Any, Any], m.Args], Any]
+"""Sends one request to the process and answers its result, raising DriverError on an error."""
+
+SPEC_COUNTERS: Final = frozenset(
+    {
+        "office_run_dedup_total",
+        "office_run_dedup_keyless_total",
+        "office_assignment_rate_limit_total",
+    }
+)
+
+
+@dataclass
+class Witnesses:
+    """One identifier of each kind created since the process's last reset or launch."""
+
+    task_id: str | None = None
+    campaign_id: str | None = None
+    request_id: str | None = None
+    membership: tuple[str, str] | None = None
+    """An environment and one of its members."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One read, and how to tell from its answer that something survived the reset.
+
+    `leftover` judges a successful answer; a probe without one expects `not_found`.
+    """
+
+    operation: m.Operation[Any, Any]
+    args: m.Args
+    leftover: Callable[[Any], str | None] | None = None
+    what: str = ""
+
+
+def reset_leftovers(
+    call: Call, capabilities: Sequence[Capability], witnesses: Witnesses
+) -> list[str]:
+    """What is still visible after the reset, one finding per probe that saw something."""
+    findings = (_finding(call, probe) for probe in _probes(capabilities, witnesses))
+    return [finding for finding in findings if finding is not None]
+
+
+def _probes(capabilities: Sequence[Capability], witnesses: Witnesses) -> list[Probe]:
+    probes: list[Probe] = []
+    if Capability.OFFICE in capabilities:
+        probes += [
+            Probe(m.LIST_RUNS, m.NoArgs(), lambda runs: _count(runs, "run")),
+            Probe(m.TELEMETRY, m.NoArgs(), _counters_not_at_zero),
+            Probe(m.WARNING_LOGS, m.NoArgs(), lambda logs: _count(logs, "warning log")),
+        ]
+        if witnesses.task_id is not None:
+            task = witnesses.task_id
+            probes.append(Probe(m.GET_TASK, m.TaskArgs(task_id=task), what=f"task {task!r}"))
+    if Capability.WORK_REQUESTS in capabilities:
+        if witnesses.campaign_id is not None:
+            campaign = witnesses.campaign_id
+            budget = m.CampaignArgs(campaign_id=campaign)
+            probes.append(Probe(m.BUDGET, budget, what=f"campaign {campaign!r}"))
+        if witnesses.request_id is not None:
+            request = witnesses.request_id
+            lookup = m.RequestArgs(request_id=request)
+            probes.append(Probe(m.GET_REQUEST, lookup, what=f"work request {request!r}"))
+        if witnesses.membership is not None:
+            environment, member = witnesses.membership
+            listing = m.ListRequestsArgs(environment_id=environment, principal=member)
+            probes.append(Probe(m.LIST_REQUESTS, listing, what=f"environment {environment!r}"))
+    return probes
+
+
+def _finding(call: Call, probe: Probe) -> str | None:
+    name = probe.operation.name
+    try:
+        result = call(probe.operation, probe.args)
+    except DriverError as error:
+        if probe.leftover is None and error.code is ErrorCode.NOT_FOUND:
+            return None
+        return f"{name} failed: {error}"
+    if probe.leftover is None:
+        return f"{name} still finds {probe.what}"
+    leftover = probe.leftover(result)
+    return None if leftover is None else f"{name} still shows {leftover}"
+
+
+def _count(items: list[Any], noun: str) -> str | None:
+    return f"{len(items)} {noun}(s)" if items else None
+
+
+def _counters_not_at_zero(text: str) -> str | None:
+    try:
+        samples = [
+            sample
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+            if sample.name in SPEC_COUNTERS and sample.value != 0
+        ]
+    except ValueError as error:
+        return f"unreadable metrics ({error})"
+    shown = [f"{sample.name}{_labels(sample.labels)} {sample.value:g}" for sample in samples]
+    return ", ".join(shown) or None
+
+
+def _labels(labels: dict[str, str]) -> str:
+    inside = ",".join(f'{name}="{value}"' for name, value in sorted(labels.items()))
+    return f"{{{inside}}}" if inside else ""

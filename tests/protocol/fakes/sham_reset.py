@@ -1,0 +1,14 @@
+"""The served reference with a sham reset: it acknowledges reset, but forgets nothing."""
+
+import sys
+
+from conformance import serve
+from conformance.driver import Driver
+
+
+def sham_reset(self: serve.ServedReference) -> Driver:
+    return self.driver
+
+
+serve.ServedReference.reset = sham_reset  # type: ignore[method-assign]
+sys.exit(serve.main())
