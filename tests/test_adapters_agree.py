@@ -1,0 +1,85 @@
+"""The whole feature suite, in-process and through `exec:` against the served reference.
+
+The protocol and the exec adapter must lose nothing: both runs exit 0, every
+scenario gets the same status and so every criterion the same verdict. Both
+runs are started at once, as subprocesses, the way a user would start them.
+It takes a minute or more on two busy cores: deselect it with `-m "not slow"`.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.registry import default_registry
+from conformance.reports.summary import criterion_verdicts
+from conformance.results import ResultsRun, Status, read_results
+
+CONFORMANCE = Path(sys.executable).with_name("conformance")
+"""The kit's command, installed beside this interpreter by `pip install -e .`."""
+RUN_TIMEOUT = 900
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(RUN_TIMEOUT + 60)
+def test_in_process_and_exec_runs_give_identical_verdicts(tmp_path: Path) -> None:
+    assert CONFORMANCE.exists(), f"{CONFORMANCE} is missing: install the kit with pip install -e ."
+    serve = shlex.join([str(CONFORMANCE), "serve-reference"])
+    in_process, over_exec = _run_at_once(
+        {"in-process": [], "exec": ["--impl", f"exec:{serve}"]}, tmp_path
+    ).values()
+
+    assert "reset" in (over_exec.header.description or {}).get("capabilities", [])
+    assert in_process.scenarios, "no scenario ran"
+    differences = _differences(_statuses(in_process), _statuses(over_exec), "scenario")
+    differences += _differences(_verdicts(in_process), _verdicts(over_exec), "criterion")
+    assert not differences, "the runs disagree:\n" + "\n".join(differences)
+
+
+def _run_at_once(extra_arguments: dict[str, list[str]], scratch: Path) -> dict[str, ResultsRun]:
+    """Start one `conformance run` per entry, wait for all, and read their results streams."""
+    started = {}
+    for name, arguments in extra_arguments.items():
+        results, log = scratch / f"{name}.jsonl", scratch / f"{name}.log"
+        command = [str(CONFORMANCE), "run", "--quiet", "--results", str(results), *arguments]
+        with log.open("w") as output:
+            process = subprocess.Popen(
+                command, stdout=output, stderr=subprocess.STDOUT, cwd=scratch
+            )
+        started[name] = (process, results, log)
+    runs = {}
+    try:
+        for name, (process, results, log) in started.items():
+            code = process.wait(timeout=RUN_TIMEOUT)
+            assert code == 0, f"{name} run exited {code}:\n{log.read_text()[-3000:]}"
+            runs[name] = read_results(results)
+    finally:
+        for process, _, _ in started.values():
+            process.kill()
+            process.wait()
+    return runs
+
+
+def _statuses(run: ResultsRun) -> dict[str, Status]:
+    return {result.key: result.status for result in run.scenarios}
+
+
+def _verdicts(run: ResultsRun) -> dict[str, Status]:
+    return {
+        verdict.criterion.id: verdict.status
+        for verdict in criterion_verdicts(run, default_registry())
+    }
+
+
+def _differences(
+    in_process: dict[str, Status], over_exec: dict[str, Status], what: str
+) -> list[str]:
+    return [
+        f"{what} {key}: in-process {in_process.get(key)}, exec {over_exec.get(key)}"
+        for key in sorted(in_process.keys() | over_exec.keys())
+        if in_process.get(key) != over_exec.get(key)
+    ]
