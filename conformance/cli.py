@@ -215,6 +215,45 @@ def compare(
     console.print(comparison_table(runs, names, default_registry()))
 
 
+@app.command()
+def strength(
+    mutant: Annotated[
+        list[str] | None,
+        typer.Option(help="only mutants whose name matches this glob (repeatable)"),
+    ] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="suite runs at once")] = 2,
+    select: Annotated[str | None, typer.Option("-k", help="pytest -k expression")] = None,
+    all_features: Annotated[
+        bool, typer.Option(help="run every feature file against every mutant")
+    ] = False,
+    keep: Annotated[
+        Path | None,
+        typer.Option(file_okay=False, help="keep each run's results stream and log here"),
+    ] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", dir_okay=False)] = None,
+) -> None:
+    """Run the suite against every mutant and show which criteria kill which; 1 if one survives."""
+    from conformance import strength as kit_strength
+
+    try:
+        chosen = kit_strength.select_mutants(mutant or [])
+    except ValueError as error:
+        console.print(f"[bold red]{error}[/]")
+        raise typer.Exit(EXIT_USAGE) from error
+    outcome = kit_strength.run_strength(
+        chosen,
+        jobs=jobs,
+        select=select,
+        partial=bool(mutant),
+        all_features=all_features,
+        keep=keep,
+    )
+    kit_strength.print_report(outcome, console)
+    if json_out is not None:
+        kit_strength.write_json(outcome, json_out)
+    raise typer.Exit(EXIT_OK if outcome.succeeded() else EXIT_FAILURES)
+
+
 @expectations_app.command("update")
 def expectations_update(
     results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],

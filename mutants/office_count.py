@@ -1,0 +1,139 @@
+"""Mutants of what the allowance counts: the window's ends, the rows in it, N and W themselves."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, Select, distinct, func, select
+from sqlalchemy.orm import Session
+
+from mutants.patching import Capability, Mutant, Patch
+from reference.office import constants as office_constants
+from reference.office import gate as reference_gate
+from reference.office import service as office_service
+from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
+from reference.office.gate import AllowanceGate
+from reference.office.gate import allowance_count as reference_allowance_count
+from reference.office.models import Run
+from reference.office.wake import Wake
+
+ACTIVE_STATUSES = ("queued", "claimed", "running")
+
+
+def closed_window_count(task_id: str, now: datetime) -> Select[int]:
+    """The window [now - W, now]: a wake exactly W old still counts."""
+    return count_within(
+        task_id, Run.requested_at >= now - ASSIGNMENT_WINDOW, Run.requested_at <= now
+    )
+
+
+def open_ended_window_count(task_id: str, now: datetime) -> Select[int]:
+    """The window (now - W, now): a wake requested at this very instant does not count."""
+    return count_within(task_id, Run.requested_at > now - ASSIGNMENT_WINDOW, Run.requested_at < now)
+
+
+def count_within(task_id: str, *window: ColumnElement[bool]) -> Select[int]:
+    """Attributed agent assignment runs of the task within the given window conditions."""
+    return (
+        select(func.count())
+        .select_from(Run)
+        .where(
+            Run.task_key == task_id,
+            Run.reason == TASK_ASSIGNED,
+            Run.actor_type == AGENT_ACTOR,
+            *window,
+        )
+    )
+
+
+def active_runs_count(task_id: str, now: datetime) -> Select[int]:
+    """Only runs still waiting or working count; finished, failed and cancelled ones drop out."""
+    return reference_allowance_count(task_id, now).where(Run.status.in_(ACTIVE_STATUSES))
+
+
+def distinct_instants_count(task_id: str, now: datetime) -> Select[int]:
+    """Counts request instants rather than wakes, so wakes sharing an instant count once."""
+    reference_query = reference_allowance_count(task_id, now)
+    return reference_query.with_only_columns(func.count(distinct(Run.requested_at)))
+
+
+class PerAssigneeGate(AllowanceGate):
+    """Keys the allowance on (task, assignee): each agent the task goes to gets its own N."""
+
+    _assignee = ""
+
+    def admits(self, session: Session, wake: Wake, now: datetime) -> bool:
+        self._assignee = wake.agent_id
+        return super().admits(session, wake, now)
+
+    def _read_count(self, session: Session, task_id: str, now: datetime) -> int:
+        with session.begin_nested():
+            self._fault.trip()
+            query = reference_allowance_count(task_id, now)
+            return session.scalar(query.where(Run.agent_id == self._assignee)) or 0
+
+
+def configured_allowance() -> int:
+    """N read from the environment, as an operator knob (default 6)."""
+    return int(os.environ.get("OFFICE_ASSIGNMENT_ALLOWANCE", "6"))
+
+
+def _count(replacement: object) -> Patch:
+    return Patch(reference_gate, "allowance_count", replacement)
+
+
+MUTANTS = [
+    Mutant(
+        "window_closed_both_ends",
+        "AC-OFFICE-ASSIGN-RATE-001.11",
+        Capability.OFFICE,
+        "counts over [now - W, now], so a wake exactly W old still uses the allowance",
+        lambda: [_count(closed_window_count)],
+    ),
+    Mutant(
+        "window_excludes_now",
+        "AC-OFFICE-ASSIGN-RATE-001.11",
+        Capability.OFFICE,
+        "counts over (now - W, now), so wakes requested at the decision instant are not counted",
+        lambda: [_count(open_ended_window_count)],
+    ),
+    Mutant(
+        "finished_runs_not_counted",
+        "AC-OFFICE-ASSIGN-RATE-001.2",
+        Capability.OFFICE,
+        "filters the count on status, so finished, failed or cancelled runs free their place",
+        lambda: [_count(active_runs_count)],
+    ),
+    Mutant(
+        "per_agent_allowance",
+        "AC-OFFICE-ASSIGN-RATE-001.3",
+        Capability.OFFICE,
+        "counts per (task, assignee), so alternating assignees earns a fresh allowance",
+        lambda: [Patch(office_service, "AllowanceGate", PerAssigneeGate)],
+    ),
+    Mutant(
+        "same_instant_counted_once",
+        "AC-OFFICE-ASSIGN-RATE-001.10",
+        Capability.OFFICE,
+        "counts distinct request instants, so two wakes at one instant count as one",
+        lambda: [_count(distinct_instants_count)],
+    ),
+    Mutant(
+        "allowance_from_configuration",
+        "AC-OFFICE-ASSIGN-RATE-002.6",
+        Capability.OFFICE,
+        "reads N from OFFICE_ASSIGNMENT_ALLOWANCE (default 6) and reports what it read",
+        lambda: [
+            Patch(office_constants, "ASSIGNMENT_ALLOWANCE", configured_allowance()),
+            Patch(reference_gate, "ASSIGNMENT_ALLOWANCE", configured_allowance()),
+        ],
+    ),
+    Mutant(
+        "window_declared_twice",
+        "AC-OFFICE-ASSIGN-RATE-002.6",
+        Capability.OFFICE,
+        "the gate keeps its own copy of W (5 minutes) while 10 minutes is reported",
+        lambda: [Patch(reference_gate, "ASSIGNMENT_WINDOW", timedelta(minutes=5))],
+    ),
+]

@@ -1,0 +1,102 @@
+"""Mutants of a gate that remembers: refusals that count, stretched windows, counts in memory.
+
+The reference gate keeps nothing between wakes; each of these keeps one thing
+in process memory, which a restart loses.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from mutants.office_count import count_within
+from mutants.patching import Capability, Mutant, Patch
+from reference.office import service as office_service
+from reference.office.classifier import Scope, gate_subject
+from reference.office.constants import ASSIGNMENT_WINDOW
+from reference.office.gate import AllowanceGate, CountReadFault
+from reference.office.models import Run
+from reference.office.telemetry import OfficeTelemetry
+from reference.office.wake import Wake
+
+
+class RememberingGate(AllowanceGate):
+    """Notes, per task, the instants of its own decisions on attributed wakes."""
+
+    remembers_admissions = False
+
+    def __init__(self, telemetry: OfficeTelemetry, fault: CountReadFault) -> None:
+        super().__init__(telemetry, fault)
+        self.instants: defaultdict[str, list[datetime]] = defaultdict(list)
+
+    def admits(self, session: Session, wake: Wake, now: datetime) -> bool:
+        admitted = super().admits(session, wake, now)
+        subject = gate_subject(wake.reason, wake.payload)
+        if subject.scope is Scope.ATTRIBUTED and admitted == self.remembers_admissions:
+            self.instants[subject.task_id].append(now)
+        return admitted
+
+    def in_window(self, task_id: str, now: datetime) -> int:
+        return sum(
+            1 for instant in self.instants[task_id] if now - ASSIGNMENT_WINDOW < instant <= now
+        )
+
+
+class RefusalCountingGate(RememberingGate):
+    """Counts its refusals in the window as if they had used the allowance."""
+
+    def _read_count(self, session: Session, task_id: str, now: datetime) -> int:
+        return super()._read_count(session, task_id, now) + self.in_window(task_id, now)
+
+
+class LastRefusalWindowGate(RememberingGate):
+    """Measures the window back from the task's last refusal rather than from now."""
+
+    def _read_count(self, session: Session, task_id: str, now: datetime) -> int:
+        refusals = self.instants[task_id]
+        anchor = refusals[-1] if refusals else now
+        window = (Run.requested_at > anchor - ASSIGNMENT_WINDOW, Run.requested_at <= now)
+        with session.begin_nested():
+            self._fault.trip()
+            return session.scalar(count_within(task_id, *window)) or 0
+
+
+class InMemoryCountGate(RememberingGate):
+    """Counts the admissions it remembers instead of the stored runs."""
+
+    remembers_admissions = True
+
+    def _read_count(self, session: Session, task_id: str, now: datetime) -> int:
+        self._fault.trip()
+        return self.in_window(task_id, now)
+
+
+def _gate(replacement: type[AllowanceGate]) -> Patch:
+    return Patch(office_service, "AllowanceGate", replacement)
+
+
+MUTANTS = [
+    Mutant(
+        "refusals_counted",
+        "AC-OFFICE-ASSIGN-RATE-001.4",
+        Capability.OFFICE,
+        "adds the task's refusals in the window to the count, so retries keep the task locked",
+        lambda: [_gate(RefusalCountingGate)],
+    ),
+    Mutant(
+        "window_from_last_refusal",
+        "AC-OFFICE-ASSIGN-RATE-001.4",
+        Capability.OFFICE,
+        "measures the window from the last refusal, so places free up W after it, not the wake",
+        lambda: [_gate(LastRefusalWindowGate)],
+    ),
+    Mutant(
+        "count_kept_in_memory",
+        "AC-OFFICE-ASSIGN-RATE-002.4",
+        Capability.OFFICE,
+        "counts admissions in process memory: a restart resets it, a deleted run is still counted",
+        lambda: [_gate(InMemoryCountGate)],
+    ),
+]

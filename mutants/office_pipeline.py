@@ -1,0 +1,134 @@
+"""Mutants of the enqueue pipeline: stage order, what a refusal leaves and reports, merging."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy.orm import Session
+
+from mutants.patching import Capability, Mutant, Patch
+from reference.office import dedup as office_dedup
+from reference.office import run_queue
+from reference.office import service as office_service
+from reference.office.coalescer import _merge_target, coalesce
+from reference.office.dedup import recent_duplicate
+from reference.office.models import Run
+from reference.office.run_queue import RunQueue, _insert
+from reference.office.telemetry import DedupKind
+from reference.office.wake import EnqueueResult, Outcome, Wake
+
+
+class ReorderedQueue(RunQueue):
+    """The reference pipeline with its first three stages run in `order`."""
+
+    order: tuple[str, ...] = ("duplicate", "coalescing", "gate")
+
+    def _decide(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult:
+        stages = {"duplicate": self._duplicate, "coalescing": self._coalescing, "gate": self._gated}
+        for name in self.order:
+            decided = stages[name](session, wake, now)
+            if decided is not None:
+                return decided
+        return EnqueueResult(Outcome.QUEUED, str(_insert(session, wake, now).id))
+
+    def _duplicate(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult | None:
+        duplicate = recent_duplicate(session, wake, now)
+        if duplicate is None:
+            return None
+        self._telemetry.deduplicated(wake.reason, DedupKind.WINDOWED)
+        return EnqueueResult(Outcome.DEDUPLICATED, str(duplicate.id))
+
+    def _coalescing(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult | None:
+        merged = coalesce(session, wake, now)
+        return None if merged is None else EnqueueResult(Outcome.COALESCED, str(merged.id))
+
+    def _gated(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult | None:
+        return (
+            None if self._gate.admits(session, wake, now) else EnqueueResult(Outcome.RATE_LIMITED)
+        )
+
+
+class GateFirstQueue(ReorderedQueue):
+    order = ("gate", "duplicate", "coalescing")
+
+
+class GateBeforeCoalescingQueue(ReorderedQueue):
+    order = ("duplicate", "gate", "coalescing")
+
+
+class SilentRefusalQueue(RunQueue):
+    """Reports a refusal to the producer as `none`, as if nothing had been attempted."""
+
+    def _decide(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult:
+        decided = super()._decide(session, wake, now)
+        if decided.outcome is Outcome.RATE_LIMITED:
+            return EnqueueResult(Outcome.NONE)
+        return decided
+
+
+class AuditedRefusalQueue(RunQueue):
+    """Keeps a refused wake on record as a cancelled run, for the audit trail."""
+
+    def _decide(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult:
+        decided = super()._decide(session, wake, now)
+        if decided.outcome is Outcome.RATE_LIMITED:
+            _insert(session, wake, now).status = "cancelled"
+        return decided
+
+
+def coalesce_keeping_payload(session: Session, wake: Wake, now: datetime) -> Run | None:
+    """Merges without overwriting the payload: the first wake's payload stays on the run."""
+    target = _merge_target(session, wake, now)
+    if target is not None:
+        target.coalesced_count = Run.coalesced_count + 1
+    return target
+
+
+def _queue(replacement: type[RunQueue]) -> Patch:
+    return Patch(office_service, "RunQueue", replacement)
+
+
+MUTANTS = [
+    Mutant(
+        "gate_before_dedup",
+        "AC-OFFICE-ASSIGN-RATE-001.5",
+        Capability.OFFICE,
+        "applies the allowance before duplicate lookup and coalescing (the trap seen in the wild)",
+        lambda: [_queue(GateFirstQueue)],
+    ),
+    Mutant(
+        "gate_before_coalescing",
+        "AC-OFFICE-ASSIGN-RATE-001.5",
+        Capability.OFFICE,
+        "applies the allowance after duplicate lookup but before coalescing",
+        lambda: [_queue(GateBeforeCoalescingQueue)],
+    ),
+    Mutant(
+        "coalesce_keeps_payload",
+        "AC-OFFICE-ASSIGN-RATE-001.4",
+        Capability.OFFICE,
+        "a merge keeps the queued run's payload instead of taking the incoming wake's",
+        lambda: [Patch(run_queue, "coalesce", coalesce_keeping_payload)],
+    ),
+    Mutant(
+        "refusal_records_row",
+        "AC-OFFICE-ASSIGN-RATE-001.6",
+        Capability.OFFICE,
+        "inserts a refused wake as a cancelled run (keeping its key), for the audit trail",
+        lambda: [_queue(AuditedRefusalQueue)],
+    ),
+    Mutant(
+        "refusal_reported_as_none",
+        "AC-OFFICE-ASSIGN-RATE-003.5",
+        Capability.OFFICE,
+        "tells the producer `none` for a refused wake",
+        lambda: [_queue(SilentRefusalQueue)],
+    ),
+    Mutant(
+        "dedup_lookback_in_seconds",
+        "AC-OFFICE-ASSIGN-RATE-002.5",
+        Capability.OFFICE,
+        "the duplicate lookup spans 24 seconds instead of 24 hours (a unit slip)",
+        lambda: [Patch(office_dedup, "DEDUP_LOOKBACK", timedelta(seconds=24))],
+    ),
+]

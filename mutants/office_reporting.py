@@ -1,0 +1,148 @@
+"""Mutants of what a refusal leaves for the operator: counter labels, surface, log level, counts."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter
+from sqlalchemy.orm import Session
+
+from mutants.patching import Capability, Mutant, Patch
+from reference.office import gate as reference_gate
+from reference.office import service as office_service
+from reference.office.constants import ASSIGNMENT_ALLOWANCE
+from reference.office.gate import AllowanceGate
+from reference.office.telemetry import OfficeTelemetry, RateLimitReason
+
+RATE_LIMIT_HELP = "Assignment wakes refused or admitted degraded by the allowance gate."
+
+
+class ReportingGate(AllowanceGate):
+    """The reference gate's reporting, with whether it counts and how loud it logs as hooks."""
+
+    def counts(self, reason: RateLimitReason) -> bool:
+        return True
+
+    def level(self, reason: RateLimitReason) -> int:
+        return logging.WARNING
+
+    def _warn(self, reason: RateLimitReason, message: str, **fields: Any) -> None:
+        if self.counts(reason):
+            self._telemetry.rate_limited(reason)
+        logged = {
+            "reason": reason.value,
+            **fields,
+            "allowance": ASSIGNMENT_ALLOWANCE,
+        }
+        reference_gate.logger.log(self.level(reason), message, extra={"fields": logged})
+
+
+class InfoRefusalGate(ReportingGate):
+    """Logs refusals at INFO, as routine traffic shaping."""
+
+    def level(self, reason: RateLimitReason) -> int:
+        if reason is RateLimitReason.ALLOWANCE_EXHAUSTED:
+            return logging.INFO
+        return logging.WARNING
+
+
+class UncountedUnattributedGate(ReportingGate):
+    """Logs an unattributed wake but leaves the counter alone."""
+
+    def counts(self, reason: RateLimitReason) -> bool:
+        return reason is not RateLimitReason.TASK_UNATTRIBUTED
+
+
+class ExhaustionCountingGate(AllowanceGate):
+    """Ticks allowance_exhausted when an admission takes the last place, not only on refusals."""
+
+    def _read_count(self, session: Session, task_id: str, now: datetime) -> int:
+        observed = super()._read_count(session, task_id, now)
+        if observed == ASSIGNMENT_ALLOWANCE - 1:
+            self._telemetry.rate_limited(RateLimitReason.ALLOWANCE_EXHAUSTED)
+        return observed
+
+
+class TaskLabelledTelemetry(OfficeTelemetry):
+    """The rate-limit counter gains a task_id label, so each task has its own series."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.registry.unregister(self._rate_limit)
+        self._rate_limit = Counter(
+            "office_assignment_rate_limit",
+            RATE_LIMIT_HELP,
+            ["reason", "task_id"],
+            registry=self.registry,
+        )
+        self.task_id = ""
+
+    def rate_limited(self, reason: RateLimitReason) -> None:
+        self._rate_limit.labels(reason=reason.value, task_id=self.task_id).inc()
+
+
+class TaskLabellingGate(AllowanceGate):
+    """Hands the task of each refusal or degraded admission to the counter as a label."""
+
+    def _warn(self, reason: RateLimitReason, message: str, **fields: Any) -> None:
+        if isinstance(self._telemetry, TaskLabelledTelemetry):
+            self._telemetry.task_id = str(fields.get("task_id", ""))
+        super()._warn(reason, message, **fields)
+
+
+class SeparateSurfaceTelemetry(OfficeTelemetry):
+    """Keeps the rate-limit counter on a registry of its own, off the dedup counters' surface."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.registry.unregister(self._rate_limit)
+        self.rate_limit_registry = CollectorRegistry()
+        self.rate_limit_registry.register(self._rate_limit)
+
+
+def _gate(replacement: type[AllowanceGate]) -> Patch:
+    return Patch(office_service, "AllowanceGate", replacement)
+
+
+MUTANTS = [
+    Mutant(
+        "unattributed_not_counted",
+        "AC-OFFICE-ASSIGN-RATE-003.1",
+        Capability.OFFICE,
+        "logs an unattributed admission but does not count it",
+        lambda: [_gate(UncountedUnattributedGate)],
+    ),
+    Mutant(
+        "counter_labelled_with_task",
+        "AC-OFFICE-ASSIGN-RATE-003.2",
+        Capability.OFFICE,
+        "labels the rate-limit counter with the task id as well as the reason",
+        lambda: [
+            Patch(office_service, "OfficeTelemetry", TaskLabelledTelemetry),
+            _gate(TaskLabellingGate),
+        ],
+    ),
+    Mutant(
+        "refusal_logged_at_info",
+        "AC-OFFICE-ASSIGN-RATE-003.3",
+        Capability.OFFICE,
+        "logs refusals at INFO level instead of WARNING",
+        lambda: [_gate(InfoRefusalGate)],
+    ),
+    Mutant(
+        "exhausting_admission_counted",
+        "AC-OFFICE-ASSIGN-RATE-003.4",
+        Capability.OFFICE,
+        "the admission that takes the last place also ticks allowance_exhausted",
+        lambda: [_gate(ExhaustionCountingGate)],
+    ),
+    Mutant(
+        "rate_limit_counter_off_surface",
+        "AC-OFFICE-ASSIGN-RATE-003.6",
+        Capability.OFFICE,
+        "registers the rate-limit counter on its own registry, not the dedup counters' surface",
+        lambda: [Patch(office_service, "OfficeTelemetry", SeparateSurfaceTelemetry)],
+    ),
+]

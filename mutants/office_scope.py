@@ -1,0 +1,136 @@
+"""Mutants of who falls under the allowance: actor types on payloads, task ids, keyless wakes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from mutants.patching import Capability, Mutant, Patch
+from reference.office import assignment as office_assignment
+from reference.office import coalescer as office_coalescer
+from reference.office import gate as reference_gate
+from reference.office import models as office_models
+from reference.office import service as office_service
+from reference.office.classifier import GateSubject, gate_subject, parse_object, task_key
+from reference.office.gate import AllowanceGate
+from reference.office.models import Task
+from reference.office.producers import Producer, actorless_wake, assignment_wake
+from reference.office.wake import Wake
+
+
+def _rewritten(payload: str, change: dict[str, Any], drop: tuple[str, ...] = ()) -> str:
+    """The payload with some fields set or removed; a payload that is no object stays as it is."""
+    fields = parse_object(payload)
+    if fields is None:
+        return payload
+    kept = {name: value for name, value in fields.items() if name not in drop}
+    return json.dumps({**kept, **change})
+
+
+def lenient_gate_subject(reason: str, payload: str) -> GateSubject:
+    """Compares the actor type case-insensitively and ignoring surrounding blanks."""
+    actor = (parse_object(payload) or {}).get("actor_type")
+    if isinstance(actor, str):
+        payload = _rewritten(payload, {"actor_type": actor.strip().lower()})
+    return gate_subject(reason, payload)
+
+
+def any_caller_is_an_agent(
+    task: Task, agent_id: str, acting_agent_id: str, generation: int | None
+) -> Wake:
+    """Stamps actor type agent whenever an acting id was passed at all, even an empty one."""
+    wake = assignment_wake(task, agent_id, acting_agent_id, generation)
+    return replace(wake, payload=_rewritten(wake.payload, {"actor_type": "agent"}))
+
+
+def actorless_assignment_wake(
+    task: Task, agent_id: str, acting_agent_id: str, generation: int | None
+) -> Wake:
+    """Leaves the actor off the mutation's wake, expecting the gate to look at the mutation."""
+    wake = assignment_wake(task, agent_id, acting_agent_id, generation)
+    return replace(wake, payload=_rewritten(wake.payload, {}, drop=("actor_type", "actor_id")))
+
+
+def auto_start_acts_as_agent(producer: Producer, task: Task, agent_id: str) -> Wake:
+    """The workflow auto-start step stamps actor type agent on the wake it produces."""
+    wake = actorless_wake(producer, task, agent_id)
+    if producer is not Producer.WORKFLOW_AUTO_START:
+        return wake
+    return replace(wake, payload=_rewritten(wake.payload, {"actor_type": "agent"}))
+
+
+def _numbers_as_strings(payload: str) -> str:
+    """A JSON-unaware reading: a numeric task_id is taken for its decimal text."""
+    value = (parse_object(payload) or {}).get("task_id")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _rewritten(payload, {"task_id": str(value)})
+    return payload
+
+
+def coercing_gate_subject(reason: str, payload: str) -> GateSubject:
+    return gate_subject(reason, _numbers_as_strings(payload))
+
+
+def coercing_task_key(payload: str) -> str:
+    return task_key(_numbers_as_strings(payload))
+
+
+class KeyedOnlyGate(AllowanceGate):
+    """Applies the allowance only to keyed wakes, taking a missing key for "not an assignment"."""
+
+    def admits(self, session: Session, wake: Wake, now: datetime) -> bool:
+        return wake.dedup_key is None or super().admits(session, wake, now)
+
+
+MUTANTS = [
+    Mutant(
+        "actor_type_case_insensitive",
+        "AC-OFFICE-ASSIGN-RATE-001.1",
+        Capability.OFFICE,
+        'matches the actor type case-insensitively and trimmed, limiting "Agent" and " agent"',
+        lambda: [Patch(reference_gate, "gate_subject", lenient_gate_subject)],
+    ),
+    Mutant(
+        "empty_actor_counts_as_agent",
+        "AC-OFFICE-ASSIGN-RATE-001.1",
+        Capability.OFFICE,
+        "tests the acting agent id for presence, not emptiness: users and internal callers count",
+        lambda: [Patch(office_assignment, "assignment_wake", any_caller_is_an_agent)],
+    ),
+    Mutant(
+        "producer_stamps_agent",
+        "AC-OFFICE-ASSIGN-RATE-001.12",
+        Capability.OFFICE,
+        "the workflow auto-start producer puts actor type agent on its wakes",
+        lambda: [Patch(office_service, "actorless_wake", auto_start_acts_as_agent)],
+    ),
+    Mutant(
+        "mutation_drops_actor_type",
+        "AC-OFFICE-ASSIGN-RATE-001.13",
+        Capability.OFFICE,
+        "the assignee mutation's wake carries no actor type or actor id",
+        lambda: [Patch(office_assignment, "assignment_wake", actorless_assignment_wake)],
+    ),
+    Mutant(
+        "numeric_task_id_coerced",
+        "AC-OFFICE-ASSIGN-RATE-002.3",
+        Capability.OFFICE,
+        'reads a numeric task_id as text, so 42 is attributed and joins task "42"\'s allowance',
+        lambda: [
+            Patch(reference_gate, "gate_subject", coercing_gate_subject),
+            Patch(office_models, "task_key", coercing_task_key),
+            Patch(office_coalescer, "task_key", coercing_task_key),
+        ],
+    ),
+    Mutant(
+        "keyless_bypasses_gate",
+        "AC-OFFICE-ASSIGN-RATE-001.8",
+        Capability.OFFICE,
+        "lets every wake without a dedup key through the gate unchecked",
+        lambda: [Patch(office_service, "AllowanceGate", KeyedOnlyGate)],
+    ),
+]

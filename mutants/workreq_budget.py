@@ -1,0 +1,157 @@
+"""Mutants of the budget ledger: reserving slices, charging usage, returning what is left."""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, update
+from sqlalchemy.orm import Session
+
+from mutants.patching import Capability, Mutant, Patch
+from reference import app
+from reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
+from reference.workreq import budget_ledger, delegation
+from reference.workreq.budget_ledger import _draw_from_campaign, _return_upwards
+from reference.workreq.models import Campaign, DelegationSession, State, WorkRequestRecord
+from reference.workreq.service import WorkRequestService, _is_exact_retry
+from reference.workreq.store import conditional_update, find_campaign, find_request
+from reference.workreq.views import CompletionView
+
+
+def check_without_reserving(tx: Session, originator: DelegationSession, amount: int) -> None:
+    """Checks that the source can afford the slice but leaves it there until the child spends."""
+    if originator.request_id is None:
+        affordable = find_campaign(tx, originator.campaign_id).available
+    else:
+        affordable = find_request(tx, originator.request_id).remaining
+    if amount > affordable:
+        raise InsufficientBudget(f"slice {amount} exceeds the {affordable} available")
+
+
+def reserve_from_campaign(tx: Session, originator: DelegationSession, amount: int) -> None:
+    """Takes every slice out of the campaign, nested ones included."""
+    if not _draw_from_campaign(tx, originator.campaign_id, amount, spend=False):
+        raise InsufficientBudget(f"slice {amount} exceeds the campaign's available budget")
+
+
+def reserve_unguarded(tx: Session, originator: DelegationSession, amount: int) -> None:
+    """Moves the slice without asking whether the source holds that much."""
+    if originator.request_id is None:
+        tx.execute(
+            update(Campaign)
+            .where(Campaign.campaign_id == originator.campaign_id)
+            .values(available=Campaign.available - amount)
+        )
+        return
+    tx.execute(
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == originator.request_id)
+        .values(carved=WorkRequestRecord.carved + amount)
+    )
+
+
+def return_to_parent(tx: Session, record: WorkRequestRecord, amount: int) -> None:
+    """Gives the remainder to the originating request even when that one has completed."""
+    if record.parent_request_id is None:
+        tx.execute(
+            update(Campaign)
+            .where(Campaign.campaign_id == record.campaign_id)
+            .values(available=Campaign.available + amount)
+        )
+        return
+    tx.execute(
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == record.parent_request_id)
+        .values(carved=WorkRequestRecord.carved - amount)
+    )
+
+
+class ReplayingService(WorkRequestService):
+    """Answers an exact publish retry by replaying the settlement, returning the remainder again."""
+
+    def publish(
+        self, request_id: str, holder: str, generation: int, result_ref: str
+    ) -> CompletionView:
+        with self._db.transaction() as tx:
+            record = find_request(tx, request_id)
+            if _is_exact_retry(record, holder, generation, result_ref) and record.returned:
+                _return_upwards(tx, record, record.returned)
+        return super().publish(request_id, holder, generation, result_ref)
+
+
+def charge_unbounded(tx: Session, request_id: str, amount: int) -> None:
+    """Charges the request's slice without checking what remains of it."""
+    _charge_within(tx, request_id, amount)
+
+
+def charge_ignoring_carved(tx: Session, request_id: str, amount: int) -> None:
+    """Checks usage against slice minus spent, forgetting what was carved out for children."""
+    _charge_within(
+        tx, request_id, amount, WorkRequestRecord.budget_slice - WorkRequestRecord.spent >= amount
+    )
+
+
+def _charge_within(tx: Session, request_id: str, amount: int, *room: ColumnElement[bool]) -> None:
+    charged = conditional_update(
+        tx,
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == request_id)
+        .where(WorkRequestRecord.state != State.COMPLETED, *room)
+        .values(spent=WorkRequestRecord.spent + amount),
+    )
+    if charged:
+        return
+    if find_request(tx, request_id).state == State.COMPLETED:
+        raise AlreadyCompleted(f"work request {request_id!r} is completed; its slice is closed")
+    raise UsageExceedsSlice(f"usage {amount} exceeds what is left of {request_id!r}'s slice")
+
+
+MUTANTS = [
+    Mutant(
+        "slice_not_deducted",
+        "AC-ARMONIA-WORKREQ-001.1",
+        Capability.WORK_REQUESTS,
+        "checks the slice is affordable but does not take it out of the originator's budget",
+        lambda: [Patch(delegation, "reserve_slice", check_without_reserving)],
+    ),
+    Mutant(
+        "nested_slice_from_campaign",
+        "AC-ARMONIA-WORKREQ-001.1",
+        Capability.WORK_REQUESTS,
+        "takes a nested delegation's slice from the campaign instead of the child's remainder",
+        lambda: [Patch(delegation, "reserve_slice", reserve_from_campaign)],
+    ),
+    Mutant(
+        "overdraw_allowed",
+        "AC-ARMONIA-WORKREQ-001.9",
+        Capability.WORK_REQUESTS,
+        "reserves a slice without checking the source holds that much, overdrawing it",
+        lambda: [Patch(delegation, "reserve_slice", reserve_unguarded)],
+    ),
+    Mutant(
+        "return_to_completed_parent",
+        "AC-ARMONIA-WORKREQ-001.9",
+        Capability.WORK_REQUESTS,
+        "returns a remainder to its originating request even when that one has completed",
+        lambda: [Patch(budget_ledger, "_return_upwards", return_to_parent)],
+    ),
+    Mutant(
+        "unspent_returned_twice",
+        "AC-ARMONIA-WORKREQ-001.6",
+        Capability.WORK_REQUESTS,
+        "an exact publish retry replays the settlement and returns the remainder again",
+        lambda: [Patch(app, "WorkRequestService", ReplayingService)],
+    ),
+    Mutant(
+        "usage_unbounded",
+        "AC-ARMONIA-WORKREQ-001.13",
+        Capability.WORK_REQUESTS,
+        "charges a child's usage without checking what remains of its slice",
+        lambda: [Patch(budget_ledger, "_charge_request", charge_unbounded)],
+    ),
+    Mutant(
+        "usage_ignores_carved",
+        "AC-ARMONIA-WORKREQ-001.13",
+        Capability.WORK_REQUESTS,
+        "checks usage against slice minus spent, so slices carved for children are spent twice",
+        lambda: [Patch(budget_ledger, "_charge_request", charge_ignoring_carved)],
+    ),
+]

@@ -1,0 +1,54 @@
+"""`conformance strength` on a few mutants and a few scenarios: kills, survivors, the control."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from conformance.cli import EXIT_USAGE, app
+from conformance.strength import StrengthReport, run_strength, select_mutants
+
+# One Office and one work-request scenario, so that every run stays short.
+SCENARIOS = "refused_assignment_reports_the_outcome or heartbeat_moves_the_expiry"
+
+
+@pytest.fixture(scope="module")
+def report() -> StrengthReport:
+    chosen = select_mutants(
+        ["refusal_reported_as_none", "heartbeat_bumps_generation", "per_agent_allowance"]
+    )
+    return run_strength(chosen, jobs=2, select=SCENARIOS)
+
+
+def test_the_reference_control_passes_every_selected_scenario(report: StrengthReport) -> None:
+    assert report.control.error is None
+    assert report.control_failures() == []
+    ran = [status for _, status in report.control.statuses().values() if status == "passed"]
+    assert len(ran) == 2
+
+
+def test_mutants_are_killed_by_the_criterion_they_break(report: StrengthReport) -> None:
+    verdicts = {verdict.mutant.name: verdict for verdict in report.verdicts}
+    assert verdicts["refusal_reported_as_none"].killed_by == {"AC-OFFICE-ASSIGN-RATE-003.5"}
+    assert verdicts["heartbeat_bumps_generation"].killed_by == {"AC-ARMONIA-WORKREQ-001.12"}
+    assert all(
+        verdicts[name].intended_kill
+        for name in ("refusal_reported_as_none", "heartbeat_bumps_generation")
+    )
+    kills = report.kills_by_criterion()
+    assert kills["AC-OFFICE-ASSIGN-RATE-003.5"] == ["refusal_reported_as_none"]
+
+
+def test_a_mutant_the_selected_scenarios_cannot_see_survives_and_fails_the_run(
+    report: StrengthReport,
+) -> None:
+    # The selected Office scenario only ever assigns to one agent, so a per-agent
+    # allowance behaves the same there: nothing kills it, and the run must say so.
+    assert report.survivors() == ["per_agent_allowance"]
+    assert not report.succeeded()
+
+
+def test_an_unknown_mutant_pattern_is_a_usage_error() -> None:
+    outcome = CliRunner().invoke(app, ["strength", "--mutant", "no_such_mutant*"])
+    assert outcome.exit_code == EXIT_USAGE
+    assert "no mutant matches no_such_mutant*" in outcome.output
