@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import subprocess
 import sys
 import tempfile
@@ -30,7 +31,7 @@ from hypothesis import strategies as st
 
 from bench.report import Measure, Row
 from bench.stats import MICROS, MILLIS, median, rate
-from conformance.adapters.factory import open_driver
+from conformance.adapters.factory import REUSE_ENV, open_driver
 from conformance.driver import Driver
 from conformance.results import read_results
 
@@ -52,6 +53,8 @@ class KitSettings:
     round_trips: int
     launches: int
     examples: int
+    suite_without_reuse: bool
+    """Also time the suite with a new process per scenario (CONFORMANCE_EXEC_REUSE=0)."""
 
 
 def measure(settings: KitSettings) -> list[Row]:
@@ -59,9 +62,11 @@ def measure(settings: KitSettings) -> list[Row]:
     rows = [_suite_row(settings.selection, missing)]
     if missing:
         return [*rows, *_missing_rows(missing)]
+    if settings.suite_without_reuse:
+        rows.append(_reuse_suite_row(settings.selection))
     return [
         *rows,
-        _launch_row(settings.launches),
+        *_launch_rows(settings.launches),
         *_round_trip_rows(settings.round_trips),
         _hypothesis_row(settings.examples),
     ]
@@ -88,8 +93,12 @@ class SuiteRun:
         return ", ".join(f"{count} {names.get(status, status)}" for status, count in counts)
 
 
+def _scope(selection: str | None) -> str:
+    return f"-k {selection!r}" if selection else "every scenario"
+
+
 def _suite_row(selection: str | None, missing: str) -> Row:
-    scope = f"-k {selection!r}" if selection else "every scenario"
+    scope = _scope(selection)
     in_process = _run_suite(IN_PROCESS, selection)
     if missing:
         return Row(
@@ -112,7 +121,20 @@ def _suite_row(selection: str | None, missing: str) -> Row:
     )
 
 
-def _run_suite(impl: str, selection: str | None) -> SuiteRun:
+def _reuse_suite_row(selection: str | None) -> Row:
+    reused = _run_suite(EXEC_IMPL, selection)
+    fresh = _run_suite(EXEC_IMPL, selection, reuse=False)
+    return Row(
+        key="kit.suite_reuse",
+        section=SECTION,
+        what=f"exec: run wall time ({_scope(selection)}), processes reused vs one per scenario",
+        baseline=Measure("reused", reused.seconds, "s"),
+        subject=Measure(f"{REUSE_ENV}=0", fresh.seconds, "s"),
+        note=f"reused: {reused.summary(selection)}; one per scenario: {fresh.summary(selection)}",
+    )
+
+
+def _run_suite(impl: str, selection: str | None, *, reuse: bool = True) -> SuiteRun:
     """`conformance run`, as a user runs it, timed from launch to exit."""
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as scratch:
         results = Path(scratch) / "results.jsonl"
@@ -148,24 +170,60 @@ def _driver(impl: str) -> Iterator[Driver]:
             driver.close()
 
 
-def _launch_row(count: int) -> Row:
+def _launch_rows(count: int) -> list[Row]:
     """What every scenario pays before its first step: a driver on an empty store."""
-    seconds: dict[str, list[float]] = {IN_PROCESS: [], EXEC_IMPL: []}
-    for _ in range(count):
-        for impl, samples in seconds.items():
-            with tempfile.TemporaryDirectory(prefix="bench-launch-") as scratch:
-                start = perf_counter()
-                driver = open_driver(impl, None, Path(scratch))
-                samples.append(perf_counter() - start)
-                driver.close()
-    return Row(
-        key="kit.launch",
-        section=SECTION,
-        what="open a driver on an empty store (once per scenario), median, in-process vs exec",
-        baseline=Measure("in-process", median(seconds[IN_PROCESS]) * MILLIS, "ms"),
-        subject=Measure("exec", median(seconds[EXEC_IMPL]) * MILLIS, "ms"),
-        note="exec: a new interpreter, its imports, an empty schema, the handshake",
-    )
+    local = _median_open(IN_PROCESS, count, reuse=True)
+    reused = _median_open(EXEC_IMPL, count, reuse=True)
+    fresh = _median_open(EXEC_IMPL, count, reuse=False)
+    return [
+        Row(
+            key="kit.launch",
+            section=SECTION,
+            what="open a driver on an empty store (once per scenario), median, in-process vs exec",
+            baseline=Measure("in-process", local, "ms"),
+            subject=Measure("exec", reused, "ms"),
+            note="exec as configured by default: a parked process, reset",
+        ),
+        Row(
+            key="kit.launch_reuse",
+            section=SECTION,
+            what="exec: open a driver, median, parked process reset vs new process",
+            baseline=Measure("reset", reused, "ms"),
+            subject=Measure("new process", fresh, "ms"),
+            note="a new process: an interpreter, its imports, an empty schema, the handshake",
+        ),
+    ]
+
+
+def _median_open(impl: str, count: int, *, reuse: bool) -> float:
+    """Median milliseconds to open a driver; closing it (and parking it) is not counted.
+
+    The scratch directories outlive their drivers, as a test session's do, so
+    that a parked process keeps its store and can be taken again.
+    """
+    samples = []
+    with _reuse(reuse), tempfile.TemporaryDirectory(prefix="bench-launch-") as scratch:
+        for index in range(count + 1):
+            directory = Path(scratch) / str(index)
+            directory.mkdir()
+            start = perf_counter()
+            driver = open_driver(impl, None, directory)
+            samples.append(perf_counter() - start)
+            driver.close()
+    return median(samples[1:]) * MILLIS
+
+
+@contextmanager
+def _reuse(enabled: bool) -> Iterator[None]:
+    previous = os.environ.get(REUSE_ENV)
+    os.environ[REUSE_ENV] = "1" if enabled else "0"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[REUSE_ENV]
+        else:
+            os.environ[REUSE_ENV] = previous
 
 
 def _round_trip_rows(count: int) -> list[Row]:

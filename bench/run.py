@@ -29,7 +29,7 @@ import sqlalchemy
 from rich.console import Console
 
 from bench import enqueue_rate, gate_cost, kit_cost, lease_rate
-from bench.report import Report, Row
+from bench.report import Measure, Report, Row
 from bench.stores import libpq_url, postgres_base_url, postgres_unavailable
 from bench.table import print_report
 
@@ -51,7 +51,13 @@ PLANS = {
         lease=lease_rate.LeaseSettings(
             processes=(1, 8), requests_per_process=5, minimum_requests=30
         ),
-        kit=kit_cost.KitSettings(selection="window", round_trips=100, launches=3, examples=3),
+        kit=kit_cost.KitSettings(
+            selection="window",
+            round_trips=100,
+            launches=3,
+            examples=3,
+            suite_without_reuse=True,
+        ),
     ),
     "full": Plan(
         gate=gate_cost.GateSettings(small_runs=10**3, large_runs=10**6, samples=1000),
@@ -59,10 +65,22 @@ PLANS = {
         lease=lease_rate.LeaseSettings(
             processes=(1, 8, 32), requests_per_process=50, minimum_requests=300
         ),
-        kit=kit_cost.KitSettings(selection=None, round_trips=1000, launches=10, examples=25),
+        kit=kit_cost.KitSettings(
+            selection=None,
+            round_trips=1000,
+            launches=10,
+            examples=25,
+            suite_without_reuse=False,
+        ),
     ),
 }
 SECTIONS = ("gate", "enqueue", "lease", "kit")
+TITLES = {
+    "gate": gate_cost.SECTION,
+    "enqueue": enqueue_rate.SECTION,
+    "lease": lease_rate.SECTION,
+    "kit": kit_cost.SECTION,
+}
 WIDE = 150
 """Table width when the output is not a terminal (a log, a CI job)."""
 
@@ -86,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in options.only or SECTIONS:
         with console.status(f"bench: {name}"):
             start = perf_counter()
-            report.add(steps[name]())
+            report.add(_section(name, steps[name]))
             report.meta["seconds"][name] = round(perf_counter() - start, 1)
     report.meta["load_after"] = _load()
     print_report(report, console)
@@ -95,6 +113,23 @@ def main(argv: list[str] | None = None) -> int:
         report.write(options.json)
         console.print(f"wrote {options.json}")
     return 0
+
+
+def _section(name: str, measure: Callable[[], list[Row]]) -> list[Row]:
+    """The section's rows. A section that breaks (the tree is shared) loses only its own rows."""
+    try:
+        return measure()
+    except Exception as error:
+        logging.getLogger("bench").exception("section %s failed", name)
+        return [
+            Row(
+                key=f"{name}.failed",
+                section=TITLES[name],
+                what=f"the {name} section did not finish",
+                baseline=Measure("", None, ""),
+                note=f"not measured: {type(error).__name__}: {error}",
+            )
+        ]
 
 
 def _parser() -> argparse.ArgumentParser:
