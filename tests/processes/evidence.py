@@ -1,0 +1,55 @@
+"""What a process test leaves behind: its history, the checker's verdicts, and a printed summary.
+
+Each test writes history.jsonl (every operation, replayable by
+conformance.checker) and evidence.json (the verdicts and their counts) into
+its pytest tmp dir, and prints the figures docs/concurrency.md reports.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conformance.checker import (
+    CheckResult,
+    check_budget,
+    check_claims,
+    check_publishes,
+    over_admission_evidence,
+)
+from conformance.history import HistoryRecorder
+
+from .pool import CoordinatorPool
+
+
+def conclude(recorder: HistoryRecorder, pool: CoordinatorPool, *results: CheckResult) -> None:
+    """Keep the history and the verdicts next to the store, and say how much was checked."""
+    directory = pool.store.directory.parent
+    recorder.write(directory / "history.jsonl")
+    label = f"[{pool.store.database}, {len(pool.processes)} processes]"
+    evidence: dict[str, Any] = {
+        "database": pool.store.database,
+        "processes": len(pool.processes),
+        "operations_recorded": len(recorder.operations()),
+        "checks": [result.to_json() for result in results],
+    }
+    for result in results:
+        if "largest_over_admission" in result.counts:
+            evidence["largest_over_admission"] = result.counts["largest_over_admission"]
+            print(f"{label} {over_admission_evidence(result)}")
+        print(f"{label} {result.check}: {result.operations_checked} operations checked")
+    (directory / "evidence.json").write_text(json.dumps(evidence, indent=2))
+
+
+def assert_holds(*results: CheckResult, unknown: int = 0) -> None:
+    """Every check holds, checked something, and left exactly `unknown` outcomes unknown."""
+    for result in results:
+        assert result.ok, str(result)
+        assert result.operations_checked > 0, str(result)
+        assert result.counts.get("unknown", 0) == unknown, str(result)
+
+
+def work_request_checks(recorder: HistoryRecorder) -> tuple[CheckResult, CheckResult, CheckResult]:
+    """The claims, publishes and budget checks on everything recorded so far."""
+    history = recorder.operations()
+    return check_claims(history), check_publishes(history), check_budget(history)
