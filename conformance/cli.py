@@ -168,6 +168,21 @@ def criteria() -> None:
     console.print(table)
 
 
+@app.command("serve-reference")
+def serve_reference(
+    database: Annotated[
+        str | None,
+        typer.Option(help="SQLAlchemy URL of the store (default: a file in $CONFORMANCE_STORE)"),
+    ] = None,
+    validate: Annotated[bool, typer.Option(help="check every message against the schema")] = False,
+) -> None:
+    """Serve the reference over protocol v1 on stdin and stdout (for `--impl exec:`)."""
+    from conformance.serve import main as serve_main
+
+    argv = (["--database", database] if database else []) + (["--validate"] if validate else [])
+    raise typer.Exit(serve_main(argv))
+
+
 @app.command("check-spec")
 def check_spec(
     paths: Annotated[list[Path], typer.Argument(exists=True, help="spec files or folders")],
