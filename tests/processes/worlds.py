@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from conformance.driver import CallOutcome, ConcurrentCall, Permissions, Run
-from conformance.history import HistoryRecorder
+from conformance.history import HistoryRecorder, Operation
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -88,3 +90,23 @@ def concurrent_agent_wakes(task: str, assignees: list[str]) -> list[ConcurrentCa
 def successes(outcomes: list[CallOutcome], model: type[M]) -> list[M]:
     """The results of a batch's successful calls, read back into the port's type."""
     return [model.model_validate(outcome.result) for outcome in outcomes if outcome.ok]
+
+
+def wake_outcomes(history: Sequence[Operation]) -> Counter[str]:
+    """How the wakes of the assignments that answered ended: queued, rate_limited, none..."""
+    return Counter(
+        op.value["wake"]["outcome"]
+        for op in history
+        if op.operation == "assign_task" and op.outcome == "ok" and op.value["wake"]
+    )
+
+
+def admitted_wakes(history: Sequence[Operation]) -> dict[str, int]:
+    """Per task, how many assignments the history shows with their wake admitted (queued)."""
+    admitted = Counter(
+        op.arguments["task_id"]
+        for op in history
+        if op.operation == "assign_task" and op.outcome == "ok"
+        if op.value["wake"] and op.value["wake"]["outcome"] == "queued"
+    )
+    return dict(admitted)
