@@ -67,6 +67,7 @@ def measure(settings: KitSettings) -> list[Row]:
     return [
         *rows,
         *_launch_rows(settings.launches),
+        _restart_row(settings.launches),
         *_round_trip_rows(settings.round_trips),
         _hypothesis_row(settings.examples),
     ]
@@ -104,7 +105,7 @@ def _suite_row(selection: str | None, missing: str) -> Row:
         return Row(
             key="kit.suite",
             section=SECTION,
-            what=f"conformance run wall time ({scope}), in-process vs exec:",
+            what=f"conformance run wall time ({scope}), in-process vs exec",
             baseline=Measure("in-process", in_process.seconds, "s"),
             target=SUITE_TARGET,
             note=f"not measured: {missing}",
@@ -113,7 +114,7 @@ def _suite_row(selection: str | None, missing: str) -> Row:
     return Row(
         key="kit.suite",
         section=SECTION,
-        what=f"conformance run wall time ({scope}), in-process vs exec:",
+        what=f"conformance run wall time ({scope}), in-process vs exec",
         baseline=Measure("in-process", in_process.seconds, "s"),
         subject=Measure("exec", served.seconds, "s"),
         target=SUITE_TARGET,
@@ -213,6 +214,20 @@ def _median_open(impl: str, count: int, *, reuse: bool) -> float:
     return median(samples[1:]) * MILLIS
 
 
+def _restart_row(count: int) -> Row:
+    """A restart cannot reuse anything: exec kills the process and launches the command again."""
+    with _driver(IN_PROCESS) as local, _driver(EXEC_IMPL) as served:
+        local_us, served_us = _interleaved(local, served, lambda driver: driver.restart(), count)
+    return Row(
+        key="kit.restart",
+        section=SECTION,
+        what="restart on the same store, median, in-process vs exec",
+        baseline=Measure("in-process", local_us / MILLIS, "ms"),
+        subject=Measure("exec", served_us / MILLIS, "ms"),
+        note="exec: SIGKILL, a new interpreter, its imports, the handshake",
+    )
+
+
 @contextmanager
 def _reuse(enabled: bool) -> Iterator[None]:
     previous = os.environ.get(REUSE_ENV)
@@ -243,7 +258,7 @@ def _round_trip_rows(count: int) -> list[Row]:
                 Row(
                     key=f"kit.round_trip.{name}",
                     section=SECTION,
-                    what=f"one request ({name}), median, in-process vs exec:",
+                    what=f"one request ({name}), median, in-process vs exec",
                     baseline=Measure("in-process", local_us, "µs"),
                     subject=Measure("exec", served_us, "µs"),
                     note=f"protocol overhead per request: {served_us - local_us:.0f} µs",
@@ -320,7 +335,7 @@ def _hypothesis_row(examples: int) -> Row:
     return Row(
         key="kit.hypothesis",
         section=SECTION,
-        what=f"Hypothesis examples/s ({PROPERTY_TEST}), in-process vs exec:",
+        what=f"Hypothesis examples/s ({PROPERTY_TEST}), in-process vs exec",
         baseline=Measure("in-process", local, "examples/s"),
         subject=Measure("exec", served, "examples/s"),
         note=f"{local_count} and {served_count} examples, derandomized, a fresh store each",
@@ -337,7 +352,7 @@ def _missing_rows(missing: str) -> list[Row]:
             note=f"not measured: {missing}",
         )
         for key, what, unit in (
-            ("kit.round_trip.set_clock", "one request (set_clock), in-process vs exec:", "µs"),
-            ("kit.hypothesis", "Hypothesis examples/s, in-process vs exec:", "examples/s"),
+            ("kit.round_trip.set_clock", "one request (set_clock), in-process vs exec", "µs"),
+            ("kit.hypothesis", "Hypothesis examples/s, in-process vs exec", "examples/s"),
         )
     ]
