@@ -68,12 +68,17 @@ DEFAULT_STARTUP_TIMEOUT: Final = 30.0
 
 
 class ExecDriver:
-    """The driver port, served by a subprocess speaking protocol v1."""
+    """The driver port, served by a subprocess speaking protocol v1.
+
+    `store` is the directory a fresh launch keeps its store in; None asks the
+    park for one that outlives the scenario (a parked process keeps using it)
+    and is removed when the interpreter exits.
+    """
 
     def __init__(
         self,
         command: Sequence[str],
-        store: Path,
+        store: Path | None,
         *,
         timeout: float = DEFAULT_TIMEOUT,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
@@ -82,7 +87,6 @@ class ExecDriver:
         reuse: bool = False,
     ) -> None:
         self.command = list(command)
-        self.store = store
         self.timeout = timeout
         self.startup_timeout = startup_timeout
         self.validate = validate
@@ -93,7 +97,11 @@ class ExecDriver:
         self._carried_logs: list[WarningLog] = []
         self._witnesses = Witnesses()
         self._closed = False
-        self._process, self._description = self._reuse_parked() or self._launch()
+        self.store: Path
+        reused = self._reuse_parked()
+        if reused is None:
+            self.store = store if store is not None else PARK.new_store()
+        self._process, self._description = reused or self._launch()
 
     # -- process lifecycle ------------------------------------------------------
     def _launch(self) -> tuple[ImplementationProcess, Description]:

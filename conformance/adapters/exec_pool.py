@@ -5,11 +5,17 @@ killing it; the next driver with the same launch settings takes it and resets
 it instead of launching the command again. A parked process is handed out at
 most once, at most a few wait per command, and every one still parked when
 the interpreter exits is killed with its whole process group.
+
+The park also hands out store directories: a reused process keeps the one it
+was launched on, so that directory must outlive the scenario that launched it.
+They are removed when the interpreter exits.
 """
 
 from __future__ import annotations
 
 import atexit
+import shutil
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +52,15 @@ class ProcessPark:
     def __init__(self, *, per_command: int = MAX_PARKED_PER_COMMAND) -> None:
         self._per_command = per_command
         self._parked: dict[LaunchSettings, list[ParkedProcess]] = {}
+        self._stores: list[Path] = []
         self._lock = threading.Lock()
+
+    def new_store(self) -> Path:
+        """An empty directory for a fresh launch's store, kept until `shut_down`."""
+        directory = Path(tempfile.mkdtemp(prefix="conformance-store-"))
+        with self._lock:
+            self._stores.append(directory)
+        return directory
 
     def park(self, settings: LaunchSettings, parked: ParkedProcess) -> None:
         """Keep the process for a later scenario, or kill it when enough are waiting."""
@@ -69,10 +83,18 @@ class ProcessPark:
         for parked in everything:
             parked.process.kill()
 
+    def shut_down(self) -> None:
+        """Kill every parked process, then remove every store directory handed out."""
+        self.kill_all()
+        with self._lock:
+            stores, self._stores = self._stores, []
+        for directory in stores:
+            shutil.rmtree(directory, ignore_errors=True)
+
     def __len__(self) -> int:
         with self._lock:
             return sum(len(waiting) for waiting in self._parked.values())
 
 
 PARK: Final = ProcessPark()
-atexit.register(PARK.kill_all)
+atexit.register(PARK.shut_down)

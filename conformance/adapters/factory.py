@@ -81,7 +81,10 @@ def _python_factory(spec: str) -> DriverFactory:
 
 
 def open_exec(command: str, database: str | None, scratch: Path) -> Driver:
-    """The command, launched on the empty store directory `scratch/store`.
+    """The command, launched on the empty store directory `scratch/store`, or reused.
+
+    A process that may be reused gets a store directory of its own instead (see
+    ExecDriver), since it outlives the scenario and its scratch directory.
 
     CONFORMANCE_REQUEST_TIMEOUT (seconds) overrides the per-request timeout;
     CONFORMANCE_EXEC_REUSE=0 turns off the reuse of processes between scenarios.
@@ -105,4 +108,6 @@ def open_exec(command: str, database: str | None, scratch: Path) -> Driver:
     reuse = os.environ.get(REUSE_ENV, "1")
     if reuse not in ("0", "1"):
         raise ConfigurationError(f"{REUSE_ENV}={reuse!r}: expected 0 (never reuse) or 1")
-    return ExecDriver(argv, scratch / "store", timeout=seconds, reuse=reuse == "1")
+    reusable = reuse == "1"
+    store = None if reusable else scratch / "store"
+    return ExecDriver(argv, store, timeout=seconds, reuse=reusable)

@@ -1,4 +1,4 @@
-"""Every test starts with no parked implementation process, and leaves none behind."""
+"""Every test starts with no parked implementation process or park store, and leaves none."""
 
 from __future__ import annotations
 
@@ -11,6 +11,6 @@ from conformance.adapters.exec_pool import PARK
 
 @pytest.fixture(autouse=True)
 def no_parked_processes() -> Iterator[None]:
-    PARK.kill_all()
+    PARK.shut_down()
     yield
-    PARK.kill_all()
+    PARK.shut_down()

@@ -194,7 +194,6 @@ def test_the_factory_opens_exec_implementations(tmp_path: Path) -> None:
     driver = open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
     try:
         assert isinstance(driver, ExecDriver)
-        assert driver.store == tmp_path / "store"
         assert driver.describe().name == "reference"
     finally:
         driver.close()

@@ -225,24 +225,23 @@ def test_only_a_few_processes_wait_per_command(tmp_path: Path) -> None:
     assert not _alive(pids[-1])
 
 
-def test_parked_processes_and_their_children_die_with_the_interpreter(tmp_path: Path) -> None:
-    store = tmp_path / "store"
+def test_at_exit_parked_processes_their_children_and_their_stores_are_gone() -> None:
     script = (
-        "from pathlib import Path\n"
         "from conformance.adapters.exec_adapter import ExecDriver\n"
-        f"driver = ExecDriver({LINGERING!r}, Path({str(store)!r}), reuse=True)\n"
-        "print(driver._process.pid, flush=True)\n"
-        "driver.close()\n"
         "from conformance.adapters.exec_pool import PARK\n"
+        f"driver = ExecDriver({LINGERING!r}, None, reuse=True)\n"
+        "child = (driver.store / 'child.pid').read_text()\n"
+        "print(driver._process.pid, child, driver.store, flush=True)\n"
+        "driver.close()\n"
         "assert len(PARK) == 1\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
-    implementation = int(done.stdout.split()[0])
-    child = int((store / "child.pid").read_text())
-    assert not _alive(implementation)
-    assert not _alive(child)
+    implementation, child, store = done.stdout.split()
+    assert not _alive(int(implementation))
+    assert not _alive(int(child))
+    assert not Path(store).exists()
 
 
 @pytest.mark.parametrize(("setting", "reuse"), [(None, True), ("1", True), ("0", False)])
@@ -256,6 +255,7 @@ def test_the_factory_reuses_unless_told_not_to(
     driver = open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
     try:
         assert isinstance(driver, ExecDriver) and driver.reuse is reuse
+        assert (driver.store == tmp_path / "store") is not reuse, "a reused store outlives scratch"
     finally:
         driver.close()
     assert len(PARK) == int(reuse)
