@@ -175,11 +175,13 @@ def serve_reference(
         typer.Option(help="SQLAlchemy URL of the store (default: a file in $CONFORMANCE_STORE)"),
     ] = None,
     validate: Annotated[bool, typer.Option(help="check every message against the schema")] = False,
+    mutant: Annotated[str | None, typer.Option(help="serve this deliberate defect")] = None,
 ) -> None:
     """Serve the reference over protocol v1 on stdin and stdout (for `--impl exec:`)."""
     from conformance.serve import main as serve_main
 
     argv = (["--database", database] if database else []) + (["--validate"] if validate else [])
+    argv += ["--mutant", mutant] if mutant else []
     raise typer.Exit(serve_main(argv))
 
 

@@ -57,7 +57,12 @@ class StoreNotConfigured(Exception):
 
 
 def serve(
-    reader: TextIO, writer: TextIO, database_url: str | None, *, validate: bool = False
+    reader: TextIO,
+    writer: TextIO,
+    database_url: str | None,
+    *,
+    validate: bool = False,
+    mutant: str | None = None,
 ) -> int:
     """Answer one request per line until stdin closes; the exit status."""
     _log_to_stderr()
@@ -66,7 +71,7 @@ def serve(
     except StoreNotConfigured as error:
         log.error("%s", error)
         return EXIT_NO_STORE
-    reference = ServedReference(url)
+    reference = ServedReference(url, mutant)
     server = ProtocolServer(reference.driver, validate=validate, reset=reference.reset)
     try:
         with contextlib.redirect_stdout(sys.stderr):
@@ -79,21 +84,30 @@ def serve(
 
 
 class ServedReference:
-    """The in-process reference on one store URL, which `reset` replaces by a fresh one."""
+    """The in-process reference (or one of its mutants) on one store URL, which `reset`
+    replaces by a fresh one."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, mutant: str | None = None) -> None:
+        self.url = url
+        self.mutant = mutant
+        self.driver = self._open()
+
+    def _open(self) -> Driver:
+        if self.mutant is not None:
+            import mutants
+
+            return mutants.driver_on(self.mutant, self.url)
         from conformance.adapters.inprocess import InProcessDriver
 
-        self.url = url
-        self.driver = InProcessDriver(url)
+        return InProcessDriver(self.url)
 
     def reset(self) -> Driver:
         """Empty the store and start a new driver: no run, counter, log or armed hook remains."""
-        from conformance.adapters.inprocess import InProcessDriver, empty_store
+        from conformance.adapters.inprocess import empty_store
 
         self.driver.close()
         empty_store(self.url)
-        self.driver = InProcessDriver(self.url)
+        self.driver = self._open()
         return self.driver
 
     def close(self) -> None:
@@ -203,11 +217,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--validate", action="store_true", help="check every message against the JSON Schema"
     )
+    parser.add_argument("--mutant", default=None, help="serve this deliberately broken variant")
     options = parser.parse_args(argv)
+    if options.mutant is not None:
+        import mutants
+
+        if options.mutant not in mutants.MUTANTS:
+            parser.error(str(mutants.UnknownMutant(options.mutant)))
     for stream in (sys.stdin, sys.stdout):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(encoding="utf-8")
-    return serve(sys.stdin, sys.stdout, options.database, validate=options.validate)
+    return serve(
+        sys.stdin, sys.stdout, options.database, validate=options.validate, mutant=options.mutant
+    )
 
 
 if __name__ == "__main__":
