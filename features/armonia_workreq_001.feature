@@ -437,6 +437,23 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | carol  | 1          |
 
   @AC-ARMONIA-WORKREQ-001.7
+  Scenario: A holder of two requests fences each lease on its own request
+    # The fence is the triple (request, holder, generation): a fence that matched on
+    # holder and generation alone would let one publish complete every request bob holds.
+    Given session "root" delegates "survey" by spawn with a slice of 100
+    And session "root" delegates "draft" by spawn with a slice of 100
+    And "bob" claims "survey"
+    And "bob" claims "draft"
+    Then "bob" holds "survey" at generation 1
+    And "bob" holds "draft" at generation 1
+    When "bob" heartbeats "draft"
+    And "bob" publishes "survey" with result "s3://reports/survey"
+    Then "survey" is completed with result "s3://reports/survey" by "bob" at generation 1
+    And "bob" holds "draft" at generation 1
+    When "bob" publishes "draft" with result "s3://reports/draft"
+    Then "draft" is completed with result "s3://reports/draft" by "bob" at generation 1
+
+  @AC-ARMONIA-WORKREQ-001.7
   Scenario: A live lease keeps every other claimant out, its own holder included
     Given session "root" delegates "survey" by spawn with a slice of 100
     And "bob" claims "survey"

@@ -77,6 +77,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
       | numeric actor type                    | {"task_id": "T-100", "workspace_id": "acme", "actor_type": 1, "actor_id": "ada"}         | queued       | none                   |
       | payload that does not parse           | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"                       | queued       | none                   |
       | payload that is a list, not an object | [{"task_id": "T-100", "actor_type": "agent"}]                                             | queued       | none                   |
+      | not JSON: a bare NaN                  | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "weight": NaN}       | queued       | none                   |
 
   @AC-OFFICE-ASSIGN-RATE-001.1
   Scenario: A wake with another reason is not limited even when it says actor type agent
@@ -87,6 +88,21 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     Then the wake's outcome is "queued"
     And no rate-limit counter has moved since noted
     And no warning has been logged since noted
+
+  @AC-OFFICE-ASSIGN-RATE-001.1
+  Scenario: Wakes that name no task do not make a later out-of-scope wake countable
+    # Five in-scope agent wakes whose task is the empty string are admitted (unattributed).
+    # An out-of-scope wake that names no task afterwards is still queued: it never reaches a count.
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
+    Then the wake's outcome is "queued"
+    When 1 minute passes
+    And the same wake is delivered again, 4 times, 1 minute apart
+    Then each of those wakes was "queued"
+    When 1 minute passes
+    And the counters and warnings are noted
+    And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"workspace_id": "acme", "actor_type": "user", "actor_id": ""}
+    Then the wake's outcome is "queued"
+    And no rate-limit counter has moved since noted
 
   # ---------------------------------------------------------------------------
   # 001.2 At most 5 agent wakes per task in any rolling 10 minutes (serial evaluation).
@@ -248,6 +264,16 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
     Then wakes 1 to 4 of that series were "queued"
     And wake 5 of that series was "rate_limited"
+
+  @AC-OFFICE-ASSIGN-RATE-001.5
+  Scenario: A wake whose payload does not parse coalesces into a queued run that names no task
+    # Interpretation OF-3: a payload without a string task_id falls into one shared empty bucket.
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"workspace_id": "acme"}
+    Then the wake's outcome is "queued"
+    When 2 seconds pass
+    And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"workspace_id": "acme"
+    Then the wake's outcome is "coalesced"
+    And the newest run has absorbed 1 coalesced wake
 
   # ---------------------------------------------------------------------------
   # 001.6 A refused wake inserts no run and merges into none.

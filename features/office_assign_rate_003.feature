@@ -121,6 +121,14 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     Then no rate-limit counter has moved since noted
     And no warning has been logged since noted
 
+  @AC-OFFICE-ASSIGN-RATE-003.4
+  Scenario: The admission that takes the allowance's last place moves no rate-limit counter
+    Given the counters and warnings are noted
+    When agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    Then each of those wakes was "queued"
+    And no rate-limit counter has moved since noted
+    And no warning has been logged since noted
+
   # ---------------------------------------------------------------------------
   # 003.5 The producer is told "rate_limited", never something that looks like another outcome.
   # ---------------------------------------------------------------------------

@@ -40,6 +40,22 @@ def holds_lease_through_expiry(
     )
 
 
+def holds_lease_on_any_request(
+    record: WorkRequestRecord, holder: str, generation: int, now: datetime
+) -> ColumnElement[bool]:
+    """The fence forgets which request it guards: (holder, generation) matches every request
+    that holder holds at that generation."""
+    return (
+        (
+            (WorkRequestRecord.request_id == record.request_id)
+            | (WorkRequestRecord.lease_holder == holder)
+        )
+        & (WorkRequestRecord.lease_generation == generation)
+        & (WorkRequestRecord.state == State.IN_PROGRESS)
+        & (WorkRequestRecord.lease_expires_at > now)
+    )
+
+
 def refuse_claim_while_in_progress(record: WorkRequestRecord, holder: str, now: datetime) -> None:
     """Judges a claim by the stored state: an in-progress request stays held even once expired."""
     reference_refuse_claim(record, holder, now)
@@ -143,6 +159,14 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "guards completion by state only: any holder, at any generation, even expired, completes",
         lambda: [Patch(lease, "fence_completion", state_guarded_completion)],
+    ),
+    Mutant(
+        "fence_ignores_request",
+        "AC-ARMONIA-WORKREQ-001.7",
+        Capability.WORK_REQUESTS,
+        "the lease fence matches holder and generation on any request, so one publish completes "
+        "every request the holder holds at that generation",
+        lambda: [Patch(lease, "_holds_live_lease", holds_lease_on_any_request)],
     ),
     Mutant(
         "generation_kept_for_same_holder",
