@@ -306,7 +306,6 @@ class ExecDriver:
             campaign_id=campaign_id, environment_id=environment_id, budget=budget
         )
         self._call(m.CREATE_CAMPAIGN, args)
-        self._witnesses.campaign_id = campaign_id
 
     def create_session(
         self, session_id: str, campaign_id: str, principal: str, permissions: Permissions
@@ -340,9 +339,7 @@ class ExecDriver:
             permissions=permissions,
             assignee=assignee,
         )
-        request = self._call(m.DELEGATE, args)
-        self._witnesses.request_id = request.request_id
-        return request
+        return self._call(m.DELEGATE, args)
 
     def claim(self, request_id: str, holder: str) -> Lease:
         return self._call(m.CLAIM, m.ClaimArgs(request_id=request_id, holder=holder))

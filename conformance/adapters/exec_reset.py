@@ -3,8 +3,10 @@
 An implementation that acknowledges `reset` but keeps what the previous
 scenario left would make the next scenario's verdict depend on the order of
 the run. A full proof is out of reach, but a few reads are cheap: no run, no
-warning log, the specification's counters at zero, and none of the previous
-scenario's identifiers (the witnesses) resolving any more.
+warning log, the specification's counters at zero, and neither the last task
+nor the last environment the previous scenario created (the witnesses)
+resolving any more. An environment is the root of every work-request record,
+so one that survived is the sign of a work-request store left behind.
 """
 
 from __future__ import annotations
@@ -32,11 +34,9 @@ SPEC_COUNTERS: Final = frozenset(
 
 @dataclass
 class Witnesses:
-    """One identifier of each kind created since the process's last reset or launch."""
+    """The last task and environment created since the process's last reset or launch."""
 
     task_id: str | None = None
-    campaign_id: str | None = None
-    request_id: str | None = None
     membership: tuple[str, str] | None = None
     """An environment and one of its members."""
 
@@ -73,19 +73,10 @@ def _probes(capabilities: Sequence[Capability], witnesses: Witnesses) -> list[Pr
         if witnesses.task_id is not None:
             task = witnesses.task_id
             probes.append(Probe(m.GET_TASK, m.TaskArgs(task_id=task), what=f"task {task!r}"))
-    if Capability.WORK_REQUESTS in capabilities:
-        if witnesses.campaign_id is not None:
-            campaign = witnesses.campaign_id
-            budget = m.CampaignArgs(campaign_id=campaign)
-            probes.append(Probe(m.BUDGET, budget, what=f"campaign {campaign!r}"))
-        if witnesses.request_id is not None:
-            request = witnesses.request_id
-            lookup = m.RequestArgs(request_id=request)
-            probes.append(Probe(m.GET_REQUEST, lookup, what=f"work request {request!r}"))
-        if witnesses.membership is not None:
-            environment, member = witnesses.membership
-            listing = m.ListRequestsArgs(environment_id=environment, principal=member)
-            probes.append(Probe(m.LIST_REQUESTS, listing, what=f"environment {environment!r}"))
+    if Capability.WORK_REQUESTS in capabilities and witnesses.membership is not None:
+        environment, member = witnesses.membership
+        listing = m.ListRequestsArgs(environment_id=environment, principal=member)
+        probes.append(Probe(m.LIST_REQUESTS, listing, what=f"environment {environment!r}"))
     return probes
 
 

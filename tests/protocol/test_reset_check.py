@@ -36,7 +36,7 @@ def calling(driver: Driver) -> Call:
 
 
 def test_an_empty_implementation_shows_nothing_even_for_named_witnesses(driver: Driver) -> None:
-    witnesses = Witnesses(task_id="t", campaign_id="c", request_id="r", membership=("env", "alice"))
+    witnesses = Witnesses(task_id="t", membership=("env", "alice"))
     assert reset_leftovers(calling(driver), BOTH, witnesses) == []
 
 
@@ -52,11 +52,6 @@ def test_an_empty_implementation_shows_nothing_even_for_named_witnesses(driver: 
             lambda d: d.create_environment("env", ["alice"]),
             Witnesses(membership=("env", "alice")),
             "list_requests still finds environment 'env'",
-        ),
-        (
-            lambda d: (d.create_environment("env", ["alice"]), d.create_campaign("c", "env", 9)),
-            Witnesses(campaign_id="c"),
-            "budget still finds campaign 'c'",
         ),
     ],
 )
@@ -84,6 +79,6 @@ def test_unreadable_metrics_are_a_finding_and_only_declared_capabilities_are_pro
         asked.append(operation.name)
         return "not {{ metrics" if operation is m.TELEMETRY else []
 
-    found = reset_leftovers(call, [Capability.OFFICE], Witnesses(campaign_id="c"))
+    found = reset_leftovers(call, [Capability.OFFICE], Witnesses(membership=("env", "alice")))
     assert asked == ["list_runs", "telemetry", "warning_logs"]
     assert len(found) == 1 and found[0].startswith("telemetry still shows unreadable metrics")

@@ -175,7 +175,7 @@ def test_a_parked_process_whose_store_was_removed_is_replaced(tmp_path: Path) ->
 
 def test_a_sham_reset_is_an_unclean_reset_fault_naming_what_survived(tmp_path: Path) -> None:
     first = reusing(SHAM, tmp_path / "first")
-    request_id = leave_state_everywhere(first)
+    leave_state_everywhere(first)
     pid = first._process.pid
     first.close()
 
@@ -188,8 +188,6 @@ def test_a_sham_reset_is_an_unclean_reset_fault_naming_what_survived(tmp_path: P
         'office_assignment_rate_limit_total{reason="count_read_failed"} 1',
         "warning_logs still shows 1 warning log(s)",
         "get_task still finds task 't'",
-        "budget still finds campaign 'camp'",
-        f"get_request still finds work request {request_id!r}",
         "list_requests still finds environment 'env'",
         "CONFORMANCE_EXEC_REUSE=0",
     ):
