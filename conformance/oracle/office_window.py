@@ -1,0 +1,48 @@
+"""The assignment allowance as a rolling window over admitted agent wakes.
+
+A task's allowance counts the agent-initiated wakes admitted for it whose
+request instant lies in the half-open window (t - W, t]. A new agent wake at
+t is refused when that count has reached N. Refusals leave no trace, so they
+never consume the allowance.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from conformance.driver import OfficeConstants
+
+
+class OfficeWindowOracle:
+    """Admission decisions for agent wakes, task by task."""
+
+    def __init__(self, allowance: int, window: timedelta) -> None:
+        if allowance < 1:
+            raise ValueError(f"allowance must be at least 1, got {allowance}")
+        if window <= timedelta(0):
+            raise ValueError(f"window must be positive, got {window}")
+        self.allowance = allowance
+        self.window = window
+        self._admitted: defaultdict[str, list[datetime]] = defaultdict(list)
+
+    @classmethod
+    def from_constants(cls, constants: OfficeConstants) -> OfficeWindowOracle:
+        """The oracle for the constants an implementation reports."""
+        return cls(constants.allowance, timedelta(seconds=constants.window_seconds))
+
+    def in_window(self, task_id: str, now: datetime) -> int:
+        """How many admitted agent wakes of `task_id` lie in (now - W, now]."""
+        start = now - self.window
+        return sum(1 for instant in self._admitted[task_id] if start < instant <= now)
+
+    def admits(self, task_id: str, now: datetime) -> bool:
+        """Whether an agent wake for `task_id` at `now` would be admitted."""
+        return self.in_window(task_id, now) < self.allowance
+
+    def offer(self, task_id: str, now: datetime) -> bool:
+        """Decide an agent wake at `now`, remembering it when admitted."""
+        admitted = self.admits(task_id, now)
+        if admitted:
+            self._admitted[task_id].append(now)
+        return admitted

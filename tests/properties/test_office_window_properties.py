@@ -1,0 +1,325 @@
+"""Office allowance properties, through the driver port.
+
+(a) Every admission decision for random request instants, boundary offsets
+    included, equals the rolling-window oracle's.
+(b) A batch of same-instant wakes admits the same number per task whatever the
+    order they arrive in.
+(c) Read back from the stored runs alone: no window (t - W, t] ever holds more
+    than N admitted agent wakes for one task (checked at the end over every
+    window that ends on a stored wake, where the busiest windows end), and no
+    wake is refused while fewer than N are in its window.
+
+Restarts fall between some wakes, since the count must come from the store.
+Every admitted run is moved out of `queued` at once (to a randomly chosen other
+status; the count has no status filter), so no later wake can coalesce into it,
+and every assignment bumps the task's generation, so no key repeats: each wake
+meets the allowance gate and nothing else decides it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+from conformance.driver import Capability, Driver, OfficeConstants, Outcome, Run, RunStatus
+from conformance.oracle.office_window import OfficeWindowOracle
+
+if TYPE_CHECKING:
+    from tests.properties.conftest import DriverFactory
+
+T0 = datetime(2026, 2, 2, 8, 0, tzinfo=UTC)
+MICRO = timedelta(microseconds=1)
+WORKSPACE = "ws"
+ASSIGNER = "assigner"
+ASSIGNEES = ("a1", "a2")
+TASKS = ("t1", "t2")
+SETTLED: tuple[RunStatus, ...] = ("finished", "running", "claimed", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class Wake:
+    """One assignment to perform, and the status its run takes once admitted."""
+
+    task_id: str
+    assignee: str
+    by_agent: bool
+    at: datetime
+    settle_as: RunStatus
+    restart_first: bool = False
+
+    def __repr__(self) -> str:
+        actor = "agent" if self.by_agent else "user"
+        restart = "restart, then " if self.restart_first else ""
+        return (
+            f"<{restart}{self.task_id}->{self.assignee} by {actor} at T0+{self.at - T0}, "
+            f"then {self.settle_as}>"
+        )
+
+
+@dataclass(frozen=True)
+class Office:
+    """The constants an implementation reports, and whether it can restart."""
+
+    constants: OfficeConstants
+    restartable: bool
+
+    @property
+    def allowance(self) -> int:
+        return self.constants.allowance
+
+    @property
+    def window(self) -> timedelta:
+        return timedelta(seconds=self.constants.window_seconds)
+
+    def oracle(self) -> OfficeWindowOracle:
+        return OfficeWindowOracle.from_constants(self.constants)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """When a wake comes: `gap` after the previous one, or, when `echo` is set, one
+    window plus `gap` after an earlier agent wake of its task still inside the
+    window (never before the previous wake)."""
+
+    gap: timedelta
+    echo: int | None
+
+
+BUSY_TASK = TASKS[0]
+SHORT_GAPS = st.one_of(
+    st.just(timedelta(0)), st.integers(1, 10_000_000).map(lambda micros: micros * MICRO)
+)
+
+
+def gaps(window: timedelta) -> st.SearchStrategy[timedelta]:
+    """Mostly none or a few seconds, so windows fill; sometimes most of a window or its edge."""
+    return st.one_of(
+        SHORT_GAPS,
+        SHORT_GAPS,
+        st.integers(0, window // MICRO).map(lambda micros: micros * MICRO),
+        st.sampled_from([window - MICRO, window, window + MICRO]),
+    )
+
+
+def timings(window: timedelta) -> st.SearchStrategy[Timing]:
+    edge = st.sampled_from([-MICRO, timedelta(0), MICRO])
+    after_previous = st.builds(Timing, gap=gaps(window), echo=st.none())
+    return st.one_of(after_previous, st.builds(Timing, gap=edge, echo=st.integers(0, 9)))
+
+
+@st.composite
+def schedules(draw: st.DrawFn, office: Office, more: int) -> list[Wake]:
+    """A serial sequence of wakes with non-decreasing request instants from T0.
+
+    It opens with N agent wakes on the busy task a few seconds apart, so its
+    window starts full, then up to `more` wakes of any kind, some after a
+    restart when the implementation can restart. An echoing wake comes one
+    window, give or take a microsecond, after an earlier agent wake of its task:
+    where a slot frees, or is one microsecond from freeing.
+    """
+    window = office.window
+    restarts = st.sampled_from([False] * 7 + [True]) if office.restartable else st.just(False)
+    opening = [
+        (Timing(gap, None), BUSY_TASK, assignee, True, settle_as, False)
+        for gap, assignee, settle_as in draw(
+            st.lists(
+                st.tuples(SHORT_GAPS, st.sampled_from(ASSIGNEES), st.sampled_from(SETTLED)),
+                min_size=office.allowance,
+                max_size=office.allowance,
+            )
+        )
+    ]
+    rest = draw(
+        st.lists(
+            st.tuples(
+                timings(window),
+                st.sampled_from([BUSY_TASK, BUSY_TASK, BUSY_TASK, TASKS[1]]),
+                st.sampled_from(ASSIGNEES),
+                st.sampled_from([True, True, True, False]),
+                st.sampled_from(SETTLED),
+                restarts,
+            ),
+            max_size=more,
+        )
+    )
+    wakes: list[Wake] = []
+    now = T0
+    for timing, task_id, assignee, by_agent, settle_as, restart_first in opening + rest:
+        now = resolve(timing, now, agent_wakes_of(wakes, task_id), window)
+        wakes.append(Wake(task_id, assignee, by_agent, now, settle_as, restart_first))
+    return wakes
+
+
+def agent_wakes_of(wakes: Sequence[Wake], task_id: str) -> list[datetime]:
+    return [wake.at for wake in wakes if wake.task_id == task_id and wake.by_agent]
+
+
+def resolve(
+    timing: Timing, now: datetime, earlier: Sequence[datetime], window: timedelta
+) -> datetime:
+    """The instant a timing designates, given the clock and the task's earlier agent wakes.
+
+    An echo picks among the earlier wakes still inside the window, oldest first,
+    since the oldest is the one whose slot frees next when the window is full.
+    """
+    inside = [instant for instant in earlier if instant > now - window]
+    if timing.echo is None or not inside:
+        return now + timing.gap
+    return max(now, inside[timing.echo % len(inside)] + window + timing.gap)
+
+
+@pytest.fixture(scope="module")
+def office(drivers: DriverFactory) -> Office:
+    """What the implementation reports; the oracle and the schedules adapt to it."""
+    with drivers.fresh() as driver:
+        description = driver.describe()
+    if Capability.OFFICE not in description.capabilities or description.office is None:
+        pytest.skip("not_applicable: the implementation does not declare office")
+    return Office(description.office, Capability.RESTART in description.capabilities)
+
+
+def prepare(driver: Driver) -> None:
+    """One workspace, an agent allowed to assign, two assignees and two unassigned tasks."""
+    driver.create_workspace(WORKSPACE)
+    driver.create_agent(WORKSPACE, ASSIGNER, can_assign_tasks=True)
+    for assignee in ASSIGNEES:
+        driver.create_agent(WORKSPACE, assignee, can_assign_tasks=False)
+    for task_id in TASKS:
+        driver.create_task(WORKSPACE, task_id)
+
+
+def perform(driver: Driver, wake: Wake) -> Outcome:
+    """Assign at the wake's instant and settle its run if one was inserted."""
+    if wake.restart_first:
+        driver.restart()
+    driver.set_clock(wake.at)
+    acting = ASSIGNER if wake.by_agent else ""
+    result = driver.assign_task(wake.task_id, wake.assignee, acting_agent_id=acting)
+    assert result.wake is not None, "an assignment to an agent must produce a wake"
+    outcome = result.wake.outcome
+    assert outcome in (Outcome.QUEUED, Outcome.RATE_LIMITED), (
+        f"{wake!r} met nothing but the gate, yet came out {outcome.value}"
+    )
+    if outcome is Outcome.QUEUED:
+        assert result.wake.run_id is not None, "a queued wake must name its run"
+        driver.set_run_status(result.wake.run_id, wake.settle_as)
+    note(f"{wake!r} -> {outcome.value}")
+    return outcome
+
+
+def predicted(oracle: OfficeWindowOracle, wake: Wake) -> Outcome:
+    """User wakes are outside the gate; agent wakes are the oracle's to decide."""
+    admitted = oracle.offer(wake.task_id, wake.at) if wake.by_agent else True
+    return Outcome.QUEUED if admitted else Outcome.RATE_LIMITED
+
+
+def agent_wake_instants(runs: Sequence[Run], task_id: str) -> list[datetime]:
+    """Request instants of stored runs that count toward `task_id`'s allowance,
+    read from the stored payloads independently of any implementation code."""
+    instants = []
+    for run in runs:
+        try:
+            payload = json.loads(run.payload)
+        except ValueError:
+            continue
+        if (
+            run.reason == "task_assigned"
+            and isinstance(payload, dict)
+            and payload.get("actor_type") == "agent"
+            and payload.get("task_id") == task_id
+        ):
+            instants.append(run.requested_at)
+    return instants
+
+
+def held_in_window(instants: Sequence[datetime], end: datetime, window: timedelta) -> int:
+    return sum(1 for instant in instants if end - window < instant <= end)
+
+
+def admitted_per_task(driver: Driver, wakes: Sequence[Wake]) -> Counter[tuple[str, bool]]:
+    outcomes = [(wake, perform(driver, wake)) for wake in wakes]
+    return Counter((w.task_id, w.by_agent) for w, outcome in outcomes if outcome is Outcome.QUEUED)
+
+
+@given(data=st.data())
+def test_admission_decisions_match_the_rolling_window(
+    drivers: DriverFactory, office: Office, data: st.DataObject
+) -> None:
+    schedule = data.draw(schedules(office, 12), label="schedule")
+    oracle = office.oracle()
+    with drivers.fresh() as driver:
+        prepare(driver)
+        for wake in schedule:
+            expected = predicted(oracle, wake)
+            assert perform(driver, wake) is expected, f"{wake!r}: the oracle says {expected.value}"
+
+
+@given(data=st.data())
+def test_same_instant_wakes_are_decided_independently_of_their_order(
+    drivers: DriverFactory, office: Office, data: st.DataObject
+) -> None:
+    prelude = data.draw(schedules(office, 2), label="prelude")
+    timing = data.draw(timings(office.window), label="batch timing")
+    instant = resolve(timing, prelude[-1].at, agent_wakes_of(prelude, BUSY_TASK), office.window)
+    batch = data.draw(
+        st.lists(
+            st.builds(
+                Wake,
+                task_id=st.sampled_from(TASKS),
+                assignee=st.sampled_from(ASSIGNEES),
+                by_agent=st.sampled_from([True, True, True, False]),
+                at=st.just(instant),
+                settle_as=st.sampled_from(SETTLED),
+            ),
+            min_size=2,
+            max_size=office.allowance + 3,
+        ),
+        label="batch",
+    )
+    reordered = data.draw(st.permutations(batch), label="reordered batch")
+    oracle = office.oracle()
+    for wake in prelude:
+        predicted(oracle, wake)
+    expected = Counter(
+        (w.task_id, w.by_agent) for w in batch if predicted(oracle, w) is Outcome.QUEUED
+    )
+    for order in (batch, reordered):
+        with drivers.fresh() as driver:
+            prepare(driver)
+            for wake in prelude:
+                perform(driver, wake)
+            assert admitted_per_task(driver, order) == expected, f"order {order!r}"
+
+
+@given(data=st.data())
+def test_no_window_ever_holds_more_than_the_allowance(
+    drivers: DriverFactory, office: Office, data: st.DataObject
+) -> None:
+    window, allowance = office.window, office.allowance
+    schedule = data.draw(schedules(office, 15), label="schedule")
+    admitted: Counter[str] = Counter()
+    with drivers.fresh() as driver:
+        prepare(driver)
+        for wake in schedule:
+            outcome = perform(driver, wake)
+            if outcome is Outcome.QUEUED:
+                admitted[wake.task_id] += 1 if wake.by_agent else 0
+                continue
+            assert wake.by_agent, f"{wake!r}: a user wake is outside the gate"
+            instants = agent_wake_instants(driver.list_runs(), wake.task_id)
+            held = held_in_window(instants, wake.at, window)
+            assert held >= allowance, f"{wake!r} refused with only {held} in its window"
+        runs = driver.list_runs()
+    for task_id in TASKS:
+        instants = agent_wake_instants(runs, task_id)
+        assert len(instants) == admitted[task_id], f"stored agent runs of {task_id}"
+        busiest = max((held_in_window(instants, end, window) for end in instants), default=0)
+        assert busiest <= allowance, f"a window of {task_id} holds {busiest} agent wakes"
