@@ -273,7 +273,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
     @rule(
         target=requests,
         kind=st.sampled_from(DelegationKind),
-        deliverable=st.sampled_from(["summarise logs", "patch parser", "review"]),
+        deliverable=st.sampled_from(["summarise logs", "patch parser", "review", "triage", ""]),
         checks=st.lists(st.sampled_from(["tests pass", "cites sources"]), max_size=2, unique=True),
         budget_slice=st.integers(1, 20),
         data=st.data(),
@@ -286,7 +286,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         budget_slice: int,
         data: st.DataObject,
     ) -> object:
-        """A well-formed delegation; caps, permissions or budget may still refuse it."""
+        """A delegation that bad input, caps, permissions or budget may refuse."""
         origin = self.session(data)
         delegation = Delegation(
             kind,
