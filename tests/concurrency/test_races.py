@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
 
 from conformance.adapters.factory import open_driver
 from conformance.checker import (
@@ -34,8 +33,8 @@ from conformance.checker import (
 )
 from conformance.driver import Capability, ConcurrentCall, DelegationKind, Permissions, WorkRequest
 from conformance.history import HistoryRecorder
+from tests.conftest import SchemaFactory
 
-POSTGRES_ENV = "CONFORMANCE_POSTGRES_URL"
 START = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 OFFICE_ROUNDS = int(os.environ.get("CONFORMANCE_RACE_ROUNDS", "20"))
 WAKES_PER_ROUND = 8
@@ -44,22 +43,9 @@ DELEGATIONS = 20
 
 
 @pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    """The PostgreSQL URL with a private schema, so other runs sharing the database are safe."""
-    base = os.environ.get(POSTGRES_ENV)
-    if not base:
-        pytest.skip(f"PostgreSQL variant not run: set {POSTGRES_ENV} to a database URL")
-    schema = f"conformance_races_{os.getpid()}"
-    admin = create_engine(base)
-    with admin.begin() as connection:
-        connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
-    separator = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{separator}options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
+def postgres_url(new_postgres_schema: SchemaFactory) -> str:
+    """A private PostgreSQL schema, so other runs sharing the database are safe."""
+    return new_postgres_schema("conformance_races")
 
 
 @dataclass

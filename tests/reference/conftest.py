@@ -6,38 +6,23 @@ sharing the database are never disturbed.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import create_engine, text
 
 from reference.clock import ManualClock
 from reference.db import Database, create_schema, drop_schema
 from reference.office.service import OfficeService
+from tests.conftest import SchemaFactory
 
-POSTGRES_ENV = "CONFORMANCE_POSTGRES_URL"
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """The PostgreSQL URL with a private search_path; skips when the env var is unset."""
-    base = os.environ.get(POSTGRES_ENV)
-    if not base:
-        pytest.skip(f"PostgreSQL variant not run: set {POSTGRES_ENV} to a database URL")
-    schema = f"reference_unit_{os.getpid()}"
-    admin = create_engine(base)
-    with admin.begin() as connection:
-        connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
-    separator = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{separator}options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
+def postgres_url(new_postgres_schema: SchemaFactory) -> str:
+    """A private PostgreSQL schema for the reference's unit tests; skips when unconfigured."""
+    return new_postgres_schema("reference_unit")
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
