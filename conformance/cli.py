@@ -13,16 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
-import pytest
 import typer
 from rich.console import Console
 
-from conformance.expectations import (
-    ExpectationsError,
-    ExpectedFailure,
-    load_expectations,
-    render_expectations,
-)
+from conformance.expectations import ExpectedFailure, load_expectations, render_expectations
 from conformance.inventory import load_inventory
 from conformance.registry import default_registry
 from conformance.reports.compare import comparison_table
@@ -36,6 +30,7 @@ from conformance.results import ResultsRun, Status, read_results
 from conformance.spec_drift import SpecDriftError, accept, check_drift, expand_spec_paths
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
+NO_TESTS_COLLECTED = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
 SUITE_ROOT = Path(__file__).resolve().parent.parent
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -68,6 +63,8 @@ def run(
     quiet: Annotated[bool, typer.Option(help="no progress; only the verdict summary")] = False,
 ) -> None:
     """Run the Gherkin suite against an implementation and print the per-criterion verdict."""
+    import pytest  # here, not at the top: serve-reference launches must stay light
+
     with tempfile.TemporaryDirectory(prefix="conformance-") as scratch:
         stream = results or Path(scratch) / "results.jsonl"
         args = [
@@ -92,9 +89,8 @@ def run(
             args += ["--spec-file", str(spec_file)]
         args += ["-k", select] if select else []
         code = pytest.main(args)
-        if (
-            code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR)
-            or not stream.exists()
+        if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or not (
+            stream.exists() and stream.stat().st_size
         ):
             console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
             raise typer.Exit(EXIT_USAGE)
@@ -110,7 +106,7 @@ def _exit_code(outcome: ResultsRun, pytest_code: int) -> int:
             f"[bold red]implementation unusable:[/] {outcome.header.implementation_error}"
         )
         return EXIT_UNUSABLE
-    if pytest_code == pytest.ExitCode.NO_TESTS_COLLECTED or not outcome.scenarios:
+    if pytest_code == NO_TESTS_COLLECTED or not outcome.scenarios:
         console.print("[bold red]no scenario ran[/]")
         return EXIT_FAILURES
     return EXIT_OK if run_succeeded(outcome, default_registry()) else EXIT_FAILURES
@@ -303,8 +299,4 @@ def _read(path: Path) -> ResultsRun:
 
 
 def main() -> None:
-    try:
-        app()
-    except (ExpectationsError, pytest.UsageError) as error:
-        console.print(f"[bold red]configuration error:[/] {error}")
-        sys.exit(EXIT_USAGE)
+    app()
