@@ -59,6 +59,9 @@ def run(
     max_fail: Annotated[
         int, typer.Option(help="stop after this many failing scenarios (0: never)")
     ] = 0,
+    restart_budget: Annotated[
+        int, typer.Option(help="stop after this many implementation faults (exit code 3)")
+    ] = 10,
     select: Annotated[str | None, typer.Option("-k", help="pytest -k expression")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress; only the verdict summary")] = False,
 ) -> None:
@@ -85,6 +88,7 @@ def run(
         args += ["--database", database] if database else []
         args += ["--expectations", str(expectations)] if expectations else []
         args += ["--maxfail", str(max_fail)] if max_fail else []
+        args += ["--restart-budget", str(restart_budget)]
         for spec_file in spec or []:
             args += ["--spec-file", str(spec_file)]
         args += ["-k", select] if select else []
@@ -105,6 +109,9 @@ def _exit_code(outcome: ResultsRun, pytest_code: int) -> int:
         console.print(
             f"[bold red]implementation unusable:[/] {outcome.header.implementation_error}"
         )
+        return EXIT_UNUSABLE
+    if outcome.footer is not None and outcome.footer.stopped is not None:
+        console.print(f"[bold red]run stopped:[/] {outcome.footer.stopped}")
         return EXIT_UNUSABLE
     if pytest_code == NO_TESTS_COLLECTED or not outcome.scenarios:
         console.print("[bold red]no scenario ran[/]")

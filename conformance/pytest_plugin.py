@@ -16,6 +16,7 @@ import pytest
 from conformance.adapters.factory import open_driver
 from conformance.driver import Capability, Driver
 from conformance.expectations import load_expectations
+from conformance.fault_budget import FaultBudget
 from conformance.inventory import load_inventory
 from conformance.recorder import NOT_APPLICABLE_PREFIX, ResultsRecorder
 from conformance.registry import CRITERION_TAG, default_registry
@@ -38,6 +39,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--results", default=None, help="write the results stream (JSON lines) here")
     group.addoption(
+        "--restart-budget",
+        type=int,
+        default=10,
+        help="stop the run after this many implementation faults (crash, hang, garbage)",
+    )
+    group.addoption(
         "--expectations", default=None, help="expectations file listing known failures (TOML)"
     )
     group.addoption(
@@ -50,6 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "criterion(id): the acceptance criterion a scenario pins")
+    config.pluginmanager.register(
+        FaultBudget(config.getoption("--restart-budget")), "conformance-fault-budget"
+    )
     results = config.getoption("--results")
     if results:
         features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")

@@ -28,6 +28,7 @@ from conformance import __version__ as kit_version
 from conformance.adapters.factory import open_driver
 from conformance.driver import DriverError
 from conformance.expectations import ExpectedFailure
+from conformance.fault_budget import stopped_reason
 from conformance.faults import FaultKind, ImplementationFault
 from conformance.inventory import ScenarioEntry, scenario_key
 from conformance.registry import CRITERION_TAG, Registry
@@ -107,7 +108,12 @@ class ResultsRecorder:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         for result in undefined_results(self._written, self._inventory):
             self._write(result)
-        self._writer.write(Footer(finished_at=datetime.now(UTC), totals=totals(self._written)))
+        footer = Footer(
+            finished_at=datetime.now(UTC),
+            totals=totals(self._written),
+            stopped=stopped_reason(session.config),
+        )
+        self._writer.write(footer)
         self._writer.close()
 
     # -- collection ----------------------------------------------------------

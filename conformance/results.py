@@ -78,6 +78,7 @@ class Footer(Record):
     type: Literal["footer"] = "footer"
     finished_at: datetime
     totals: dict[Status, int]
+    stopped: str | None = None
 
 
 class ResultsRun(BaseModel):

@@ -201,3 +201,41 @@ def test_an_unusable_implementation_is_recorded_in_the_header(demo: pytest.Pytes
     run = run_demo(demo, "--impl", "python:fake_impl:missing")
     assert run.header.implementation_error is not None
     assert "missing" in run.header.implementation_error
+
+
+CRASHING_FEATURE = """\
+Feature: A hopeless implementation
+
+  @AC-OFFICE-ASSIGN-RATE-001.1
+  Scenario: first crash
+    Given the implementation crashes
+
+  @AC-OFFICE-ASSIGN-RATE-001.2
+  Scenario: second crash
+    Given the implementation crashes
+
+  @AC-OFFICE-ASSIGN-RATE-001.3
+  Scenario: never reached
+    Given the implementation answers
+"""
+
+
+def test_past_the_restart_budget_the_run_stops_and_the_rest_is_undefined(
+    demo: pytest.Pytester,
+) -> None:
+    (Path(demo.path) / "features" / "demo.feature").write_text(CRASHING_FEATURE)
+    run = run_demo(demo, "--restart-budget", "1")
+    assert statuses(run) == {
+        "demo.feature::first crash": Status.ERRORED,
+        "demo.feature::second crash": Status.ERRORED,
+        "demo.feature::never reached": Status.UNDEFINED,
+    }
+    assert run.footer is not None and run.footer.stopped is not None
+    assert "restart budget of 1" in run.footer.stopped
+
+
+def test_within_the_restart_budget_the_run_goes_on(demo: pytest.Pytester) -> None:
+    (Path(demo.path) / "features" / "demo.feature").write_text(CRASHING_FEATURE)
+    run = run_demo(demo, "--restart-budget", "2")
+    assert statuses(run)["demo.feature::never reached"] is Status.PASSED
+    assert run.footer is not None and run.footer.stopped is None
