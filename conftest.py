@@ -5,5 +5,6 @@ pytest_plugins = [
     "steps.common",
     "steps.office",
     "steps.work_requests",
+    "steps.concurrency",
     "pytester",
 ]

@@ -18,7 +18,7 @@ from conformance.driver import Capability, Driver
 from conformance.expectations import load_expectations
 from conformance.fault_budget import FaultBudget
 from conformance.inventory import load_inventory
-from conformance.recorder import NOT_APPLICABLE_PREFIX, ResultsRecorder
+from conformance.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
 from conformance.registry import CRITERION_TAG, default_registry
 from conformance.spec_drift import check_drift
 
@@ -102,6 +102,14 @@ def driver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def evidence(request: pytest.FixtureRequest) -> list[str]:
+    """Lines a scenario wants in its result record even when it passes (what it measured)."""
+    notes: list[str] = []
+    request.node.stash[EVIDENCE_KEY] = notes
+    return notes
 
 
 def require(driver: Driver, capability: Capability) -> None:

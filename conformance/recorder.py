@@ -44,6 +44,8 @@ from conformance.results import (
 )
 
 PROTOCOL_VERSION = 1
+#: Notes a scenario leaves for its result record (see the `evidence` fixture).
+EVIDENCE_KEY = pytest.StashKey[list[str]]()
 NOT_APPLICABLE_PREFIX = "not_applicable: "
 _EVIDENCE_LIMIT = 4000
 
@@ -133,12 +135,15 @@ class ResultsRecorder:
         pending = self._pending.get(item.nodeid)
         if pending is None or pending.status not in (None, Status.PASSED):
             return
+        noted: list[str] = item.stash.get(EVIDENCE_KEY, [])
+        notes = "\n".join(noted)
         if report.skipped:
             pending.status, pending.evidence = _skip_verdict(report)
         elif report.failed:
-            pending.status, pending.evidence = _failure_verdict(call, report)
+            pending.status, failure = _failure_verdict(call, report)
+            pending.evidence = f"{notes}\n{failure}" if notes else failure
         elif call.when == "call":
-            pending.status = Status.PASSED
+            pending.status, pending.evidence = Status.PASSED, notes or None
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         pending = self._pending.pop(nodeid, None)

@@ -341,6 +341,12 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # ---------------------------------------------------------------------------
 
   @AC-ARMONIA-WORKREQ-001.6
+  Scenario: Publishes of one request made at once complete it exactly once and close its lease once
+    Given the implementation evaluates operations concurrently
+    When the holder of each of 3 claimed requests publishes it several times at once
+    Then each request was completed by exactly one publish and its lease closed once
+
+  @AC-ARMONIA-WORKREQ-001.6
   Scenario: Publishing records the result, closes the lease and returns the unspent slice
     Given session "root" delegates "survey" by spawn with a slice of 200
     And the child session of "survey" records usage of 50
@@ -397,6 +403,12 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # ---------------------------------------------------------------------------
   # 001.7  The lease is fenced by a generation; stale generations are rejected
   # ---------------------------------------------------------------------------
+
+  @AC-ARMONIA-WORKREQ-001.7
+  Scenario: Of 32 claims of one open request made at once, exactly one wins
+    Given the implementation evaluates operations concurrently
+    When 32 members claim one open request at once, for 3 requests
+    Then each request had exactly one winning claim and 31 refused with "lease_held"
 
   @AC-ARMONIA-WORKREQ-001.7
   Scenario: Each claim moves the generation on by exactly one
@@ -494,6 +506,12 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # ---------------------------------------------------------------------------
   # 001.9  Delegation never creates budget or authority
   # ---------------------------------------------------------------------------
+
+  @AC-ARMONIA-WORKREQ-001.9
+  Scenario: Delegations made at once never take more budget than the campaign has
+    Given the implementation evaluates operations concurrently
+    When 20 delegations of 10 are made at once from a campaign with a budget of 100
+    Then at most 10 delegations succeeded and the budget was conserved and never negative
 
   @AC-ARMONIA-WORKREQ-001.9
   Scenario: A slice larger than what the campaign has left is refused; an exact fit is accepted

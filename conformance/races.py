@@ -1,0 +1,218 @@
+"""Race programs: concurrent batches through the driver port, recorded and judged by the checker.
+
+Each program builds its own small world through a HistoryRecorder, runs its
+batches with `run_concurrently`, and returns the checker's verdicts on the
+whole recorded history. The Gherkin race scenarios and the kit's own race
+tests run the same programs, so any implementation is judged by the same
+checks as the reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from conformance.checker import (
+    CheckResult,
+    check_allowance,
+    check_assignment_generations,
+    check_budget,
+    check_claims,
+    check_publishes,
+)
+from conformance.driver import ConcurrentCall, DelegationKind, Permissions, WorkRequest
+from conformance.history import HistoryRecorder
+
+#: Result references the concurrent publishes of one request carry (an exact retry included).
+PUBLISHED_RESULTS = ("result-a", "result-a", "result-b", "result-c", "result-d", "result-e")
+
+
+@dataclass(frozen=True)
+class RaceVerdict:
+    """The checks a race program ran, in the order they matter for its scenario."""
+
+    checks: tuple[CheckResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(check.ok for check in self.checks)
+
+    def check(self, name: str) -> CheckResult:
+        return next(check for check in self.checks if check.check == name)
+
+    def __str__(self) -> str:
+        return "\n".join(str(check) for check in self.checks)
+
+
+# -- Office -------------------------------------------------------------------
+
+
+def office_wake_race(recorder: HistoryRecorder, *, rounds: int, concurrent: int) -> RaceVerdict:
+    """Per round, a fresh task gets N - 1 agent wakes, then `concurrent` more at once."""
+    office = recorder.driver.describe().office
+    if office is None:
+        raise ValueError("the implementation reports no Office constants")
+    admitted_first = office.allowance - 1
+    _office_cast(recorder, admitted_first, concurrent)
+    for round_number in range(rounds):
+        task = f"race-task-{round_number}"
+        recorder.invoke("create_task", workspace_id="race-ws", task_id=task)
+        for index in range(admitted_first):
+            recorder.invoke(
+                "assign_task",
+                task_id=task,
+                assignee_agent_id=f"early-{index}",
+                acting_agent_id="lead",
+            )
+        recorder.run_concurrently(
+            [
+                ConcurrentCall(
+                    operation="assign_task",
+                    arguments={
+                        "task_id": task,
+                        "assignee_agent_id": f"racer-{index}",
+                        "acting_agent_id": "lead",
+                    },
+                )
+                for index in range(concurrent)
+            ]
+        )
+        recorder.advance_clock(timedelta(seconds=1))
+    history = recorder.operations()
+    window = timedelta(seconds=office.window_seconds)
+    return RaceVerdict(
+        (
+            check_allowance(history, allowance=office.allowance, window=window),
+            check_assignment_generations(history),
+        )
+    )
+
+
+def _office_cast(recorder: HistoryRecorder, admitted_first: int, concurrent: int) -> None:
+    """A workspace, an agent allowed to assign, and one assignee per wake of a round."""
+    recorder.invoke("create_workspace", workspace_id="race-ws")
+    recorder.invoke("create_agent", workspace_id="race-ws", agent_id="lead", can_assign_tasks=True)
+    assignees = [f"early-{i}" for i in range(admitted_first)]
+    assignees += [f"racer-{i}" for i in range(concurrent)]
+    for agent in assignees:
+        recorder.invoke(
+            "create_agent", workspace_id="race-ws", agent_id=agent, can_assign_tasks=False
+        )
+
+
+# -- Work requests ------------------------------------------------------------
+
+
+def holders(count: int) -> list[str]:
+    return [f"holder-{index}" for index in range(count)]
+
+
+def work_request_world(
+    recorder: HistoryRecorder, *, budget: int, sessions: int, members: int
+) -> None:
+    """An environment of `members` holders plus an owner, a campaign, and root sessions."""
+    recorder.invoke(
+        "create_environment", environment_id="race-env", members=["owner", *holders(members)]
+    )
+    recorder.invoke(
+        "create_campaign", campaign_id="race-camp", environment_id="race-env", budget=budget
+    )
+    for index in range(sessions):
+        recorder.invoke(
+            "create_session",
+            session_id=f"race-root-{index}",
+            campaign_id="race-camp",
+            principal="owner",
+            permissions=Permissions(),
+        )
+
+
+def delegate(recorder: HistoryRecorder, session: str, budget_slice: int = 10) -> WorkRequest:
+    request: WorkRequest = recorder.invoke(
+        "delegate", **delegation_arguments(session, budget_slice)
+    )
+    return request
+
+
+def delegation_arguments(session: str, budget_slice: int) -> dict[str, Any]:
+    return {
+        "kind": DelegationKind.SPAWN,
+        "originating_session_id": session,
+        "deliverable": "a report",
+        "acceptance_checks": ["it exists"],
+        "budget_slice": budget_slice,
+        "permissions": Permissions(),
+        "assignee": None,
+    }
+
+
+def work_request_checks(recorder: HistoryRecorder) -> RaceVerdict:
+    history = recorder.operations()
+    return RaceVerdict((check_claims(history), check_publishes(history), check_budget(history)))
+
+
+def claim_race(recorder: HistoryRecorder, *, requests: int, claimants: int) -> RaceVerdict:
+    """Every claimant claims the same open request at once, for several requests in turn."""
+    work_request_world(recorder, budget=10 * requests, sessions=1, members=claimants)
+    for _ in range(requests):
+        request = delegate(recorder, "race-root-0")
+        recorder.run_concurrently(
+            [
+                ConcurrentCall(
+                    operation="claim",
+                    arguments={"request_id": request.request_id, "holder": holder},
+                )
+                for holder in holders(claimants)
+            ]
+        )
+        recorder.invoke("get_request", request_id=request.request_id)
+    return work_request_checks(recorder)
+
+
+def publish_race(recorder: HistoryRecorder, *, requests: int) -> RaceVerdict:
+    """The holder publishes one claimed request several times at once (an exact retry included)."""
+    work_request_world(recorder, budget=10 * requests, sessions=1, members=1)
+    for _ in range(requests):
+        request = delegate(recorder, "race-root-0")
+        lease = recorder.invoke("claim", request_id=request.request_id, holder="holder-0")
+        recorder.run_concurrently(
+            [
+                ConcurrentCall(
+                    operation="publish",
+                    arguments={
+                        "request_id": request.request_id,
+                        "holder": "holder-0",
+                        "generation": lease.generation,
+                        "result_ref": result_ref,
+                    },
+                )
+                for result_ref in PUBLISHED_RESULTS
+            ]
+        )
+        recorder.invoke("get_request", request_id=request.request_id)
+    recorder.invoke("budget", campaign_id="race-camp")
+    return work_request_checks(recorder)
+
+
+def delegation_race(
+    recorder: HistoryRecorder, *, budget: int, delegations: int, budget_slice: int, sessions: int
+) -> RaceVerdict:
+    """`delegations` slices requested at once from several root sessions of one campaign."""
+    work_request_world(recorder, budget=budget, sessions=sessions, members=1)
+    recorder.invoke("budget", campaign_id="race-camp")
+    recorder.run_concurrently(
+        [
+            ConcurrentCall(
+                operation="delegate",
+                arguments={
+                    **delegation_arguments(f"race-root-{index % sessions}", budget_slice),
+                    "kind": "spawn",
+                    "permissions": {"tools": [], "devices": []},
+                },
+            )
+            for index in range(delegations)
+        ]
+    )
+    recorder.invoke("budget", campaign_id="race-camp")
+    return work_request_checks(recorder)
