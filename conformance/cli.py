@@ -16,7 +16,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from conformance.expectations import ExpectedFailure, load_expectations, render_expectations
+from conformance.expectations import (
+    ExpectationsError,
+    ExpectedFailure,
+    load_expectations,
+    render_expectations,
+)
 from conformance.inventory import load_inventory
 from conformance.registry import default_registry
 from conformance.reports.compare import comparison_table
@@ -57,10 +62,10 @@ def run(
         typer.Option(exists=True, dir_okay=False, help="source spec file, for drift marks"),
     ] = None,
     max_fail: Annotated[
-        int, typer.Option(help="stop after this many failing scenarios (0: never)")
+        int, typer.Option(min=0, help="stop after this many failing scenarios (0: never)")
     ] = 0,
     restart_budget: Annotated[
-        int, typer.Option(help="stop after this many implementation faults (exit code 3)")
+        int, typer.Option(min=0, help="stop after this many implementation faults (exit code 3)")
     ] = 10,
     select: Annotated[str | None, typer.Option("-k", help="pytest -k expression")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress; only the verdict summary")] = False,
@@ -68,6 +73,9 @@ def run(
     """Run the Gherkin suite against an implementation and print the per-criterion verdict."""
     import pytest  # here, not at the top: serve-reference launches must stay light
 
+    _preflight(impl, database)
+    if expectations is not None:
+        _check_expectations(expectations)
     with tempfile.TemporaryDirectory(prefix="conformance-") as scratch:
         stream = results or Path(scratch) / "results.jsonl"
         args = [
@@ -102,6 +110,33 @@ def run(
         _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber)
         print_verdicts(outcome, default_registry(), console)
         raise typer.Exit(_exit_code(outcome, code))
+
+
+def _preflight(impl: str, database: str | None) -> None:
+    """Open the implementation once before the suite: a configuration error exits 2 and an
+    implementation that cannot even start exits 3, both before anything is written."""
+    from sqlalchemy.exc import ArgumentError
+
+    from conformance.adapters.factory import ConfigurationError, open_driver
+
+    with tempfile.TemporaryDirectory(prefix="conformance-preflight-") as scratch:
+        try:
+            driver = open_driver(impl, database, Path(scratch))
+        except (ConfigurationError, ArgumentError) as error:
+            console.print(f"[bold red]configuration error:[/] {error}")
+            raise typer.Exit(EXIT_USAGE) from error
+        except Exception as error:  # whatever the implementation did, it is unusable
+            console.print(f"[bold red]implementation unusable:[/] {type(error).__name__}: {error}")
+            raise typer.Exit(EXIT_UNUSABLE) from error
+        driver.close()
+
+
+def _check_expectations(path: Path) -> None:
+    try:
+        load_expectations(path, [entry.key for entry in load_inventory()])
+    except ExpectationsError as error:
+        console.print(f"[bold red]configuration error:[/] {error}")
+        raise typer.Exit(EXIT_USAGE) from error
 
 
 def _exit_code(outcome: ResultsRun, pytest_code: int) -> int:

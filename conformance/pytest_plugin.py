@@ -15,7 +15,7 @@ import pytest
 
 from conformance.adapters.factory import open_driver
 from conformance.driver import Capability, Driver
-from conformance.expectations import load_expectations
+from conformance.expectations import ExpectationsError, load_expectations
 from conformance.fault_budget import FaultBudget
 from conformance.inventory import load_inventory
 from conformance.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
@@ -65,11 +65,14 @@ def pytest_configure(config: pytest.Config) -> None:
         features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
         inventory = load_inventory(features_dir)
         expectations_path = config.getoption("--expectations")
-        expectations = (
-            load_expectations(Path(expectations_path), [entry.key for entry in inventory])
-            if expectations_path
-            else {}
-        )
+        try:
+            expectations = (
+                load_expectations(Path(expectations_path), [entry.key for entry in inventory])
+                if expectations_path
+                else {}
+            )
+        except ExpectationsError as error:
+            raise pytest.UsageError(str(error)) from error
         recorder = ResultsRecorder(
             Path(results),
             impl=config.getoption("--impl"),

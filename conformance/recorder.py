@@ -141,9 +141,9 @@ class ResultsRecorder:
             pending.status, pending.evidence = _skip_verdict(report)
         elif report.failed:
             pending.status, failure = _failure_verdict(call, report)
-            pending.evidence = f"{notes}\n{failure}" if notes else failure
+            pending.evidence = _clip(f"{notes}\n{failure}") if notes else failure
         elif call.when == "call":
-            pending.status, pending.evidence = Status.PASSED, notes or None
+            pending.status, pending.evidence = Status.PASSED, _clip(notes) if notes else None
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         pending = self._pending.pop(nodeid, None)

@@ -113,7 +113,11 @@ def read_results(path: Path) -> ResultsRun:
     scenarios: list[ScenarioResult] = []
     footer: Footer | None = None
     for number, line in enumerate(lines[1:], start=2):
-        kind = json.loads(line).get("type")
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number}: not JSON: {error}") from error
+        kind = record.get("type") if isinstance(record, dict) else None
         if kind == "scenario":
             scenarios.append(ScenarioResult.model_validate_json(line))
         elif kind == "footer":

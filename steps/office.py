@@ -748,7 +748,10 @@ def parse_moves(text: str) -> dict[tuple[tuple[str, str], ...], float]:
     if text == "none":
         return {}
     moves = {(("reason", reason),): float(amount) for reason, amount in _MOVE.findall(text)}
-    assert moves, f"the feature's counter moves {text!r} are neither 'none' nor 'reason +n'"
+    leftover = re.sub(r",|\band\b", "", _MOVE.sub("", text)).strip()
+    assert moves and not leftover, (
+        f"the feature's counter moves {text!r} are neither 'none' nor 'reason +n, ... and ...'"
+    )
     for labels in moves:
         RateLimitReason(labels[0][1])
     return moves

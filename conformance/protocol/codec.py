@@ -136,7 +136,11 @@ def decode_request(line: str | bytes, *, validate: bool = False) -> Request:
     message = _load_object(line)
     seq = _readable_seq(message)
     name = message.get("op")
-    operation = OPERATIONS.get(name) if isinstance(name, str) else None
+    if not isinstance(name, str):
+        raise ProtocolError(
+            ProtocolErrorKind.SCHEMA_INVALID, f"a request needs an op string, got {name!r}", seq=seq
+        )
+    operation = OPERATIONS.get(name)
     if operation is None:
         raise ProtocolError(ProtocolErrorKind.UNKNOWN_OP, f"no operation named {name!r}", seq=seq)
     if message.get("protocol") != PROTOCOL_VERSION:

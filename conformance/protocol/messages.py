@@ -68,8 +68,12 @@ class SetClockArgs(Args):
     instant: datetime
 
 
+#: A century in microseconds: any larger step is a mistake, refused as invalid input.
+MAX_CLOCK_STEP_MICROSECONDS = 100 * 366 * 24 * 3600 * 10**6
+
+
 class AdvanceClockArgs(Args):
-    delta_microseconds: int
+    delta_microseconds: int = Field(ge=0, le=MAX_CLOCK_STEP_MICROSECONDS)
 
 
 class WorkspaceArgs(Args):

@@ -57,7 +57,11 @@ def untagged(run: ResultsRun, registry: Registry) -> list[ScenarioResult]:
 
 
 def run_succeeded(run: ResultsRun, registry: Registry) -> bool:
+    """No failing verdict, and something was really checked: a run in which every scenario
+    was not applicable (an implementation declaring no capability) proves nothing."""
     if run.footer is None or untagged(run, registry):
+        return False
+    if not any(result.status in (Status.PASSED, Status.XFAIL) for result in run.scenarios):
         return False
     return not any(result.status in FAILING for result in run.scenarios) and all(
         verdict.status not in FAILING for verdict in criterion_verdicts(run, registry)

@@ -19,7 +19,7 @@ from reference.errors import CountCap, DepthCap, InvalidInput
 from reference.workreq.budget_ledger import reserve_slice
 from reference.workreq.models import Campaign, DelegationSession, State, WorkRequestRecord
 from reference.workreq.permissions import PermissionSet, ensure_narrowing
-from reference.workreq.registry import require_id
+from reference.workreq.registry import require_amount, require_id
 from reference.workreq.settings import WorkRequestSettings
 from reference.workreq.store import conditional_update, find_campaign, find_session, is_member
 
@@ -65,8 +65,7 @@ def _validated_kind(order: DelegationOrder) -> DelegationKind:
     except ValueError:
         raise InvalidInput(f"unknown delegation kind {order.kind!r}") from None
     require_id(order.deliverable, "the deliverable")
-    if order.budget_slice <= 0:
-        raise InvalidInput(f"a budget slice must be positive, not {order.budget_slice}")
+    require_amount(order.budget_slice, "a budget slice")
     if order.assignee is not None:
         require_id(order.assignee, "the assignee")
     return kind

@@ -17,6 +17,19 @@ def require_id(value: str, what: str) -> None:
         raise InvalidInput(f"{what} must not be blank")
 
 
+#: Amounts are stored in 32-bit integer columns on every dialect.
+MAX_AMOUNT = 2**31 - 1
+
+
+def require_amount(value: object, what: str) -> int:
+    """A budget, slice or usage: a whole number from 1 to MAX_AMOUNT (a bool is no number)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{what} must be a whole number, not {value!r}")
+    if not 0 < value <= MAX_AMOUNT:
+        raise InvalidInput(f"{what} must be between 1 and {MAX_AMOUNT}, not {value}")
+    return value
+
+
 def create_environment(tx: Session, environment_id: str, members: Sequence[str]) -> None:
     require_id(environment_id, "environment id")
     if not members:
@@ -35,8 +48,7 @@ def create_environment(tx: Session, environment_id: str, members: Sequence[str])
 
 def create_campaign(tx: Session, campaign_id: str, environment_id: str, budget: int) -> None:
     require_id(campaign_id, "campaign id")
-    if budget <= 0:
-        raise InvalidInput(f"a campaign budget must be positive, not {budget}")
+    require_amount(budget, "a campaign budget")
     if tx.get(Campaign, campaign_id) is not None:
         raise InvalidInput(f"campaign {campaign_id!r} already exists")
     if find_environment(tx, environment_id) is None:

@@ -14,7 +14,7 @@ from reference import crash_points
 from reference.clock import Clock
 from reference.crash_points import CrashPoint
 from reference.db import Database
-from reference.errors import AlreadyCompleted, InvalidInput, NotFound
+from reference.errors import AlreadyCompleted, NotFound
 from reference.workreq import budget_ledger, lease, registry
 from reference.workreq.delegation import DelegationOrder
 from reference.workreq.delegation import delegate as delegate_request
@@ -127,8 +127,7 @@ class WorkRequestService:
         return completion
 
     def record_usage(self, session_id: str, amount: int) -> None:
-        if amount <= 0:
-            raise InvalidInput(f"usage must be positive, not {amount}")
+        registry.require_amount(amount, "usage")
         with self._db.transaction() as tx:
             budget_ledger.charge_usage(tx, find_session(tx, session_id), amount)
 

@@ -125,7 +125,15 @@ GET_TASK_LINE = '{"protocol":1,"seq":5,"op":"get_task","args":{"task_id":"t"}}'
         pytest.param(
             '{"protocol":1,"seq":5,"op":"frobnicate","args":{}}', UNKNOWN_OP, 5, id="unknown-op"
         ),
-        pytest.param('{"protocol":1,"seq":5,"args":{}}', UNKNOWN_OP, 5, id="no-op"),
+        pytest.param('{"protocol":1,"seq":5,"args":{}}', SCHEMA_INVALID, 5, id="no-op"),
+        pytest.param('{"protocol":1,"seq":5,"op":7,"args":{}}', SCHEMA_INVALID, 5, id="op-not-str"),
+        pytest.param(
+            '{"protocol":1,"seq":5,"op":"advance_clock","args":'
+            '{"delta_microseconds":999999999999999999999}}',
+            SCHEMA_INVALID,
+            5,
+            id="clock-step-out-of-range",
+        ),
         pytest.param(
             HANDSHAKE_LINE.replace('"protocol":1', '"protocol":2'), SCHEMA_INVALID, 5, id="v2"
         ),
