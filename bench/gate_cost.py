@@ -28,8 +28,9 @@ from bench.report import Measure, Row
 from bench.stats import MICROS, median
 from bench.stores import SQLITE, Store, postgres_store, sqlite_store
 from reference.db import Database
+from reference.office.allowance_count import allowance_count
 from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
-from reference.office.gate import AllowanceGate, CountReadFault, allowance_count
+from reference.office.gate import AllowanceGate, CountReadFault
 from reference.office.models import Run
 from reference.office.telemetry import OfficeTelemetry
 from reference.office.wake import Wake

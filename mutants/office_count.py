@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, Select, distinct, func, select
 from sqlalchemy.orm import Session
 
 from mutants.patching import Capability, Mutant, Patch
+from reference.office import allowance_count as reference_count
 from reference.office import constants as office_constants
 from reference.office import gate as reference_gate
 from reference.office import service as office_service
+from reference.office.allowance_count import allowance_count as reference_allowance_count
 from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
 from reference.office.gate import AllowanceGate
-from reference.office.gate import allowance_count as reference_allowance_count
 from reference.office.models import Run
 from reference.office.wake import Wake
 
@@ -58,7 +60,27 @@ def distinct_instants_count(task_id: str, now: datetime) -> Select[int]:
     return reference_query.with_only_columns(func.count(distinct(Run.requested_at)))
 
 
-class PerAssigneeGate(AllowanceGate):
+class StatementGate(AllowanceGate):
+    """Counts with a statement of its own, through the ORM: a mutant need not be fast."""
+
+    def count_statement(self, task_id: str, now: datetime) -> Select[int]:
+        return reference_allowance_count(task_id, now)
+
+    def _read_count(self, session: Session, task_id: str, now: datetime) -> int:
+        self._fault.trip()
+        return session.scalar(self.count_statement(task_id, now)) or 0
+
+
+def counting_with(statement: Callable[[str, datetime], Select[int]]) -> type[StatementGate]:
+    """A gate class whose count is `statement`."""
+    return type(
+        f"{statement.__name__}_gate",
+        (StatementGate,),
+        {"count_statement": staticmethod(statement), "__module__": __name__},
+    )
+
+
+class PerAssigneeGate(StatementGate):
     """Keys the allowance on (task, assignee): each agent the task goes to gets its own N."""
 
     _assignee = ""
@@ -67,11 +89,9 @@ class PerAssigneeGate(AllowanceGate):
         self._assignee = wake.agent_id
         return super().admits(session, wake, now)
 
-    def _read_count(self, session: Session, task_id: str, now: datetime) -> int:
-        with session.begin_nested():
-            self._fault.trip()
-            query = reference_allowance_count(task_id, now)
-            return session.scalar(query.where(Run.agent_id == self._assignee)) or 0
+    def count_statement(self, task_id: str, now: datetime) -> Select[int]:
+        query = reference_allowance_count(task_id, now)
+        return query.where(Run.agent_id == self._assignee)
 
 
 def configured_allowance() -> int:
@@ -79,8 +99,8 @@ def configured_allowance() -> int:
     return int(os.environ.get("OFFICE_ASSIGNMENT_ALLOWANCE", "6"))
 
 
-def _count(replacement: object) -> Patch:
-    return Patch(reference_gate, "allowance_count", replacement)
+def _count(statement: Callable[[str, datetime], Select[int]]) -> Patch:
+    return Patch(office_service, "AllowanceGate", counting_with(statement))
 
 
 MUTANTS = [
@@ -134,6 +154,6 @@ MUTANTS = [
         "AC-OFFICE-ASSIGN-RATE-002.6",
         Capability.OFFICE,
         "the gate keeps its own copy of W (5 minutes) while 10 minutes is reported",
-        lambda: [Patch(reference_gate, "ASSIGNMENT_WINDOW", timedelta(minutes=5))],
+        lambda: [Patch(reference_count, "ASSIGNMENT_WINDOW", timedelta(minutes=5))],
     ),
 ]

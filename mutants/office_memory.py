@@ -58,9 +58,8 @@ class LastRefusalWindowGate(RememberingGate):
         refusals = self.instants[task_id]
         anchor = refusals[-1] if refusals else now
         window = (Run.requested_at > anchor - ASSIGNMENT_WINDOW, Run.requested_at <= now)
-        with session.begin_nested():
-            self._fault.trip()
-            return session.scalar(count_within(task_id, *window)) or 0
+        self._fault.trip()
+        return session.scalar(count_within(task_id, *window)) or 0
 
 
 class InMemoryCountGate(RememberingGate):

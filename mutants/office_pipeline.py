@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
@@ -12,6 +13,7 @@ from reference.office import run_queue
 from reference.office import service as office_service
 from reference.office.coalescer import _merge_target, coalesce
 from reference.office.dedup import recent_duplicate
+from reference.office.gate import GateVerdict
 from reference.office.models import Run
 from reference.office.run_queue import RunQueue, _insert
 from reference.office.telemetry import DedupKind
@@ -23,8 +25,14 @@ class ReorderedQueue(RunQueue):
 
     order: tuple[str, ...] = ("duplicate", "coalescing", "gate")
 
-    def _decide(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult:
-        stages = {"duplicate": self._duplicate, "coalescing": self._coalescing, "gate": self._gated}
+    def _decide(
+        self, session: Session, wake: Wake, now: datetime, gate: GateVerdict
+    ) -> EnqueueResult:
+        stages: dict[str, Stage] = {
+            "duplicate": self._duplicate,
+            "coalescing": self._coalescing,
+            "gate": _gated(gate),
+        }
         for name in self.order:
             decided = stages[name](session, wake, now)
             if decided is not None:
@@ -42,10 +50,15 @@ class ReorderedQueue(RunQueue):
         merged = coalesce(session, wake, now)
         return None if merged is None else EnqueueResult(Outcome.COALESCED, str(merged.id))
 
-    def _gated(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult | None:
-        return (
-            None if self._gate.admits(session, wake, now) else EnqueueResult(Outcome.RATE_LIMITED)
-        )
+
+Stage = Callable[[Session, Wake, datetime], EnqueueResult | None]
+
+
+def _gated(gate: GateVerdict) -> Stage:
+    def stage(session: Session, wake: Wake, now: datetime) -> EnqueueResult | None:
+        return None if gate(session, wake, now) else EnqueueResult(Outcome.RATE_LIMITED)
+
+    return stage
 
 
 class GateFirstQueue(ReorderedQueue):
@@ -59,8 +72,10 @@ class GateBeforeCoalescingQueue(ReorderedQueue):
 class SilentRefusalQueue(RunQueue):
     """Reports a refusal to the producer as `none`, as if nothing had been attempted."""
 
-    def _decide(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult:
-        decided = super()._decide(session, wake, now)
+    def _decide(
+        self, session: Session, wake: Wake, now: datetime, gate: GateVerdict
+    ) -> EnqueueResult:
+        decided = super()._decide(session, wake, now, gate)
         if decided.outcome is Outcome.RATE_LIMITED:
             return EnqueueResult(Outcome.NONE)
         return decided
@@ -69,8 +84,10 @@ class SilentRefusalQueue(RunQueue):
 class AuditedRefusalQueue(RunQueue):
     """Keeps a refused wake on record as a cancelled run, for the audit trail."""
 
-    def _decide(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult:
-        decided = super()._decide(session, wake, now)
+    def _decide(
+        self, session: Session, wake: Wake, now: datetime, gate: GateVerdict
+    ) -> EnqueueResult:
+        decided = super()._decide(session, wake, now, gate)
         if decided.outcome is Outcome.RATE_LIMITED:
             _insert(session, wake, now).status = "cancelled"
         return decided

@@ -1,7 +1,7 @@
 """Named crash points: a fault hook that kills this process at a chosen instant.
 
-When the environment variable REFERENCE_CRASH_AT names a point, the process
-sends itself SIGKILL on reaching it: no reply, no rollback by this process, no
+When the environment variable REFERENCE_CRASH_AT names a point at launch,
+the process sends itself SIGKILL on reaching it: no reply, no rollback by this process, no
 cleanup, as an OOM kill or a power cut would leave things. The store alone
 decides what survived. Unset (or naming another point), every point is a no-op.
 """
@@ -25,7 +25,11 @@ class CrashPoint(StrEnum):
     """The allowance gate has counted and admitted a wake, whose run is not inserted yet."""
 
 
+_NAMED: Final = os.environ.get(CRASH_ENV)
+"""Read once, at import: the gate passes a point on every decision, so the check must be cheap."""
+
+
 def reached(point: CrashPoint) -> None:
-    """Die here, at once, when this is the point the environment names."""
-    if os.environ.get(CRASH_ENV) == point.value:
+    """Die here, at once, when this is the point the environment named at launch."""
+    if point.value == _NAMED:
         os.kill(os.getpid(), signal.SIGKILL)

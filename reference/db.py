@@ -27,17 +27,20 @@ class UTCDateTime(TypeDecorator[datetime]):
     cache_ok = True
 
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("naive datetime reached the database layer")
-        return value.astimezone(UTC).replace(tzinfo=None)
+        return None if value is None else naive_utc(value)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         assert isinstance(value, datetime)
         return value.replace(tzinfo=UTC)
+
+
+def naive_utc(value: datetime) -> datetime:
+    """An aware instant as the database holds it; a naive one is refused, never guessed."""
+    if value.tzinfo is None:
+        raise ValueError("naive datetime reached the database layer")
+    return value.astimezone(UTC).replace(tzinfo=None)
 
 
 def make_engine(url: str) -> Engine:

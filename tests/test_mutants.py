@@ -11,7 +11,7 @@ import mutants
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.driver import Driver, Outcome
 from conformance.registry import default_registry
-from mutants.office_decision import RuleGate
+from mutants.office_count import StatementGate
 from mutants.office_pipeline import ReorderedQueue
 from mutants.office_reporting import ReportingGate
 from mutants.patching import Capability, Mutant, Patch, open_patched
@@ -72,7 +72,7 @@ UNCHANGED_HOOKS = Mutant(
     Capability.OFFICE,
     "the hook bases with no hook overridden",
     lambda: [
-        Patch(office_service, "AllowanceGate", type("Hooks", (RuleGate, ReportingGate), {})),
+        Patch(office_service, "AllowanceGate", type("Hooks", (StatementGate, ReportingGate), {})),
         Patch(office_service, "RunQueue", ReorderedQueue),
     ],
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 from reference.office.constants import AGENT_ACTOR, TASK_ASSIGNED
 
@@ -31,17 +31,21 @@ class GateSubject:
     acting_agent_id: str = ""
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_STRICT_JSON: Final = json.JSONDecoder(parse_constant=_reject_constant)
+"""Built once: `json.loads` with a keyword builds a decoder per call, a third of the parse."""
+
+
 def parse_object(payload: str) -> dict[str, Any] | None:
     """The payload as a JSON object, or None when it is not one (or not strict JSON)."""
     try:
-        parsed = json.loads(payload, parse_constant=_reject_constant)
+        parsed = _STRICT_JSON.decode(payload)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def task_key(payload: str) -> str:

@@ -8,31 +8,22 @@ degraded admission is counted and logged; ordinary admissions are not.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 
-from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from reference import crash_points
 from reference.crash_points import CrashPoint
+from reference.office.allowance_count import AllowanceCounter, CountReadError
 from reference.office.classifier import GateSubject, Scope, gate_subject
-from reference.office.constants import (
-    AGENT_ACTOR,
-    ASSIGNMENT_ALLOWANCE,
-    ASSIGNMENT_WINDOW,
-    TASK_ASSIGNED,
-)
-from reference.office.models import Run
+from reference.office.constants import ASSIGNMENT_ALLOWANCE
 from reference.office.telemetry import OfficeTelemetry, RateLimitReason
 from reference.office.wake import Wake
 
 logger = logging.getLogger("reference.office")
-
-
-class CountReadError(Exception):
-    """The allowance count could not be read."""
 
 
 class CountReadFault:
@@ -47,37 +38,35 @@ class CountReadFault:
             raise CountReadError("injected failure of the allowance count read")
 
 
-_ALLOWANCE_COUNT: Final = (
-    select(func.count())
-    .select_from(Run)
-    .where(
-        Run.task_key == bindparam("task_id"),
-        Run.reason == TASK_ASSIGNED,
-        Run.actor_type == AGENT_ACTOR,
-        Run.requested_at > bindparam("window_start"),
-        Run.requested_at <= bindparam("window_end"),
-    )
-)
+class CountUnavailable(Exception):
+    """Raised out of the pipeline's transaction when the count could not be read.
 
-
-def allowance_count(task_id: str, now: datetime) -> Select[int]:
-    """Agent-initiated assignment runs for the task requested in (now - W, now], any status.
-
-    The statement is built once and only its parameters are filled in per
-    decision: building it anew took longer than the database took to answer it.
+    A failed statement can leave the transaction unusable (PostgreSQL aborts
+    it), so the gate does not answer there: the pipeline rolls back and runs
+    again in a fresh transaction with the gate's `unread_verdict`. Guarding the read with
+    a savepoint instead doubled the cost of every decision.
     """
-    return _ALLOWANCE_COUNT.params(
-        task_id=task_id, window_start=now - ASSIGNMENT_WINDOW, window_end=now
-    )
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+GateVerdict = Callable[[Session, Wake, datetime], bool]
+"""How the pipeline's third stage judges a wake that the first two let through."""
 
 
 class AllowanceGate:
     def __init__(self, telemetry: OfficeTelemetry, fault: CountReadFault) -> None:
         self._telemetry = telemetry
         self._fault = fault
+        self._counter = AllowanceCounter()
 
     def admits(self, session: Session, wake: Wake, now: datetime) -> bool:
-        """Whether the wake may be inserted; out-of-scope wakes always may."""
+        """Whether the wake may be inserted; out-of-scope wakes always may.
+
+        Raises `CountUnavailable` when the count is needed and cannot be read.
+        """
         subject = gate_subject(wake.reason, wake.payload)
         if subject.scope is Scope.OUT_OF_SCOPE:
             return True
@@ -87,19 +76,34 @@ class AllowanceGate:
         try:
             observed = self._read_count(session, subject.task_id, now)
         except (CountReadError, SQLAlchemyError) as error:
-            self._report_count_read_failed(wake, subject, error)
-            return True
-        if observed < ASSIGNMENT_ALLOWANCE:
+            raise CountUnavailable(error) from error
+        if not self.refuses(observed):
             crash_points.reached(CrashPoint.GATE_COUNTED)
             return True
         self._report_refusal(wake, subject, observed)
         return False
 
+    def refuses(self, observed: int) -> bool:
+        """The rule: the window already holds the whole allowance (or more, after a race)."""
+        return observed >= ASSIGNMENT_ALLOWANCE
+
+    def unread_verdict(self, failure: CountUnavailable) -> GateVerdict:
+        """The verdict for the pipeline's second pass after `failure`: fail open, said aloud."""
+
+        def admits_unread(session: Session, wake: Wake, now: datetime) -> bool:
+            subject = gate_subject(wake.reason, wake.payload)
+            self._report_count_read_failed(wake, subject, failure.error)
+            return self.admits_unread()
+
+        return admits_unread
+
+    def admits_unread(self) -> bool:
+        """The answer when the count cannot be read: admit (fail open)."""
+        return True
+
     def _read_count(self, session: Session, task_id: str, now: datetime) -> int:
-        """In a savepoint, so that a failed read leaves the pipeline's transaction usable."""
-        with session.begin_nested():
-            self._fault.trip()
-            return session.scalar(allowance_count(task_id, now)) or 0
+        self._fault.trip()
+        return self._counter.read(session, task_id, now)
 
     def _report_refusal(self, wake: Wake, subject: GateSubject, observed: int) -> None:
         self._warn(

@@ -19,7 +19,7 @@ from reference.db import Database
 from reference.office.coalescer import coalesce
 from reference.office.constants import QUEUED
 from reference.office.dedup import recent_duplicate
-from reference.office.gate import AllowanceGate
+from reference.office.gate import AllowanceGate, CountUnavailable, GateVerdict
 from reference.office.models import Run
 from reference.office.telemetry import DedupKind, OfficeTelemetry
 from reference.office.wake import EnqueueResult, Outcome, Wake
@@ -40,8 +40,7 @@ class RunQueue:
         """Decide the wake's fate; a database failure is reported as `none`, never raised."""
         now = self._clock.now()
         try:
-            with self._db.transaction() as session:
-                return self._decide(session, wake, now)
+            return self._run_pipeline(wake, now)
         except IntegrityError:
             holder = self._run_holding_key(wake.dedup_key)
             if holder is None:
@@ -53,7 +52,18 @@ class RunQueue:
             logger.exception("enqueue failed")
             return EnqueueResult(Outcome.NONE)
 
-    def _decide(self, session: Session, wake: Wake, now: datetime) -> EnqueueResult:
+    def _run_pipeline(self, wake: Wake, now: datetime) -> EnqueueResult:
+        """One transaction, or two when the gate could not read its count (`CountUnavailable`)."""
+        try:
+            with self._db.transaction() as session:
+                return self._decide(session, wake, now, self._gate.admits)
+        except CountUnavailable as failure:
+            with self._db.transaction() as session:
+                return self._decide(session, wake, now, self._gate.unread_verdict(failure))
+
+    def _decide(
+        self, session: Session, wake: Wake, now: datetime, gate: GateVerdict
+    ) -> EnqueueResult:
         duplicate = recent_duplicate(session, wake, now)
         if duplicate is not None:
             self._telemetry.deduplicated(wake.reason, DedupKind.WINDOWED)
@@ -61,7 +71,7 @@ class RunQueue:
         merged = coalesce(session, wake, now)
         if merged is not None:
             return EnqueueResult(Outcome.COALESCED, str(merged.id))
-        if not self._gate.admits(session, wake, now):
+        if not gate(session, wake, now):
             return EnqueueResult(Outcome.RATE_LIMITED)
         return EnqueueResult(Outcome.QUEUED, str(_insert(session, wake, now).id))
 

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event
 
 from reference.db import Database
+from reference.office.allowance_count import AllowanceCounter, CompiledCount, allowance_count
 from reference.office.constants import ASSIGNMENT_WINDOW
-from reference.office.gate import allowance_count
 from reference.office.models import Agent, Run, Workspace
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -47,8 +44,12 @@ def seed(
 
 
 def count(db: Database, task_id: str = "t", now: datetime = NOW) -> int:
+    """The count as the gate reads it, checked against the same statement run by the ORM."""
     with db.transaction() as session:
-        return session.scalar(allowance_count(task_id, now)) or 0
+        fast = AllowanceCounter().read(session, task_id, now)
+        plain = session.scalar(allowance_count(task_id, now))
+    assert fast == plain, f"the compiled read says {fast}, the ORM statement {plain}"
+    return fast
 
 
 def test_a_numeric_task_id_never_matches_its_string_form(db: Database) -> None:
@@ -85,21 +86,6 @@ def test_the_window_is_open_at_its_start_and_closed_at_now(db: Database) -> None
     assert count(db) == 2, "a run requested after the evaluation instant is not"
 
 
-@contextmanager
-def explained(engine: Engine, prefix: str) -> Iterator[None]:
-    """Every statement sent while active is prefixed (EXPLAIN ...), so it returns its plan."""
-
-    def prefix_statement(*args: Any) -> tuple[str, Any]:
-        _connection, _cursor, statement, parameters, _context, _many = args
-        return prefix + statement, parameters
-
-    event.listen(engine, "before_cursor_execute", prefix_statement, retval=True)
-    try:
-        yield
-    finally:
-        event.remove(engine, "before_cursor_execute", prefix_statement)
-
-
 def count_plan(db: Database) -> str:
     for task in range(50):
         seed(db, task_id=f"t-{task}")
@@ -110,8 +96,9 @@ def count_plan(db: Database) -> str:
             prefix = "EXPLAIN "
         else:
             prefix = "EXPLAIN QUERY PLAN "
-        with explained(db.engine, prefix):
-            rows = connection.execute(allowance_count("t-7", NOW)).all()
+        compiled = CompiledCount.for_dialect(db.engine.dialect)
+        parameters = compiled.parameters("t-7", NOW)
+        rows = connection.exec_driver_sql(prefix + compiled.sql, parameters).all()
     return "\n".join(str(row[-1]) for row in rows)
 
 

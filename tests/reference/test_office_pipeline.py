@@ -7,14 +7,16 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+import sqlalchemy
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.exc import OperationalError
 
 from reference.clock import ManualClock
 from reference.db import Database
+from reference.office import allowance_count as allowance_count_module
 from reference.office import run_queue
+from reference.office.allowance_count import allowance_count
 from reference.office.constants import ASSIGNMENT_ALLOWANCE, COALESCE_WINDOW, DEDUP_LOOKBACK
-from reference.office.gate import allowance_count
 from reference.office.service import OfficeService
 from reference.office.wake import EnqueueResult, Outcome
 
@@ -191,6 +193,28 @@ def test_a_failed_count_read_admits_once_and_says_why(
     }
     clock.advance(SPACING)
     assert wake(office, "k6").outcome is Outcome.RATE_LIMITED, "the fault fires once"
+
+
+def test_a_count_read_the_database_rejects_admits_in_a_fresh_transaction(
+    office: OfficeService,
+    clock: ManualClock,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A real statement error, not the injected one: PostgreSQL aborts the whole transaction."""
+    broken = sqlalchemy.text(
+        "SELECT count(*) FROM no_such_table WHERE task_key = :task_id"
+        " AND requested_at > :window_start AND requested_at <= :window_end"
+    )
+    monkeypatch.setattr(allowance_count_module, "ALLOWANCE_COUNT", broken)
+    queued = wake(office, "k5")
+    assert queued.outcome is Outcome.QUEUED
+    assert [run.dedup_key for run in office.list_runs()] == ["k5"]
+    assert rate_limits(office, "count_read_failed") == 1
+    [logged] = warnings(caplog)
+    assert "no_such_table" in logged["error"]
+    clock.advance(SPACING)
+    assert wake(office, "k5").run_id == queued.run_id, "the admitted run holds its key"
 
 
 @pytest.mark.parametrize(
