@@ -69,6 +69,9 @@ class Capability(StrEnum):
     CONCURRENCY = "concurrency"
     RESET = "reset"
     """Served over the wire only: the process empties itself, so the harness can reuse it."""
+    PRELAUNCH = "prelaunch"
+    """Served over the wire only: the process touches its store only from its handshake on,
+    so the harness may launch the process of a restart ahead of time."""
 
 
 class ErrorCode(StrEnum):

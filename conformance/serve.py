@@ -8,7 +8,8 @@ The store: `--database URL` when given, else a SQLite file inside the
 directory named by CONFORMANCE_STORE. That directory is empty at the start of
 each scenario and survives a restart, so an empty directory means "start from
 an empty store", and a marker file left in it means "a relaunch: keep the
-store". `reset` drops and recreates the schema and replaces the in-process
+store". The store is opened at the handshake, never before (capability
+`prelaunch`). `reset` drops and recreates the schema and replaces the in-process
 driver, so a reused process starts the next scenario as empty as a fresh one.
 Stdout carries protocol lines only; logs and stray prints go to stderr.
 """
@@ -52,10 +53,6 @@ EXIT_OK, EXIT_NO_STORE = 0, 2
 log = logging.getLogger("conformance.serve")
 
 
-class StoreNotConfigured(Exception):
-    """Neither --database nor CONFORMANCE_STORE says where the store lives."""
-
-
 def serve(
     reader: TextIO,
     writer: TextIO,
@@ -66,13 +63,12 @@ def serve(
 ) -> int:
     """Answer one request per line until stdin closes; the exit status."""
     _log_to_stderr()
-    try:
-        url = prepare_store(database_url, os.environ.get(STORE_ENV))
-    except StoreNotConfigured as error:
-        log.error("%s", error)
+    store_directory = os.environ.get(STORE_ENV)
+    if store_directory is None and database_url is None:
+        log.error("no store: pass --database URL or set %s", STORE_ENV)
         return EXIT_NO_STORE
-    reference = ServedReference(url, mutant)
-    server = ProtocolServer(reference.driver, validate=validate, reset=reference.reset)
+    reference = ServedReference(database_url, store_directory, mutant)
+    server = ProtocolServer(reference.open, validate=validate, reset=reference.reset)
     try:
         with contextlib.redirect_stdout(sys.stderr):
             for line in reader:
@@ -84,41 +80,58 @@ def serve(
 
 
 class ServedReference:
-    """The in-process reference (or one of its mutants) on one store URL, which `reset`
-    replaces by a fresh one."""
+    """The in-process reference (or one of its mutants), which `reset` replaces by a fresh one.
 
-    def __init__(self, url: str, mutant: str | None = None) -> None:
-        self.url = url
+    Its store is opened at the handshake, not at launch (capability `prelaunch`):
+    the modules are imported at once, so a process launched ahead of a restart
+    has paid for its start-up before the harness needs it.
+    """
+
+    def __init__(
+        self, database_url: str | None, store_directory: str | None, mutant: str | None = None
+    ) -> None:
+        self._database_url = database_url
+        self._store_directory = store_directory
         self.mutant = mutant
-        self.driver = self._open()
+        self.driver: Driver | None = None
+        self._url = ""
+        self._new_driver = self._driver_factory()
 
-    def _open(self) -> Driver:
+    def _driver_factory(self) -> Callable[[str], Driver]:
         if self.mutant is not None:
             import mutants
 
-            return mutants.driver_on(self.mutant, self.url)
+            mutant = self.mutant
+            return lambda url: mutants.driver_on(mutant, url)
         from conformance.adapters.inprocess import InProcessDriver
 
-        return InProcessDriver(self.url)
+        return InProcessDriver
+
+    def open(self) -> Driver:
+        """Prepare the store and start the driver; called once, at the handshake."""
+        self._url = prepare_store(self._database_url, self._store_directory)
+        self.driver = self._new_driver(self._url)
+        return self.driver
 
     def reset(self) -> Driver:
         """Empty the store and start a new driver: no run, counter, log or armed hook remains."""
         from conformance.adapters.inprocess import empty_store
 
-        self.driver.close()
-        empty_store(self.url)
-        self.driver = self._open()
+        self.close()
+        empty_store(self._url)
+        self.driver = self._new_driver(self._url)
         return self.driver
 
     def close(self) -> None:
-        self.driver.close()
+        if self.driver is not None:
+            self.driver.close()
 
 
 def prepare_store(database_url: str | None, store_directory: str | None) -> str:
     """The store's URL, emptied on the first launch of a scenario only."""
     if store_directory is None:
         if database_url is None:
-            raise StoreNotConfigured(f"no store: pass --database URL or set {STORE_ENV}")
+            raise ValueError(f"no store: pass --database URL or set {STORE_ENV}")
         return database_url
     directory = Path(store_directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -135,14 +148,21 @@ def prepare_store(database_url: str | None, store_directory: str | None) -> str:
 class ProtocolServer:
     """Turns request lines into reply lines; never raises, whatever the line holds.
 
-    With a `reset` callable (which empties the implementation and returns the
-    driver to use from then on) it declares and serves the `reset` capability.
+    The driver is opened by `open_driver` at the first handshake, so the
+    server declares `prelaunch`. With a `reset` callable (which empties the
+    implementation and returns the driver to use from then on) it declares
+    and serves the `reset` capability.
     """
 
     def __init__(
-        self, driver: Driver, *, validate: bool, reset: Callable[[], Driver] | None = None
+        self,
+        open_driver: Callable[[], Driver],
+        *,
+        validate: bool,
+        reset: Callable[[], Driver] | None = None,
     ) -> None:
-        self.driver = driver
+        self._open_driver = open_driver
+        self._driver: Driver | None = None
         self.validate = validate
         self.greeted = False
         self._reset = reset
@@ -175,23 +195,25 @@ class ProtocolServer:
             return encode_error(request.seq, ErrorCode.INTERNAL, message, definite=False)
 
     def _result(self, request: Request) -> object:
+        driver = self._driver
+        if driver is None:
+            driver = self._driver = self._open_driver()
         if request.operation is HANDSHAKE:
-            description = self._description()
+            description = self._description(driver)
             return HandshakeResult(
                 protocol_version=PROTOCOL_VERSION,
                 implementation=Implementation(name=description.name, version=description.version),
                 description=description,
             )
         if request.operation is RESET and self._reset is not None:
-            self.driver = self._reset()
+            self._driver = self._reset()
             return None
-        return invoke(self.driver, request)
+        return invoke(driver, request)
 
-    def _description(self) -> Description:
-        description = self.driver.describe()
-        if self._reset is None:
-            return description
-        capabilities = [*description.capabilities, Capability.RESET]
+    def _description(self, driver: Driver) -> Description:
+        description = driver.describe()
+        served = [Capability.PRELAUNCH, *([Capability.RESET] if self._reset else [])]
+        capabilities = [*description.capabilities, *served]
         return description.model_copy(update={"capabilities": capabilities})
 
 

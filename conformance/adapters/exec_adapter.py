@@ -20,6 +20,11 @@ visible (see exec_reset). The reused process keeps its own store directory. A
 process that faulted is never parked, and one that fails its reset is killed
 and replaced by a fresh launch; one that acknowledges the reset but shows
 leftovers is an `unclean_reset` fault of the scenario.
+
+Prelaunch: with `prelaunch=True` and an implementation declaring both
+`restart` and `prelaunch`, the process a restart needs is launched ahead of
+time and waits (see exec_spares); the restart kills the old process, links
+the spare's store path to the store and shakes hands with the spare.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any, Final, TypeVar
 from conformance.adapters.exec_pool import PARK, LaunchSettings, ParkedProcess
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.adapters.exec_reset import Witnesses, reset_leftovers
+from conformance.adapters.exec_spares import SPARES
 from conformance.driver import (
     AssignmentResult,
     BudgetSnapshot,
@@ -85,6 +91,7 @@ class ExecDriver:
         validate: bool = True,
         stderr_lines: int = 20,
         reuse: bool = False,
+        prelaunch: bool = False,
     ) -> None:
         self.command = list(command)
         self.timeout = timeout
@@ -92,6 +99,7 @@ class ExecDriver:
         self.validate = validate
         self.stderr_lines = stderr_lines
         self.reuse = reuse
+        self.prelaunch = prelaunch
         self._settings = LaunchSettings(tuple(self.command), validate, stderr_lines)
         self._clock = CLOCK_START
         self._carried_logs: list[WarningLog] = []
@@ -102,6 +110,7 @@ class ExecDriver:
         if reused is None:
             self.store = store if store is not None else PARK.new_store()
         self._process, self._description = reused or self._launch()
+        self._prepare_spare()
 
     # -- process lifecycle ------------------------------------------------------
     def _launch(self) -> tuple[ImplementationProcess, Description]:
@@ -111,6 +120,9 @@ class ExecDriver:
         process = ImplementationProcess(
             self.command, env, stderr_lines=self.stderr_lines, validate=self.validate
         )
+        return self._greet(process)
+
+    def _greet(self, process: ImplementationProcess) -> tuple[ImplementationProcess, Description]:
         try:
             greeting = self._startup_call(process, m.HANDSHAKE, m.NoArgs())
             self._startup_call(process, m.SET_CLOCK, m.SetClockArgs(instant=self._clock))
@@ -177,7 +189,24 @@ class ExecDriver:
         if not self._process.faulted:
             self._carried_logs.extend(self._logs_before_restart())
         self._process.kill()
-        self._process, self._description = self._launch()
+        spare = SPARES.take(self._settings) if self._spares_wanted() else None
+        if spare is None:
+            self._process, self._description = self._launch()
+            return
+        spare.take_over(self.store)
+        self._process, self._description = self._greet(spare.process)
+        self._prepare_spare()
+
+    def _spares_wanted(self) -> bool:
+        declared = self._description.capabilities
+        return (
+            self.prelaunch and Capability.PRELAUNCH in declared and Capability.RESTART in declared
+        )
+
+    def _prepare_spare(self) -> None:
+        """Start the process the next restart will take over, while this one works."""
+        if self._spares_wanted():
+            SPARES.prepare(self._settings)
 
     def stderr_tail(self) -> tuple[str, ...]:
         """The implementation's last stderr lines, for evidence beside a failure."""

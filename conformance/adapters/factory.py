@@ -23,6 +23,7 @@ from conformance.driver import Driver
 DriverFactory = Callable[[str | None, Path], Driver]
 
 REUSE_ENV = "CONFORMANCE_EXEC_REUSE"
+PRELAUNCH_ENV = "CONFORMANCE_EXEC_PRELAUNCH"
 """`0` forces a fresh process per scenario even when the implementation declares `reset`."""
 
 
@@ -87,7 +88,8 @@ def open_exec(command: str, database: str | None, scratch: Path) -> Driver:
     ExecDriver), since it outlives the scenario and its scratch directory.
 
     CONFORMANCE_REQUEST_TIMEOUT (seconds) overrides the per-request timeout;
-    CONFORMANCE_EXEC_REUSE=0 turns off the reuse of processes between scenarios.
+    CONFORMANCE_EXEC_REUSE=0 turns off the reuse of processes between scenarios;
+    CONFORMANCE_EXEC_PRELAUNCH=0 turns off launching restarts' processes ahead of time.
     """
     from conformance.adapters.exec_adapter import DEFAULT_TIMEOUT, ExecDriver
 
@@ -105,9 +107,15 @@ def open_exec(command: str, database: str | None, scratch: Path) -> Driver:
     except ValueError as error:
         message = f"CONFORMANCE_REQUEST_TIMEOUT={timeout!r} is not a number of seconds"
         raise ConfigurationError(message) from error
-    reuse = os.environ.get(REUSE_ENV, "1")
-    if reuse not in ("0", "1"):
-        raise ConfigurationError(f"{REUSE_ENV}={reuse!r}: expected 0 (never reuse) or 1")
-    reusable = reuse == "1"
+    reusable = _switch(REUSE_ENV, "never reuse")
     store = None if reusable else scratch / "store"
-    return ExecDriver(argv, store, timeout=seconds, reuse=reusable)
+    prelaunch = _switch(PRELAUNCH_ENV, "never launch ahead")
+    return ExecDriver(argv, store, timeout=seconds, reuse=reusable, prelaunch=prelaunch)
+
+
+def _switch(variable: str, off: str) -> bool:
+    """An on/off environment setting, on unless set to 0."""
+    value = os.environ.get(variable, "1")
+    if value not in ("0", "1"):
+        raise ConfigurationError(f"{variable}={value!r}: expected 0 ({off}) or 1")
+    return value == "1"

@@ -145,13 +145,14 @@ def test_the_served_reference_answers_exactly_like_the_in_process_one(
     assert any(name == "warning_logs" and "allowance" in logs for name, logs in direct)
 
 
-def test_the_handshake_describes_the_reference_and_its_reset(
+def test_the_handshake_describes_the_reference_with_what_serving_adds(
     served: ExecDriver, in_process: Driver
 ) -> None:
     local = in_process.describe()
-    assert Capability.RESET not in local.capabilities
-    served_reset = [*local.capabilities, Capability.RESET]
-    assert served.describe() == local.model_copy(update={"capabilities": served_reset})
+    wire_only = [Capability.PRELAUNCH, Capability.RESET]
+    assert not set(wire_only) & set(local.capabilities)
+    served_capabilities = [*local.capabilities, *wire_only]
+    assert served.describe() == local.model_copy(update={"capabilities": served_capabilities})
 
 
 def test_a_restart_kills_the_process_keeps_the_store_and_resets_the_clock(

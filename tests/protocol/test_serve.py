@@ -100,7 +100,7 @@ def test_an_unexpected_exception_is_an_indeterminate_internal_error(tmp_path: Pa
 
     driver = BrokenDriver(f"sqlite:///{tmp_path / 'store.sqlite'}")
     try:
-        server = ProtocolServer(driver, validate=True)
+        server = ProtocolServer(lambda: driver, validate=True)
         server.answer(HANDSHAKE)
         broken = json.loads(server.answer(request(2, "list_runs")))
         after = json.loads(server.answer(request(3, "telemetry")))
@@ -159,7 +159,7 @@ def test_the_served_reference_declares_reset_and_reset_empties_its_store(
 def test_a_server_without_reset_neither_declares_nor_serves_it(tmp_path: Path) -> None:
     driver = InProcessDriver(f"sqlite:///{tmp_path / 'store.sqlite'}")
     try:
-        server = ProtocolServer(driver, validate=True)
+        server = ProtocolServer(lambda: driver, validate=True)
         greeting = json.loads(server.answer(HANDSHAKE))
         refused = json.loads(server.answer(request(2, "reset")))
     finally:

@@ -7,6 +7,7 @@ from conformance.driver import Driver
 
 
 def sham_reset(self: serve.ServedReference) -> Driver:
+    assert self.driver is not None, "reset comes after the handshake"
     return self.driver
 
 

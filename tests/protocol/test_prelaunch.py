@@ -1,0 +1,125 @@
+"""Launching a restart's process ahead of time, for implementations declaring `prelaunch`.
+
+The spare waits, imported and idle, with a store path that does not exist yet;
+the restart kills the old process, links that path to the store and shakes
+hands. The store must come through whole, the promise not to touch the store
+before the handshake is checked, and the switch turns the whole thing off.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters.exec_adapter import ExecDriver
+from conformance.adapters.exec_spares import SPARES
+from conformance.adapters.factory import ConfigurationError, open_driver
+from conformance.driver import Capability
+from conformance.faults import FaultKind, ImplementationFault
+from conformance.protocol.messages import STORE_ENV
+
+FAKES = Path(__file__).parent / "fakes"
+SERVE = [sys.executable, "-m", "conformance.serve"]
+EARLY_STORE = [sys.executable, str(FAKES / "early_store.py")]
+
+
+def store_seen_by(driver: ExecDriver) -> Path:
+    """CONFORMANCE_STORE as the driver's current process was launched with it."""
+    environ = Path(f"/proc/{driver._process.pid}/environ").read_bytes().split(b"\0")
+    [value] = [
+        entry.split(b"=", 1)[1]
+        for entry in environ
+        if entry.startswith(b"%s=" % STORE_ENV.encode())
+    ]
+    return Path(value.decode())
+
+
+def test_the_served_reference_declares_prelaunch_and_keeps_off_the_store_until_greeted(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "absent"
+    completed = subprocess.run(
+        SERVE, input="", env={STORE_ENV: str(store), "PATH": ""}, capture_output=True, timeout=60
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert not store.exists(), "the store was touched with no handshake"
+    driver = ExecDriver(SERVE, store)
+    try:
+        assert Capability.PRELAUNCH in driver.describe().capabilities
+        assert store.is_dir()
+    finally:
+        driver.close()
+
+
+def test_a_restart_takes_over_the_waiting_spare_and_keeps_the_store(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    driver = ExecDriver(SERVE, store, prelaunch=True)
+    try:
+        driver.create_workspace("w")
+        driver.create_task("w", "t")
+        seen = []
+        for _ in range(2):
+            before = driver._process.pid
+            driver.restart()
+            assert driver._process.pid != before
+            seen.append(store_seen_by(driver))
+            assert seen[-1].is_symlink() and seen[-1].resolve() == store.resolve()
+            assert driver.get_task("t").task_id == "t", "the store did not come through"
+        assert seen[0] != seen[1], "each restart takes a spare of its own"
+    finally:
+        driver.close()
+
+
+def test_without_prelaunch_a_restart_launches_on_the_store_itself(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    driver = ExecDriver(SERVE, store, prelaunch=False)
+    try:
+        driver.create_workspace("w")
+        driver.restart()
+        assert store_seen_by(driver) == store
+        assert SPARES.take(driver._settings) is None
+    finally:
+        driver.close()
+
+
+def test_a_spare_that_created_its_store_early_is_an_unusable_fault(tmp_path: Path) -> None:
+    driver = ExecDriver(EARLY_STORE, tmp_path / "store", prelaunch=True)
+    try:
+        spare = SPARES.waiting()
+        assert spare is not None
+        deadline = time.monotonic() + 30
+        while not spare.store_link.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # the fake breaks its promise as it starts: let it
+        with pytest.raises(ImplementationFault) as raised:
+            driver.restart()
+        assert raised.value.kind is FaultKind.UNUSABLE
+        assert "declares prelaunch, but created its store" in raised.value.message
+    finally:
+        driver.close()
+
+
+@pytest.mark.parametrize(("setting", "prelaunch"), [(None, True), ("1", True), ("0", False)])
+def test_the_factory_prelaunches_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str | None, prelaunch: bool
+) -> None:
+    if setting is None:
+        monkeypatch.delenv("CONFORMANCE_EXEC_PRELAUNCH", raising=False)
+    else:
+        monkeypatch.setenv("CONFORMANCE_EXEC_PRELAUNCH", setting)
+    driver = open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
+    try:
+        assert isinstance(driver, ExecDriver) and driver.prelaunch is prelaunch
+    finally:
+        driver.close()
+
+
+def test_the_factory_refuses_an_unknown_prelaunch_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONFORMANCE_EXEC_PRELAUNCH", "yes")
+    with pytest.raises(ConfigurationError, match="CONFORMANCE_EXEC_PRELAUNCH"):
+        open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
