@@ -53,7 +53,13 @@ class _Signal(Enum):
 
 
 class ImplementationProcess:
-    """The process, its stdout lines and the tail of its stderr."""
+    """The process, its stdout lines and the tail of its stderr.
+
+    With `validate`, every reply is checked against the shipped JSON Schema.
+    Requests are not: they are built from the typed models the schema is
+    generated from, and a failure there would be the harness's, not the
+    implementation's (the kit's tests check them against the schema instead).
+    """
 
     def __init__(
         self, argv: Sequence[str], env: Mapping[str, str], *, stderr_lines: int, validate: bool
@@ -99,7 +105,7 @@ class ImplementationProcess:
         self._seq += 1
         what = f"{operation.name} (seq {self._seq})"
         try:
-            self._send(encode_request(self._seq, operation, args, validate=self.validate))
+            self._send(encode_request(self._seq, operation, args))
             line = self._receive(what, timeout)
             return decode_reply(line, operation, self._seq, validate=self.validate)
         except ProtocolError as error:

@@ -10,8 +10,10 @@ A spare is launched with CONFORMANCE_STORE naming a path that does not exist
 yet. When it takes over a store, the harness makes that path a symbolic link
 to the store directory, then shakes hands. A spare that created the path
 itself broke its promise: that is an `unusable` fault, not a silent fallback.
-At most one spare waits at a time, so that runs switching commands (the
-strength run, one mutant after another) do not pile up idle processes.
+A few spares wait, all of one command: the features restart several
+scenarios in a row, faster than one spare could start after the last restart
+took its predecessor; and a run switching commands (the strength run, one
+mutant after another) does not pile up idle processes.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from conformance.adapters.exec_pool import LaunchSettings
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.faults import FaultKind, ImplementationFault
 from conformance.protocol.messages import STORE_ENV
+
+SPARES_PER_COMMAND: Final = 3
 
 
 @dataclass(frozen=True)
@@ -55,48 +59,51 @@ class Spare:
 
 
 class SpareRoom:
-    """Holds the one waiting spare and the directory its store links live in."""
+    """Holds the waiting spares (all of one command) and the directory of their store links."""
 
-    def __init__(self) -> None:
-        self._spare: Spare | None = None
+    def __init__(self, *, capacity: int = SPARES_PER_COMMAND) -> None:
+        self.capacity = capacity
+        self._spares: list[Spare] = []
         self._links: Path | None = None
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
 
     def prepare(self, settings: LaunchSettings) -> None:
-        """Make sure a spare of this command is starting or waiting (replacing any other)."""
+        """Top the room up with spares of this command, replacing any of another command."""
         with self._lock:
-            waiting = self._spare
-        if waiting is not None and waiting.settings == settings and waiting.process.alive:
-            return
-        spare = self._launch(settings)
+            others = [spare for spare in self._spares if spare.settings != settings]
+            self._spares = [spare for spare in self._spares if spare.settings == settings]
+            missing = self.capacity - len(self._spares)
+        for spare in others:
+            spare.process.kill()
+        launched = [self._launch(settings) for _ in range(missing)]
         with self._lock:
-            replaced, self._spare = self._spare, spare
-        if replaced is not None:
-            replaced.process.kill()
+            self._spares.extend(launched)
 
-    def waiting(self) -> Spare | None:
-        """The spare now waiting, whatever its command; it stays where it is."""
+    def waiting(self) -> list[Spare]:
+        """The spares now waiting, oldest first; they stay where they are."""
         with self._lock:
-            return self._spare
+            return list(self._spares)
 
     def take(self, settings: LaunchSettings) -> Spare | None:
-        """The waiting spare of this command, if it is still alive."""
-        with self._lock:
-            spare = self._spare
-            if spare is None or spare.settings != settings:
-                return None
-            self._spare = None
-        if not spare.process.alive:
+        """The oldest waiting spare of this command that is still alive."""
+        while True:
+            with self._lock:
+                index = next(
+                    (i for i, spare in enumerate(self._spares) if spare.settings == settings), None
+                )
+                if index is None:
+                    return None
+                spare = self._spares.pop(index)
+            if spare.process.alive:
+                return spare
             spare.process.kill()
-            return None
-        return spare
 
     def shut_down(self) -> None:
         with self._lock:
-            spare, self._spare = self._spare, None
+            spares, self._spares = self._spares, []
             links, self._links = self._links, None
-        if spare is not None:
+        for spare in spares:
             spare.process.kill()
         if links is not None:
             shutil.rmtree(links, ignore_errors=True)

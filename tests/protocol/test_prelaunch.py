@@ -89,8 +89,7 @@ def test_without_prelaunch_a_restart_launches_on_the_store_itself(tmp_path: Path
 def test_a_spare_that_created_its_store_early_is_an_unusable_fault(tmp_path: Path) -> None:
     driver = ExecDriver(EARLY_STORE, tmp_path / "store", prelaunch=True)
     try:
-        spare = SPARES.waiting()
-        assert spare is not None
+        spare = SPARES.waiting()[0]
         deadline = time.monotonic() + 30
         while not spare.store_link.exists() and time.monotonic() < deadline:
             time.sleep(0.05)  # the fake breaks its promise as it starts: let it

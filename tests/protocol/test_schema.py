@@ -15,6 +15,7 @@ from conformance.protocol.schemas import (
     render_schema,
     reply_definition,
     shipped_schema,
+    validator_for,
 )
 
 from .samples import SAMPLES
@@ -65,3 +66,35 @@ def test_every_instant_in_the_schema_carries_the_wire_pattern() -> None:
     text = SCHEMA_PATH.read_text(encoding="utf-8")
     assert text.count('"format": "date-time"') == text.count('"pattern": "^\\\\d{4}')
     assert text.count('"format": "date-time"') >= 5
+
+
+def _spoiled(value: object) -> list[object]:
+    """Variants of a valid message that a schema could tell apart: each part removed or retyped."""
+    if isinstance(value, dict):
+        variants: list[object] = []
+        for key, item in value.items():
+            variants.append({k: v for k, v in value.items() if k != key})
+            variants.extend({**value, key: bad} for bad in ["x", 1.5, None, [], {}] if bad != item)
+            variants.extend({**value, key: inner} for inner in _spoiled(item))
+        return variants
+    if isinstance(value, list) and value:
+        return [value[1:], *([inner, *value[1:]] for inner in _spoiled(value[0]))]
+    return []
+
+
+@pytest.mark.parametrize("name", sorted(m.OPERATIONS))
+def test_the_inlined_reply_validator_judges_exactly_as_the_schema(name: str) -> None:
+    """The harness's validators inline `$ref`s for speed; they must agree with the document."""
+    operation = m.OPERATIONS[name]
+    definition = reply_definition(operation)
+    document = shipped_schema()
+    plain = Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": document["$defs"]})
+    _, result = SAMPLES[name]
+    valid = json.loads(encode_ok(2, operation, result))
+    messages = [valid, *_spoiled(valid)]
+    verdicts = [
+        (plain.is_valid(message), validator_for(definition).is_valid(message))
+        for message in messages
+    ]
+    assert all(expected == judged for expected, judged in verdicts)
+    assert any(not expected for expected, _ in verdicts), "no spoiled variant was invalid"
