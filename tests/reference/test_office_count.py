@@ -7,6 +7,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Dialect
 
 from reference.db import Database
 from reference.office.allowance_count import AllowanceCounter, CompiledCount, allowance_count
@@ -107,3 +111,13 @@ def test_the_count_is_served_by_its_index_without_scanning_runs(db: Database) ->
     assert INDEX in plan, plan
     assert "SCAN office_runs" not in plan, plan
     assert "Seq Scan" not in plan, plan
+
+
+@given(instant=st.datetimes())
+@pytest.mark.parametrize("dialect", [sqlite.dialect(), postgresql.dialect()], ids=["sqlite", "pg"])
+def test_the_count_binds_an_instant_exactly_as_the_column_stores_it(
+    dialect: Dialect, instant: datetime
+) -> None:
+    stored = Run.__table__.c.requested_at.type.impl.dialect_impl(dialect).bind_processor(dialect)
+    expected = instant if stored is None else stored(instant)
+    assert CompiledCount.for_dialect(dialect).process_instant(instant) == expected
