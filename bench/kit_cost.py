@@ -175,29 +175,64 @@ def _driver(impl: str) -> Iterator[Driver]:
             driver.close()
 
 
+@dataclass(frozen=True)
+class ExecSaving:
+    """A cost the exec adapter saves (by reuse, by prelaunch): two rows, in-process vs exec as
+    configured, and exec as configured vs exec with that saving switched off."""
+
+    key: str
+    what: str
+    saving: str
+    """What exec does by default, as the baseline's label: "reset", "spare"."""
+    switched_off: str
+    default_note: str
+    switched_note: str
+
+    def rows(self, local: float, default: float, switched: float) -> list[Row]:
+        return [
+            Row(
+                key=f"kit.{self.key}",
+                section=SECTION,
+                what=f"{self.what}, median, in-process vs exec",
+                baseline=Measure("in-process", local, "ms"),
+                subject=Measure("exec", default, "ms"),
+                note=f"exec as configured by default: {self.default_note}",
+            ),
+            Row(
+                key=f"kit.{self.key}_{self.saving}",
+                section=SECTION,
+                what=f"exec: {self.what}, median, {self.saving} vs {self.switched_off}",
+                baseline=Measure(self.saving, default, "ms"),
+                subject=Measure(self.switched_off, switched, "ms"),
+                note=self.switched_note,
+            ),
+        ]
+
+
+LAUNCH = ExecSaving(
+    key="launch",
+    what="open a driver on an empty store (once per scenario)",
+    saving="reset",
+    switched_off=f"{REUSE_ENV}=0",
+    default_note="a parked process, reset",
+    switched_note="a new process: an interpreter, its imports, an empty schema, the handshake",
+)
+RESTART = ExecSaving(
+    key="restart",
+    what="restart on the same store",
+    saving="spare",
+    switched_off=f"{PRELAUNCH_ENV}=0",
+    default_note=f"SIGKILL, then the handshake of a spare started {SPARE_SETTLE:.0f} s before",
+    switched_note="launched at the restart: a new interpreter, its imports, the handshake",
+)
+
+
 def _launch_rows(count: int) -> list[Row]:
     """What every scenario pays before its first step: a driver on an empty store."""
     local = _median_open(IN_PROCESS, count, reuse=True)
     reused = _median_open(EXEC_IMPL, count, reuse=True)
     fresh = _median_open(EXEC_IMPL, count, reuse=False)
-    return [
-        Row(
-            key="kit.launch",
-            section=SECTION,
-            what="open a driver on an empty store (once per scenario), median, in-process vs exec",
-            baseline=Measure("in-process", local, "ms"),
-            subject=Measure("exec", reused, "ms"),
-            note="exec as configured by default: a parked process, reset",
-        ),
-        Row(
-            key="kit.launch_reuse",
-            section=SECTION,
-            what="exec: open a driver, median, parked process reset vs new process",
-            baseline=Measure("reset", reused, "ms"),
-            subject=Measure("new process", fresh, "ms"),
-            note="a new process: an interpreter, its imports, an empty schema, the handshake",
-        ),
-    ]
+    return LAUNCH.rows(local, reused, fresh)
 
 
 def _median_open(impl: str, count: int, *, reuse: bool) -> float:
@@ -233,24 +268,7 @@ def _restart_rows(count: int) -> list[Row]:
         spare = _median_restart(served, count, settle=SPARE_SETTLE)
     with _switch(PRELAUNCH_ENV, enabled=False), _driver(EXEC_IMPL) as served:
         relaunch = _median_restart(served, count, settle=0.0)
-    return [
-        Row(
-            key="kit.restart",
-            section=SECTION,
-            what="restart on the same store, median, in-process vs exec",
-            baseline=Measure("in-process", in_process, "ms"),
-            subject=Measure("exec", spare, "ms"),
-            note="exec as configured by default: SIGKILL, then the handshake of the spare",
-        ),
-        Row(
-            key="kit.restart_prelaunch",
-            section=SECTION,
-            what="exec: restart, median, spare launched ahead vs launched at the restart",
-            baseline=Measure("spare", spare, "ms"),
-            subject=Measure(f"{PRELAUNCH_ENV}=0", relaunch, "ms"),
-            note="launched at the restart: a new interpreter, its imports, the handshake",
-        ),
-    ]
+    return RESTART.rows(in_process, spare, relaunch)
 
 
 def _median_restart(driver: Driver, count: int, *, settle: float) -> float:

@@ -19,7 +19,12 @@ from reference.workreq.models import (
     WorkRequestRecord,
     remaining_expression,
 )
-from reference.workreq.store import conditional_update, find_campaign, find_request
+from reference.workreq.store import (
+    conditional_update,
+    find_campaign,
+    find_request,
+    update_request,
+)
 from reference.workreq.views import BudgetView
 
 
@@ -56,25 +61,25 @@ def charge_usage(tx: Session, session: DelegationSession, amount: int) -> None:
     )
 
 
-def settle(tx: Session, record: WorkRequestRecord) -> int:
-    """Return a completing request's remaining to its originator's source, once.
+def settle(tx: Session, record: WorkRequestRecord) -> WorkRequestRecord:
+    """Return a completing request's remaining to its originator's source, once; the request
+    as it stands settled.
 
     The caller has already fenced the completion; the `returned IS NULL`
     condition makes a second settlement impossible even so.
     """
-    settled = conditional_update(
+    settled = update_request(
         tx,
         update(WorkRequestRecord)
         .where(WorkRequestRecord.request_id == record.request_id)
         .where(WorkRequestRecord.returned.is_(None))
         .values(returned=remaining_expression()),
     )
-    if not settled:
+    if settled is None:
         raise AlreadyCompleted(f"work request {record.request_id!r} was already settled")
-    amount = find_request(tx, record.request_id).returned or 0
-    if amount:
-        _return_upwards(tx, record, amount)
-    return amount
+    if settled.returned:
+        _return_upwards(tx, settled, settled.returned)
+    return settled
 
 
 def snapshot(tx: Session, campaign_id: str) -> BudgetView:

@@ -4,12 +4,13 @@ A lease is live on [granted or renewed, expires_at): at the expiry instant it
 is already expired. Liveness is decided from the persisted expiry and the
 injected clock only. Each claim moves the generation by one; a heartbeat never
 does. Every write restates its precondition in its WHERE clause (see
-`store.conditional_update`), so the database, not this process, picks the winner.
+`store.update_request`), so the database, not this process, picks the winner.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import NoReturn
 
 from sqlalchemy import ColumnElement, or_, update
 from sqlalchemy.orm import Session
@@ -22,7 +23,7 @@ from reference.errors import (
     StaleGeneration,
 )
 from reference.workreq.models import State, WorkRequestRecord
-from reference.workreq.store import conditional_update, find_request
+from reference.workreq.store import find_request, update_request
 
 
 def is_live(expires_at: datetime | None, now: datetime) -> bool:
@@ -42,7 +43,7 @@ def claim(
 ) -> WorkRequestRecord:
     """Grant `holder` a new lease with the next generation, or refuse."""
     _refuse_claim(record, holder, now)
-    granted = conditional_update(
+    granted = update_request(
         tx,
         update(WorkRequestRecord)
         .where(_is_request(record))
@@ -56,11 +57,10 @@ def claim(
             state=State.IN_PROGRESS,
         ),
     )
-    current = find_request(tx, record.request_id)
-    if not granted:
-        _refuse_claim(current, holder, now)
+    if granted is None:
+        _refuse_claim(find_request(tx, record.request_id), holder, now)
         raise LeaseHeld(f"a concurrent claim of {record.request_id!r} won")
-    return current
+    return granted
 
 
 def heartbeat(
@@ -73,17 +73,15 @@ def heartbeat(
 ) -> WorkRequestRecord:
     """Extend the current holder's live lease; the generation stays as it is."""
     refuse_unless_current(record, holder, generation, now)
-    extended = conditional_update(
+    extended = update_request(
         tx,
         update(WorkRequestRecord)
         .where(_holds_live_lease(record, holder, generation, now))
         .values(lease_expires_at=now + duration),
     )
-    current = find_request(tx, record.request_id)
-    if not extended:
-        refuse_unless_current(current, holder, generation, now)
-        raise StaleGeneration(f"the lease on {record.request_id!r} moved on")
-    return current
+    if extended is None:
+        _refuse_lost_fence(tx, record, holder, generation, now)
+    return extended
 
 
 def fence_completion(
@@ -96,7 +94,7 @@ def fence_completion(
 ) -> WorkRequestRecord:
     """Complete the request, only if (holder, generation) still holds a live lease."""
     refuse_unless_current(record, holder, generation, now)
-    completed = conditional_update(
+    completed = update_request(
         tx,
         update(WorkRequestRecord)
         .where(_holds_live_lease(record, holder, generation, now))
@@ -104,11 +102,17 @@ def fence_completion(
             state=State.COMPLETED, result_ref=result_ref, lease_closed_at=now, completed_at=now
         ),
     )
-    current = find_request(tx, record.request_id)
-    if not completed:
-        refuse_unless_current(current, holder, generation, now)
-        raise StaleGeneration(f"the lease on {record.request_id!r} moved on")
-    return current
+    if completed is None:
+        _refuse_lost_fence(tx, record, holder, generation, now)
+    return completed
+
+
+def _refuse_lost_fence(
+    tx: Session, record: WorkRequestRecord, holder: str, generation: int, now: datetime
+) -> NoReturn:
+    """The fenced write matched nothing: say why, from the request as it now stands."""
+    refuse_unless_current(find_request(tx, record.request_id), holder, generation, now)
+    raise StaleGeneration(f"the lease on {record.request_id!r} moved on")
 
 
 def refuse_unless_current(

@@ -121,8 +121,7 @@ class WorkRequestService:
                 completed = lease.fence_completion(tx, record, holder, generation, result_ref, now)
             except AlreadyCompleted:
                 return _retry_answer(find_request(tx, request_id), holder, generation, result_ref)
-            budget_ledger.settle(tx, completed)
-            completion = completion_view(find_request(tx, request_id))
+            completion = completion_view(budget_ledger.settle(tx, completed))
         crash_points.reached(CrashPoint.RESULT_WRITTEN)
         return completion
 

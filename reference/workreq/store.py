@@ -29,6 +29,16 @@ def conditional_update(tx: Session, statement: Update) -> bool:
     return cast(CursorResult[Any], result).rowcount == 1
 
 
+def update_request(tx: Session, statement: Update) -> WorkRequestRecord | None:
+    """Run an UPDATE of requests meant to touch exactly one; that request as it now stands
+    (read back by RETURNING, in the same round trip), or None when the condition did not hold."""
+    returning = statement.returning(WorkRequestRecord).execution_options(
+        synchronize_session=False, populate_existing=True
+    )
+    rows = tx.scalars(returning).all()
+    return rows[0] if len(rows) == 1 else None
+
+
 def find_environment(tx: Session, environment_id: str) -> Environment | None:
     return tx.get(Environment, environment_id)
 
