@@ -58,11 +58,13 @@ class KitSettings:
     examples: int
     suite_without_reuse: bool
     """Also time the suite with a new process per scenario (CONFORMANCE_EXEC_REUSE=0)."""
+    suite_repeats: int
+    """How many times each of the two suite runs is made, in turn."""
 
 
 def measure(settings: KitSettings) -> list[Row]:
     missing = exec_missing()
-    rows = [_suite_row(settings.selection, missing)]
+    rows = [_suite_row(settings.selection, missing, settings.suite_repeats)]
     if missing:
         return [*rows, *_missing_rows(missing)]
     if settings.suite_without_reuse:
@@ -101,28 +103,41 @@ def _scope(selection: str | None) -> str:
     return f"-k {selection!r}" if selection else "every scenario"
 
 
-def _suite_row(selection: str | None, missing: str) -> Row:
+def _suite_row(selection: str | None, missing: str, repeats: int) -> Row:
+    """The two runs in turn, `repeats` times each; the medians, every time in the note."""
     scope = _scope(selection)
-    in_process = _run_suite(IN_PROCESS, selection)
+    what = f"conformance run wall time ({scope}, median of {repeats}), in-process vs exec"
     if missing:
+        in_process = _run_suite(IN_PROCESS, selection)
         return Row(
             key="kit.suite",
             section=SECTION,
-            what=f"conformance run wall time ({scope}), in-process vs exec",
+            what=what,
             baseline=Measure("in-process", in_process.seconds, "s"),
             target=SUITE_TARGET,
             note=f"not measured: {missing}",
         )
-    served = _run_suite(EXEC_IMPL, selection)
+    runs: dict[str, list[SuiteRun]] = {IN_PROCESS: [], EXEC_IMPL: []}
+    for _ in range(repeats):
+        for impl, done in runs.items():
+            done.append(_run_suite(impl, selection))
+    local, served = runs[IN_PROCESS], runs[EXEC_IMPL]
     return Row(
         key="kit.suite",
         section=SECTION,
-        what=f"conformance run wall time ({scope}), in-process vs exec",
-        baseline=Measure("in-process", in_process.seconds, "s"),
-        subject=Measure("exec", served.seconds, "s"),
+        what=what,
+        baseline=Measure("in-process", median([run.seconds for run in local]), "s"),
+        subject=Measure("exec", median([run.seconds for run in served]), "s"),
         target=SUITE_TARGET,
-        note=(f"in-process: {in_process.summary(selection)}; exec: {served.summary(selection)}"),
+        note=(
+            f"in-process: {_seconds(local)}, {local[-1].summary(selection)}; "
+            f"exec: {_seconds(served)}, {served[-1].summary(selection)}"
+        ),
     )
+
+
+def _seconds(runs: list[SuiteRun]) -> str:
+    return " / ".join(f"{run.seconds:.1f} s" for run in runs)
 
 
 def _reuse_suite_row(selection: str | None) -> Row:
@@ -272,6 +287,9 @@ def _restart_rows(count: int) -> list[Row]:
 
 
 def _median_restart(driver: Driver, count: int, *, settle: float) -> float:
+    """Median milliseconds of a restart, after one untimed restart (a run's first restart
+    launches as usual and starts the spares)."""
+    driver.restart()
     samples = []
     for _ in range(count):
         time.sleep(settle)

@@ -57,6 +57,7 @@ PLANS = {
             launches=3,
             examples=3,
             suite_without_reuse=True,
+            suite_repeats=3,
         ),
     ),
     "full": Plan(
@@ -71,6 +72,7 @@ PLANS = {
             launches=10,
             examples=25,
             suite_without_reuse=False,
+            suite_repeats=3,
         ),
     ),
 }

@@ -22,9 +22,10 @@ and replaced by a fresh launch; one that acknowledges the reset but shows
 leftovers is an `unclean_reset` fault of the scenario.
 
 Prelaunch: with `prelaunch=True` and an implementation declaring both
-`restart` and `prelaunch`, the process a restart needs is launched ahead of
-time and waits (see exec_spares); the restart kills the old process, links
-the spare's store path to the store and shakes hands with the spare.
+`restart` and `prelaunch`, the first restart of a run launches the command as
+usual and then starts spares of it (see exec_spares); every later restart
+kills the old process, links a waiting spare's store path to the store and
+shakes hands with that spare. A run that never restarts starts no spare.
 """
 
 from __future__ import annotations
@@ -110,7 +111,6 @@ class ExecDriver:
         if reused is None:
             self.store = store if store is not None else PARK.new_store()
         self._process, self._description = reused or self._launch()
-        self._prepare_spare()
 
     # -- process lifecycle ------------------------------------------------------
     def _launch(self) -> tuple[ImplementationProcess, Description]:
@@ -192,21 +192,15 @@ class ExecDriver:
         spare = SPARES.take(self._settings) if self._spares_wanted() else None
         if spare is None:
             self._process, self._description = self._launch()
-            return
-        spare.take_over(self.store)
-        self._process, self._description = self._greet(spare.process)
-        self._prepare_spare()
-
-    def _spares_wanted(self) -> bool:
-        declared = self._description.capabilities
-        return (
-            self.prelaunch and Capability.PRELAUNCH in declared and Capability.RESTART in declared
-        )
-
-    def _prepare_spare(self) -> None:
-        """Start the process the next restart will take over, while this one works."""
+        else:
+            spare.take_over(self.store)
+            self._process, self._description = self._greet(spare.process)
         if self._spares_wanted():
             SPARES.prepare(self._settings)
+
+    def _spares_wanted(self) -> bool:
+        declared = set(self._description.capabilities)
+        return self.prelaunch and {Capability.PRELAUNCH, Capability.RESTART} <= declared
 
     def stderr_tail(self) -> tuple[str, ...]:
         """The implementation's last stderr lines, for evidence beside a failure."""

@@ -55,12 +55,18 @@ def test_the_served_reference_declares_prelaunch_and_keeps_off_the_store_until_g
         driver.close()
 
 
-def test_a_restart_takes_over_the_waiting_spare_and_keeps_the_store(tmp_path: Path) -> None:
+def test_restarts_after_the_first_take_over_waiting_spares_and_keep_the_store(
+    tmp_path: Path,
+) -> None:
     store = tmp_path / "store"
     driver = ExecDriver(SERVE, store, prelaunch=True)
     try:
         driver.create_workspace("w")
         driver.create_task("w", "t")
+        assert SPARES.waiting() == [], "no spare before the run's first restart"
+        driver.restart()
+        assert store_seen_by(driver) == store, "the first restart launches as usual"
+        assert len(SPARES.waiting()) == SPARES.capacity
         seen = []
         for _ in range(2):
             before = driver._process.pid
@@ -79,9 +85,10 @@ def test_without_prelaunch_a_restart_launches_on_the_store_itself(tmp_path: Path
     driver = ExecDriver(SERVE, store, prelaunch=False)
     try:
         driver.create_workspace("w")
-        driver.restart()
-        assert store_seen_by(driver) == store
-        assert SPARES.take(driver._settings) is None
+        for _ in range(2):
+            driver.restart()
+            assert store_seen_by(driver) == store
+        assert SPARES.waiting() == []
     finally:
         driver.close()
 
@@ -89,6 +96,7 @@ def test_without_prelaunch_a_restart_launches_on_the_store_itself(tmp_path: Path
 def test_a_spare_that_created_its_store_early_is_an_unusable_fault(tmp_path: Path) -> None:
     driver = ExecDriver(EARLY_STORE, tmp_path / "store", prelaunch=True)
     try:
+        driver.restart()
         spare = SPARES.waiting()[0]
         deadline = time.monotonic() + 30
         while not spare.store_link.exists() and time.monotonic() < deadline:
