@@ -5,7 +5,8 @@ a transaction that is already open (the duplicate lookup and the coalescing
 lookup came first). The floor is the same count, hand-written, through the
 bare driver. Small and large histories, reference and floor, are sampled in
 turn (the order rotating), so that a change in the machine's load touches all
-four alike.
+four alike. The wake's payload is read when the wake is made, before the
+pipeline; that read is timed apart and shown beside the decision.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from bench.stats import MICROS, median
 from bench.stores import SQLITE, Store, postgres_store, sqlite_store
 from reference.db import Database
 from reference.office.allowance_count import allowance_count
+from reference.office.classifier import read_payload
 from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
 from reference.office.gate import AllowanceGate, CountReadFault
 from reference.office.models import Run
@@ -89,6 +91,7 @@ def _compare(small: Store, large: Store, settings: GateSettings) -> list[Row]:
             "reference large": stack.enter_context(_reference(large, large_shape)),
             "floor small": stack.enter_context(_floor(small, small_shape)),
             "floor large": stack.enter_context(_floor(large, large_shape)),
+            "payload read": _payload_read,
         }
         medians = _interleaved_medians(deciders, small_shape.probe_tasks, settings.samples)
         plan = _plan(large)
@@ -131,6 +134,14 @@ def _reference(store: Store, shape: HistoryShape) -> Iterator[Decide]:
         yield decide
     finally:
         database.dispose()
+
+
+def _payload_read(task: str) -> float:
+    """Reading a probe wake's payload, as `Wake` does once when it is made."""
+    payload = _probe_wake(task).payload
+    start = perf_counter()
+    read_payload(payload)
+    return perf_counter() - start
 
 
 def _check_count(database: Database, task: str) -> None:
@@ -231,6 +242,19 @@ def _rows(
             baseline=Measure("bare count", medians["floor large"], "µs"),
             subject=Measure("reference", medians["reference large"], "µs"),
             target=FLOOR_TARGET,
+        ),
+        Row(
+            key=f"gate.{dialect}.floor_with_read",
+            section=SECTION,
+            what=f"{label}: decision plus its wake's payload read vs bare count, {large}",
+            baseline=Measure("bare count", medians["floor large"], "µs"),
+            subject=Measure(
+                "decision + read", medians["reference large"] + medians["payload read"], "µs"
+            ),
+            note=(
+                f"the read ({medians['payload read']:.1f} µs) is made once per wake, when it is "
+                "made, and shared by the coalescer, the gate and the inserted run"
+            ),
         ),
         Row(
             key=f"gate.{dialect}.floor_history",

@@ -33,7 +33,7 @@ class RememberingGate(AllowanceGate):
 
     def admits(self, session: Session, wake: Wake, now: datetime) -> bool:
         admitted = super().admits(session, wake, now)
-        subject = gate_subject(wake.reason, wake.payload)
+        subject = gate_subject(wake.reason, wake.facts)
         if subject.scope is Scope.ATTRIBUTED and admitted == self.remembers_admissions:
             self.instants[subject.task_id].append(now)
         return admitted

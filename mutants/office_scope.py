@@ -11,11 +11,17 @@ from sqlalchemy.orm import Session
 
 from mutants.patching import Capability, Mutant, Patch
 from reference.office import assignment as office_assignment
-from reference.office import coalescer as office_coalescer
 from reference.office import gate as reference_gate
 from reference.office import models as office_models
 from reference.office import service as office_service
-from reference.office.classifier import GateSubject, gate_subject, parse_object, task_key
+from reference.office import wake as office_wake
+from reference.office.classifier import (
+    GateSubject,
+    PayloadFacts,
+    gate_subject,
+    parse_object,
+    read_payload,
+)
 from reference.office.gate import AllowanceGate
 from reference.office.models import Task
 from reference.office.producers import Producer, actorless_wake, assignment_wake
@@ -31,12 +37,11 @@ def _rewritten(payload: str, change: dict[str, Any], drop: tuple[str, ...] = ())
     return json.dumps({**kept, **change})
 
 
-def lenient_gate_subject(reason: str, payload: str) -> GateSubject:
+def lenient_gate_subject(reason: str, facts: PayloadFacts) -> GateSubject:
     """Compares the actor type case-insensitively and ignoring surrounding blanks."""
-    actor = (parse_object(payload) or {}).get("actor_type")
-    if isinstance(actor, str):
-        payload = _rewritten(payload, {"actor_type": actor.strip().lower()})
-    return gate_subject(reason, payload)
+    if facts.actor_type is not None:
+        facts = replace(facts, actor_type=facts.actor_type.strip().lower())
+    return gate_subject(reason, facts)
 
 
 def any_caller_is_an_agent(
@@ -71,12 +76,8 @@ def _numbers_as_strings(payload: str) -> str:
     return payload
 
 
-def coercing_gate_subject(reason: str, payload: str) -> GateSubject:
-    return gate_subject(reason, _numbers_as_strings(payload))
-
-
-def coercing_task_key(payload: str) -> str:
-    return task_key(_numbers_as_strings(payload))
+def coercing_read_payload(payload: str) -> PayloadFacts:
+    return read_payload(_numbers_as_strings(payload))
 
 
 class KeyedOnlyGate(AllowanceGate):
@@ -121,9 +122,8 @@ MUTANTS = [
         Capability.OFFICE,
         'reads a numeric task_id as text, so 42 is attributed and joins task "42"\'s allowance',
         lambda: [
-            Patch(reference_gate, "gate_subject", coercing_gate_subject),
-            Patch(office_models, "task_key", coercing_task_key),
-            Patch(office_coalescer, "task_key", coercing_task_key),
+            Patch(office_wake, "read_payload", coercing_read_payload),
+            Patch(office_models, "read_payload", coercing_read_payload),
         ],
     ),
     Mutant(

@@ -1,7 +1,9 @@
 """Reading a wake's payload text: the gate's scope and the task a wake is about.
 
 Pure functions of the stored text, so that the gate, the coalescer and the
-columns indexed for the count all read a payload the same way.
+columns indexed for the count all read a payload the same way. A wake's
+payload is read once, when the wake is made (`Wake.facts`); only a payload
+written without a wake (a seeded run, say) is read on its own.
 """
 
 from __future__ import annotations
@@ -48,29 +50,42 @@ def parse_object(payload: str) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def task_key(payload: str) -> str:
-    """The task a payload names: its task_id when that is a non-empty JSON string, else ""."""
+@dataclass(frozen=True)
+class PayloadFacts:
+    """What the pipeline reads off a payload text, read once per wake."""
+
+    is_object: bool
+    """Whether the text is a strict JSON object at all."""
+    task_key: str
+    """The task_id when it is a non-empty JSON string, else ""."""
+    actor_type: str | None
+    """The actor_type when it is a JSON string, else None."""
+    acting_agent_id: str
+    """The actor_id when it is a non-empty JSON string, else ""."""
+
+
+def read_payload(payload: str) -> PayloadFacts:
     fields = parse_object(payload)
-    return _non_empty_string(fields.get("task_id")) if fields is not None else ""
+    if fields is None:
+        return PayloadFacts(is_object=False, task_key="", actor_type=None, acting_agent_id="")
+    actor = fields.get("actor_type")
+    return PayloadFacts(
+        is_object=True,
+        task_key=_non_empty_string(fields.get("task_id")),
+        actor_type=actor if isinstance(actor, str) else None,
+        acting_agent_id=_non_empty_string(fields.get("actor_id")),
+    )
 
 
-def actor_type(payload: str) -> str | None:
-    """The payload's actor_type when it is a JSON string; None otherwise."""
-    fields = parse_object(payload)
-    value = fields.get("actor_type") if fields is not None else None
-    return value if isinstance(value, str) else None
-
-
-def gate_subject(reason: str, payload: str) -> GateSubject:
+def gate_subject(reason: str, facts: PayloadFacts) -> GateSubject:
     """Scope checks in the design's order: reason, then actor type, then the task."""
-    fields = parse_object(payload)
-    if reason != TASK_ASSIGNED or fields is None or fields.get("actor_type") != AGENT_ACTOR:
+    if reason != TASK_ASSIGNED or not facts.is_object or facts.actor_type != AGENT_ACTOR:
         return GateSubject(Scope.OUT_OF_SCOPE)
-    acting_agent_id = _non_empty_string(fields.get("actor_id"))
-    task_id = _non_empty_string(fields.get("task_id"))
-    if not task_id:
-        return GateSubject(Scope.UNATTRIBUTED, acting_agent_id=acting_agent_id)
-    return GateSubject(Scope.ATTRIBUTED, task_id=task_id, acting_agent_id=acting_agent_id)
+    if not facts.task_key:
+        return GateSubject(Scope.UNATTRIBUTED, acting_agent_id=facts.acting_agent_id)
+    return GateSubject(
+        Scope.ATTRIBUTED, task_id=facts.task_key, acting_agent_id=facts.acting_agent_id
+    )
 
 
 def _non_empty_string(value: object) -> str:

@@ -11,7 +11,6 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from reference.office.classifier import task_key
 from reference.office.constants import COALESCE_WINDOW, NO_COALESCE_KEY_PREFIX, QUEUED
 from reference.office.models import Run
 from reference.office.wake import Wake
@@ -21,7 +20,7 @@ def coalesce(session: Session, wake: Wake, now: datetime) -> Run | None:
     """Merge into the newest matching queued run and return it; None when nothing matches."""
     target = _merge_target(session, wake, now)
     if target is not None:
-        target.write_payload(wake.payload)
+        target.write_payload(wake.payload, wake.facts)
         target.coalesced_count = Run.coalesced_count + 1  # in SQL: no lost update
     return target
 
@@ -34,7 +33,7 @@ def _merge_target(session: Session, wake: Wake, now: datetime) -> Run | None:
         .where(
             Run.agent_id == wake.agent_id,
             Run.reason == wake.reason,
-            Run.task_key == task_key(wake.payload),
+            Run.task_key == wake.facts.task_key,
             Run.status == QUEUED,
             Run.requested_at > now - COALESCE_WINDOW,
             Run.requested_at <= now,

@@ -67,7 +67,7 @@ class AllowanceGate:
 
         Raises `CountUnavailable` when the count is needed and cannot be read.
         """
-        subject = gate_subject(wake.reason, wake.payload)
+        subject = gate_subject(wake.reason, wake.facts)
         if subject.scope is Scope.OUT_OF_SCOPE:
             return True
         if subject.scope is Scope.UNATTRIBUTED:
@@ -91,7 +91,7 @@ class AllowanceGate:
         """The verdict for the pipeline's second pass after `failure`: fail open, said aloud."""
 
         def admits_unread(session: Session, wake: Wake, now: datetime) -> bool:
-            subject = gate_subject(wake.reason, wake.payload)
+            subject = gate_subject(wake.reason, wake.facts)
             self._report_count_read_failed(wake, subject, failure.error)
             return self.admits_unread()
 

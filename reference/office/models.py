@@ -15,7 +15,7 @@ from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from reference.db import Base, UTCDateTime
-from reference.office.classifier import actor_type, task_key
+from reference.office.classifier import PayloadFacts, read_payload
 
 
 class Workspace(Base):
@@ -67,11 +67,13 @@ class Run(Base):
     actor_type: Mapped[str | None] = mapped_column(String)
     """The payload's actor_type when it is a JSON string, else NULL (derived)."""
 
-    def write_payload(self, payload: str) -> None:
-        """Store the payload and the columns derived from it, together."""
+    def write_payload(self, payload: str, facts: PayloadFacts | None = None) -> None:
+        """Store the payload and the columns derived from it, together; `facts` are the
+        payload's, already read (a wake's), or None to read them here."""
+        known = read_payload(payload) if facts is None else facts
         self.payload = payload
-        self.task_key = task_key(payload)
-        self.actor_type = actor_type(payload)
+        self.task_key = known.task_key
+        self.actor_type = known.actor_type
 
 
 class OfficeSessionRow(Base):

@@ -94,7 +94,7 @@ def _insert(session: Session, wake: Wake, now: datetime) -> Run:
         status=QUEUED,
         coalesced_count=0,
     )
-    run.write_payload(wake.payload)
+    run.write_payload(wake.payload, wake.facts)
     session.add(run)
     session.flush()
     return run
