@@ -206,6 +206,23 @@ def _next_request(dispenser: Synchronized[int], ids: list[str]) -> str | None:
     return ids[taken // DELIVERIES] if taken < len(ids) * DELIVERIES else None
 
 
+Cycle = Callable[[str, WorkerResult], None]
+"""One claim, heartbeat and publish of a request, recorded into the worker's result."""
+
+
+def _work(
+    ids: list[str], dispenser: Synchronized[int], barrier: Barrier, results: Any, cycle: Cycle
+) -> None:
+    """Wait for the others, then cycle through dispensed requests until none is left."""
+    outcome = WorkerResult()
+    barrier.wait()
+    cpu_start = process_time()
+    while (request_id := _next_request(dispenser, ids)) is not None:
+        cycle(request_id, outcome)
+    outcome.cpu_seconds = process_time() - cpu_start
+    results.put(outcome)
+
+
 def _reference_worker(
     store: Store,
     index: int,
@@ -217,17 +234,15 @@ def _reference_worker(
     holder = holder_name(index)
     coordinator = Coordinator(store.url, SystemClock())
     service = coordinator.work_requests
-    outcome = WorkerResult()
-    barrier.wait()
-    cpu_start = process_time()
-    while (request_id := _next_request(dispenser, ids)) is not None:
+
+    def cycle(request_id: str, outcome: WorkerResult) -> None:
         start = perf_counter()
         try:
             lease = service.claim(request_id, holder)
         except DomainError as refusal:
             outcome.claim_latencies.append(perf_counter() - start)
             outcome.claims_lost[refusal.code] += 1
-            continue
+            return
         outcome.claim_latencies.append(perf_counter() - start)
         outcome.claims_won.append((request_id, lease.generation))
         try:
@@ -235,11 +250,13 @@ def _reference_worker(
             service.publish(request_id, holder, lease.generation, f"result-{request_id}")
         except DomainError as error:
             outcome.failures.append(f"{request_id}: {error.code}")
-            continue
+            return
         outcome.cycles += 1
-    outcome.cpu_seconds = process_time() - cpu_start
-    coordinator.close()
-    results.put(outcome)
+
+    try:
+        _work(ids, dispenser, barrier, results, cycle)
+    finally:
+        coordinator.close()
 
 
 def _floor_worker(
@@ -252,10 +269,8 @@ def _floor_worker(
 ) -> None:
     holder = holder_name(index)
     connection = store.raw_connection(autocommit=True)
-    outcome = WorkerResult()
-    barrier.wait()
-    cpu_start = process_time()
-    while (request_id := _next_request(dispenser, ids)) is not None:
+
+    def cycle(request_id: str, outcome: WorkerResult) -> None:
         now = _naive_now()
         start = perf_counter()
         claimed = connection.execute(
@@ -264,7 +279,7 @@ def _floor_worker(
         outcome.claim_latencies.append(perf_counter() - start)
         if claimed is None:
             outcome.claims_lost["refused"] += 1
-            continue
+            return
         generation = int(claimed[0])
         outcome.claims_won.append((request_id, generation))
         fence = (request_id, holder, generation)
@@ -278,11 +293,13 @@ def _floor_worker(
         ).rowcount
         if renewed != 1 or published != 1:
             outcome.failures.append(f"{request_id}: fence refused the holder")
-            continue
+            return
         outcome.cycles += 1
-    outcome.cpu_seconds = process_time() - cpu_start
-    connection.close()
-    results.put(outcome)
+
+    try:
+        _work(ids, dispenser, barrier, results, cycle)
+    finally:
+        connection.close()
 
 
 def _naive_now() -> datetime:
