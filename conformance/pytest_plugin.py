@@ -20,6 +20,7 @@ from conformance.fault_budget import FaultBudget
 from conformance.inventory import load_inventory
 from conformance.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
 from conformance.registry import CRITERION_TAG, default_registry
+from conformance.restart_forecast import FORECAST, RestartForecast
 from conformance.spec_drift import check_drift
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -88,6 +89,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(recorder, "conformance-results")
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[FORECAST] = RestartForecast.of(session.items)
+
+
 def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:
     """Criterion tags become one `criterion` marker instead of a marker named after the ID."""
     if CRITERION_TAG.fullmatch(tag):
@@ -100,7 +105,9 @@ def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:
 def driver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
     impl: str = request.config.getoption("--impl")
     database: str | None = request.config.getoption("--database")
-    opened = open_driver(impl, database, tmp_path)
+    forecast = request.config.stash.get(FORECAST, None)
+    restarts_ahead = None if forecast is None else forecast.ahead(request.node.nodeid)
+    opened = open_driver(impl, database, tmp_path, restarts_ahead=restarts_ahead)
     try:
         yield opened
     finally:

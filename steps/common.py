@@ -9,6 +9,7 @@ from pytest_bdd import given, parsers, when
 
 from conformance.driver import Capability, Driver
 from conformance.pytest_plugin import require
+from conformance.restart_forecast import RESTART_STEP
 
 _UNITS = {
     "microsecond": timedelta(microseconds=1),
@@ -50,8 +51,8 @@ def time_passes(driver: Driver, duration: str) -> None:
     driver.advance_clock(parse_duration(duration))
 
 
-@when("the implementation restarts")
-@given("the implementation restarts")
+@when(RESTART_STEP)
+@given(RESTART_STEP)
 def implementation_restarts(driver: Driver) -> None:
     require(driver, Capability.RESTART)
     driver.restart()

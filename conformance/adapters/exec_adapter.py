@@ -22,10 +22,15 @@ and replaced by a fresh launch; one that acknowledges the reset but shows
 leftovers is an `unclean_reset` fault of the scenario.
 
 Prelaunch: with `prelaunch=True` and an implementation declaring both
-`restart` and `prelaunch`, the first restart of a run launches the command as
-usual and then starts spares of it (see exec_spares); every later restart
-kills the old process, links a waiting spare's store path to the store and
-shakes hands with that spare. A run that never restarts starts no spare.
+`restart` and `prelaunch`, spares of the command wait (see exec_spares), and a
+restart kills the old process, links a waiting spare's store path to the
+store and shakes hands with that spare. How many wait follows
+`restarts_ahead`, the restarts the harness expects from this scenario and
+the next few (see restart_forecast): a driver opened with restarts ahead
+starts that many spares (up to the room's capacity), and each restart tops
+the room up to what is still expected. When the harness cannot tell (None),
+the first restart launches as usual and then a few spares wait.
+A run that never restarts starts no spare.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from typing import Any, Final, TypeVar
 from conformance.adapters.exec_pool import PARK, LaunchSettings, ParkedProcess
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.adapters.exec_reset import Witnesses, reset_leftovers
-from conformance.adapters.exec_spares import SPARES
+from conformance.adapters.exec_spares import SPARES, SPARES_WITHOUT_FORECAST
 from conformance.driver import (
     AssignmentResult,
     BudgetSnapshot,
@@ -93,6 +98,7 @@ class ExecDriver:
         stderr_lines: int = 20,
         reuse: bool = False,
         prelaunch: bool = False,
+        restarts_ahead: int | None = None,
     ) -> None:
         self.command = list(command)
         self.timeout = timeout
@@ -101,6 +107,8 @@ class ExecDriver:
         self.stderr_lines = stderr_lines
         self.reuse = reuse
         self.prelaunch = prelaunch
+        self._restarts_ahead = restarts_ahead
+        self._restarts = 0
         self._settings = LaunchSettings(tuple(self.command), validate, stderr_lines)
         self._clock = CLOCK_START
         self._carried_logs: list[WarningLog] = []
@@ -111,6 +119,7 @@ class ExecDriver:
         if reused is None:
             self.store = store if store is not None else PARK.new_store()
         self._process, self._description = reused or self._launch()
+        self._prepare_spares()
 
     # -- process lifecycle ------------------------------------------------------
     def _launch(self) -> tuple[ImplementationProcess, Description]:
@@ -195,8 +204,18 @@ class ExecDriver:
         else:
             spare.take_over(self.store)
             self._process, self._description = self._greet(spare.process)
-        if self._spares_wanted():
-            SPARES.prepare(self._settings)
+        self._restarts += 1
+        self._prepare_spares()
+
+    def _prepare_spares(self) -> None:
+        """Top the spare room up to the restarts still expected (see the module's docstring)."""
+        if not self._spares_wanted():
+            return
+        if self._restarts_ahead is None:
+            expected = SPARES_WITHOUT_FORECAST if self._restarts else 0
+        else:
+            expected = self._restarts_ahead - self._restarts
+        SPARES.prepare(self._settings, wanted=expected)
 
     def _spares_wanted(self) -> bool:
         declared = set(self._description.capabilities)

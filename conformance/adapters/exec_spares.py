@@ -13,7 +13,10 @@ itself broke its promise: that is an `unusable` fault, not a silent fallback.
 A few spares wait, all of one command: the features restart several
 scenarios in a row, faster than one spare could start after the last restart
 took its predecessor; and a run switching commands (the strength run, one
-mutant after another) does not pile up idle processes.
+mutant after another) does not pile up idle processes. How many the driver
+wants follows the restarts the harness expects (see restart_forecast); the
+room's capacity caps it, since every spare starting at once takes a share of
+the machine's cores from the suite.
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ from conformance.adapters.exec_process import ImplementationProcess
 from conformance.faults import FaultKind, ImplementationFault
 from conformance.protocol.messages import STORE_ENV
 
-SPARES_PER_COMMAND: Final = 3
+SPARES_PER_COMMAND: Final = 8
+"""The room's capacity: the most spares starting or waiting at once."""
+SPARES_WITHOUT_FORECAST: Final = 3
+"""How many a driver wants after its first restart when nobody forecast its restarts."""
 
 
 @dataclass(frozen=True)
@@ -68,12 +74,13 @@ class SpareRoom:
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
 
-    def prepare(self, settings: LaunchSettings) -> None:
-        """Top the room up with spares of this command, replacing any of another command."""
+    def prepare(self, settings: LaunchSettings, *, wanted: int) -> None:
+        """Top the room up to `wanted` spares of this command (at most its capacity);
+        spares of any other command are killed, and surplus ones of this command kept."""
         with self._lock:
             others = [spare for spare in self._spares if spare.settings != settings]
             self._spares = [spare for spare in self._spares if spare.settings == settings]
-            missing = self.capacity - len(self._spares)
+            missing = min(wanted, self.capacity) - len(self._spares)
         for spare in others:
             spare.process.kill()
         launched = [self._launch(settings) for _ in range(missing)]

@@ -31,11 +31,15 @@ class ConfigurationError(Exception):
     """The kit was asked for something it cannot set up (exit code 2)."""
 
 
-def open_driver(impl: str, database: str | None, scratch: Path) -> Driver:
+def open_driver(
+    impl: str, database: str | None, scratch: Path, *, restarts_ahead: int | None = None
+) -> Driver:
     """A fresh driver on an empty store.
 
     `scratch` is a private directory for this scenario, where an embedded
-    store is created when no database URL is given.
+    store is created when no database URL is given. `restarts_ahead` is how
+    many restarts this scenario and the next few will ask for, when the
+    harness can tell (see restart_forecast); only `exec:` uses it.
     """
     if impl == "reference":
         return open_reference(database, scratch)
@@ -44,7 +48,7 @@ def open_driver(impl: str, database: str | None, scratch: Path) -> Driver:
     if impl.startswith("mutant:"):
         return open_mutant(impl.removeprefix("mutant:"), database, scratch)
     if impl.startswith("exec:"):
-        return open_exec(impl.removeprefix("exec:"), database, scratch)
+        return open_exec(impl.removeprefix("exec:"), database, scratch, restarts_ahead)
     raise ConfigurationError(
         f"unknown implementation {impl!r}; expected 'reference', 'python:<module>:<callable>', "
         "'mutant:<name>' or 'exec:<command>'"
@@ -81,7 +85,9 @@ def _python_factory(spec: str) -> DriverFactory:
     return cast(DriverFactory, factory)
 
 
-def open_exec(command: str, database: str | None, scratch: Path) -> Driver:
+def open_exec(
+    command: str, database: str | None, scratch: Path, restarts_ahead: int | None = None
+) -> Driver:
     """The command, launched on the empty store directory `scratch/store`, or reused.
 
     A process that may be reused gets a store directory of its own instead (see
@@ -110,7 +116,14 @@ def open_exec(command: str, database: str | None, scratch: Path) -> Driver:
     reusable = _switch(REUSE_ENV, "never reuse")
     store = None if reusable else scratch / "store"
     prelaunch = _switch(PRELAUNCH_ENV, "never launch ahead")
-    return ExecDriver(argv, store, timeout=seconds, reuse=reusable, prelaunch=prelaunch)
+    return ExecDriver(
+        argv,
+        store,
+        timeout=seconds,
+        reuse=reusable,
+        prelaunch=prelaunch,
+        restarts_ahead=restarts_ahead,
+    )
 
 
 def _switch(variable: str, off: str) -> bool:

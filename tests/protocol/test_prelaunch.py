@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.exec_adapter import ExecDriver
-from conformance.adapters.exec_spares import SPARES
+from conformance.adapters.exec_spares import SPARES, SPARES_WITHOUT_FORECAST
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.driver import Capability
 from conformance.faults import FaultKind, ImplementationFault
@@ -55,7 +55,14 @@ def test_the_served_reference_declares_prelaunch_and_keeps_off_the_store_until_g
         driver.close()
 
 
-def test_restarts_after_the_first_take_over_waiting_spares_and_keep_the_store(
+@pytest.fixture
+def two_spares_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small room: every spare is an interpreter starting on the test machine."""
+    monkeypatch.setattr(SPARES, "capacity", 2)
+
+
+@pytest.mark.usefixtures("two_spares_at_most")
+def test_with_no_forecast_restarts_after_the_first_take_over_spares_and_keep_the_store(
     tmp_path: Path,
 ) -> None:
     store = tmp_path / "store"
@@ -66,7 +73,7 @@ def test_restarts_after_the_first_take_over_waiting_spares_and_keep_the_store(
         assert SPARES.waiting() == [], "no spare before the run's first restart"
         driver.restart()
         assert store_seen_by(driver) == store, "the first restart launches as usual"
-        assert len(SPARES.waiting()) == SPARES.capacity
+        assert len(SPARES.waiting()) == min(SPARES_WITHOUT_FORECAST, SPARES.capacity)
         seen = []
         for _ in range(2):
             before = driver._process.pid
@@ -80,9 +87,41 @@ def test_restarts_after_the_first_take_over_waiting_spares_and_keep_the_store(
         driver.close()
 
 
+@pytest.mark.usefixtures("two_spares_at_most")
+def test_a_forecast_starts_as_many_spares_as_restarts_are_expected_and_no_more(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    driver = ExecDriver(SERVE, store, prelaunch=True, restarts_ahead=3)
+    try:
+        driver.create_workspace("w")
+        assert len(SPARES.waiting()) == 2, "three restarts expected, the room holds two"
+        first = SPARES.waiting()[0].store_link
+        driver.restart()
+        assert store_seen_by(driver) == first, "the first restart takes a spare started at open"
+        assert len(SPARES.waiting()) == 2, "two more restarts expected"
+        driver.restart()
+        assert len(SPARES.waiting()) == 1, "one more restart expected, one spare waits for it"
+        driver.restart()
+        assert SPARES.waiting() == []
+        driver.restart()
+        assert store_seen_by(driver) == store, "a restart nobody expected launches as usual"
+        assert SPARES.waiting() == []
+    finally:
+        driver.close()
+
+
+def test_a_forecast_of_no_restart_starts_no_spare(tmp_path: Path) -> None:
+    driver = ExecDriver(SERVE, tmp_path / "store", prelaunch=True, restarts_ahead=0)
+    try:
+        assert SPARES.waiting() == []
+    finally:
+        driver.close()
+
+
 def test_without_prelaunch_a_restart_launches_on_the_store_itself(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    driver = ExecDriver(SERVE, store, prelaunch=False)
+    driver = ExecDriver(SERVE, store, prelaunch=False, restarts_ahead=2)
     try:
         driver.create_workspace("w")
         for _ in range(2):
@@ -93,6 +132,7 @@ def test_without_prelaunch_a_restart_launches_on_the_store_itself(tmp_path: Path
         driver.close()
 
 
+@pytest.mark.usefixtures("two_spares_at_most")
 def test_a_spare_that_created_its_store_early_is_an_unusable_fault(tmp_path: Path) -> None:
     driver = ExecDriver(EARLY_STORE, tmp_path / "store", prelaunch=True)
     try:
