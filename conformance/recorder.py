@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,9 +57,10 @@ class _Pending:
     feature: str
     scenario: str
     line: int
-    started: float = field(default_factory=time.perf_counter)
+    started: float = 0.0
     steps: list[StepResult] = field(default_factory=list)
-    step_started: float = 0.0
+    step_started: float | None = None
+    """When the running step began; None between steps (an undefined step never began)."""
     status: Status | None = None
     evidence: str | None = None
 
@@ -88,6 +89,8 @@ class ResultsRecorder:
         self._pending: dict[str, _Pending] = {}
         self._written: list[ScenarioResult] = []
         self.implementation_error: str | None = None
+        self.clock: Callable[[], float] = time.perf_counter
+        """The stopwatch of scenario and step durations (tests substitute their own)."""
 
     # -- session -------------------------------------------------------------
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -145,6 +148,12 @@ class ResultsRecorder:
         elif call.when == "call":
             pending.status, pending.evidence = Status.PASSED, _clip(notes) if notes else None
 
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        """A scenario's duration runs from here (its setup) to the end of its teardown."""
+        pending = self._pending.get(nodeid)
+        if pending is not None:
+            pending.started = self.clock()
+
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         pending = self._pending.pop(nodeid, None)
         if pending is None:
@@ -162,7 +171,7 @@ class ResultsRecorder:
                 scenario=pending.scenario,
                 line=pending.line,
                 status=status,
-                duration_s=round(time.perf_counter() - pending.started, 6),
+                duration_s=round(self.clock() - pending.started, 6),
                 evidence=evidence,
                 steps=pending.steps,
             )
@@ -172,7 +181,7 @@ class ResultsRecorder:
     def pytest_bdd_before_step(self, request: pytest.FixtureRequest, step: Step) -> None:
         pending = self._pending.get(request.node.nodeid)
         if pending is not None:
-            pending.step_started = time.perf_counter()
+            pending.step_started = self.clock()
 
     def pytest_bdd_after_step(self, request: pytest.FixtureRequest, step: Step) -> None:
         self._record_step(request, step, "passed")
@@ -192,7 +201,8 @@ class ResultsRecorder:
         pending = self._pending.get(request.node.nodeid)
         if pending is None:
             return
-        elapsed = time.perf_counter() - pending.step_started if pending.step_started else 0.0
+        began = pending.step_started
+        elapsed = 0.0 if began is None else self.clock() - began
         pending.steps.append(
             StepResult(
                 keyword=step.keyword.strip(),
@@ -202,7 +212,7 @@ class ResultsRecorder:
                 duration_s=round(elapsed, 6),
             )
         )
-        pending.step_started = 0.0
+        pending.step_started = None
 
     # -- helpers -------------------------------------------------------------
     def _write(self, result: ScenarioResult) -> None:

@@ -239,3 +239,47 @@ def test_within_the_restart_budget_the_run_goes_on(demo: pytest.Pytester) -> Non
     run = run_demo(demo, "--restart-budget", "2")
     assert statuses(run)["demo.feature::never reached"] is Status.PASSED
     assert run.footer is not None and run.footer.stopped is None
+
+
+TIMED_FEATURE = """\
+Feature: Recorder demo
+
+  Scenario: slow
+    Given the implementation answers
+    And 5 seconds pass on the recorder's stopwatch
+
+  Scenario: quick
+    Given the implementation answers
+"""
+
+STOPWATCH_CONFTEST = """\
+import pytest
+
+pytest_plugins = ["conformance.pytest_plugin"]
+READING = [100.0]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    config.pluginmanager.get_plugin("conformance-results").clock = lambda: READING[0]
+"""
+
+STOPWATCH_STEP = """
+
+@given(parsers.parse("{seconds:d} seconds pass on the recorder's stopwatch"))
+def stopwatch_moves(seconds):
+    from conftest import READING
+
+    READING[0] += seconds
+"""
+
+
+def test_each_scenario_and_step_is_timed_on_its_own(demo: pytest.Pytester) -> None:
+    """On a stopwatch that only the slow step moves, only it and its scenario take time."""
+    (Path(demo.path) / "features" / "demo.feature").write_text(TIMED_FEATURE)
+    demo.makeconftest(STOPWATCH_CONFTEST)
+    demo.makepyfile(test_demo=STEPS + STOPWATCH_STEP)
+    by_key = run_demo(demo).by_key()
+    slow, quick = by_key["demo.feature::slow"], by_key["demo.feature::quick"]
+    assert (slow.duration_s, [step.duration_s for step in slow.steps]) == (5.0, [0.0, 5.0])
+    assert (quick.duration_s, [step.duration_s for step in quick.steps]) == (0.0, [0.0])
