@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,14 @@ import pytest
 from conformance.adapters.inprocess import InProcessDriver
 from conformance.driver import ErrorCode
 from conformance.protocol.messages import STORE_ENV
-from conformance.serve import EXIT_NO_STORE, EXIT_OK, ProtocolServer, prepare_store, serve
+from conformance.serve import (
+    EXIT_NO_STORE,
+    EXIT_OK,
+    ProtocolServer,
+    ServedReference,
+    prepare_store,
+    serve,
+)
 
 HANDSHAKE = '{"protocol":1,"seq":1,"op":"handshake","args":{}}'
 
@@ -154,6 +163,20 @@ def test_the_served_reference_declares_reset_and_reset_empties_its_store(
     assert "reset" in replies[0]["result"]["description"]["capabilities"]
     assert replies[2] == {"seq": 3, "ok": True, "result": None}
     assert replies[3] == {"seq": 4, "ok": True, "result": None}, "the workspace survived"
+
+
+def test_a_reset_keeps_the_sqlite_store_open_and_closing_lets_it_go(tmp_path: Path) -> None:
+    """SQLite folds its write-ahead log into the database when the last connection closes;
+    a reset must not be that moment (it was, twice, and cost as much again), the end is."""
+    store = tmp_path / "store"
+    served = ServedReference(None, str(store))
+    served.open().create_workspace("w")
+    served.reset()
+    with contextlib.closing(sqlite3.connect(store / "reference.sqlite")) as reader:
+        _, logged, _ = reader.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert logged > 0, "the reset closed the store's last connection: its log was folded away"
+    served.close()
+    assert not (store / "reference.sqlite-wal").exists(), "a connection outlived the server"
 
 
 def test_a_server_without_reset_neither_declares_nor_serves_it(tmp_path: Path) -> None:
