@@ -1,10 +1,10 @@
 """Run the benches and print their table: `python bench/run.py [--quick|--full] [--json F]`.
 
---quick (the default) keeps to about a minute and a half on a 2-core machine:
+--quick (the default) keeps under a minute and a half on a 2-core machine:
 10^3 against 10^5 runs for the gate, 1 and 8 lease processes, and the suite
 timed on its four "window" scenarios only. --full measures what the brief asks
 (10^3 against 10^6 runs, 1, 8 and 32 processes, every scenario of the suite)
-and takes about ten minutes. Nothing here asserts a time: the table reports,
+and takes 3.5 to 10 minutes, by the machine. Nothing here asserts a time: the table reports,
 and `python bench/compare.py a.json b.json` compares two runs.
 """
 
