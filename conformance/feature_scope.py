@@ -11,7 +11,8 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
-from pytest_bdd.scenario import scenario_wrapper_template_registry
+
+from conformance.scenario_items import scenario_template
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,7 +27,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def feature_name(item: pytest.Item) -> str | None:
     """The file name of the feature an item's scenario comes from; None for other tests."""
-    template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+    template = scenario_template(item)
     return None if template is None else Path(template.feature.filename).name
 
 

@@ -90,7 +90,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    session.config.stash[FORECAST] = RestartForecast.of(session.items)
+    """Forecast restarts from the final selection; not in a pytest-xdist worker, which
+    collects every item but runs only its share."""
+    if not hasattr(session.config, "workerinput"):
+        session.config.stash[FORECAST] = RestartForecast.of(session.items)
 
 
 def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:

@@ -22,7 +22,6 @@ from typing import Literal
 import pytest
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 from pytest_bdd.parser import Step
-from pytest_bdd.scenario import scenario_wrapper_template_registry
 
 from conformance import __version__ as kit_version
 from conformance.adapters.factory import open_driver
@@ -42,6 +41,7 @@ from conformance.results import (
     totals,
     undefined_results,
 )
+from conformance.scenario_items import scenario_template
 
 PROTOCOL_VERSION = 1
 #: Notes a scenario leaves for its result record (see the `evidence` fixture).
@@ -57,7 +57,8 @@ class _Pending:
     feature: str
     scenario: str
     line: int
-    started: float = 0.0
+    started: float | None = None
+    """When the scenario's setup began; None if pytest never announced its start."""
     steps: list[StepResult] = field(default_factory=list)
     step_started: float | None = None
     """When the running step began; None between steps (an undefined step never began)."""
@@ -171,7 +172,7 @@ class ResultsRecorder:
                 scenario=pending.scenario,
                 line=pending.line,
                 status=status,
-                duration_s=round(self.clock() - pending.started, 6),
+                duration_s=round(_since(self.clock, pending.started), 6),
                 evidence=evidence,
                 steps=pending.steps,
             )
@@ -201,8 +202,7 @@ class ResultsRecorder:
         pending = self._pending.get(request.node.nodeid)
         if pending is None:
             return
-        began = pending.step_started
-        elapsed = 0.0 if began is None else self.clock() - began
+        elapsed = _since(self.clock, pending.step_started)
         pending.steps.append(
             StepResult(
                 keyword=step.keyword.strip(),
@@ -220,7 +220,7 @@ class ResultsRecorder:
         self._writer.write(result)
 
     def _identify(self, item: pytest.Item) -> _Pending | None:
-        template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+        template = scenario_template(item)
         if template is None:
             return None
         callspec = getattr(item, "callspec", None)
@@ -299,3 +299,8 @@ def _apply_expectation(
 
 def _clip(text: str) -> str:
     return text if len(text) <= _EVIDENCE_LIMIT else text[:_EVIDENCE_LIMIT] + "\n… (clipped)"
+
+
+def _since(clock: Callable[[], float], began: float | None) -> float:
+    """Seconds on `clock` since `began`; 0 for something never seen to begin."""
+    return 0.0 if began is None else clock() - began

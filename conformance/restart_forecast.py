@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from typing import Final
 
 import pytest
-from pytest_bdd.scenario import scenario_wrapper_template_registry
+
+from conformance.scenario_items import scenario_template
 
 RESTART_STEP: Final = "the implementation restarts"
 """The one step that restarts the implementation (steps/common.py binds it)."""
@@ -29,7 +30,7 @@ one spare of the served reference takes to start on a busy 2-core machine."""
 
 def restarts_in(item: pytest.Item) -> int:
     """Restart steps in an item's scenario, background included; 0 for other tests."""
-    template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+    template = scenario_template(item)
     if template is None:
         return 0
     return sum(step.name == RESTART_STEP for step in template.steps)

@@ -114,8 +114,8 @@ class ServedReference:
     def open(self) -> Driver:
         """Prepare the store and start the driver; called once, at the handshake."""
         self._url = prepare_store(self._database_url, self._store_directory)
-        self._keeper = hold_sqlite_open(self._url)
         self.driver = self._new_driver(self._url)
+        self._keeper = self._keeper or hold_sqlite_open(self._url)
         return self.driver
 
     def reset(self) -> Driver:
@@ -131,6 +131,7 @@ class ServedReference:
         self._close_driver()
         if self._keeper is not None:
             self._keeper.dispose()
+            self._keeper = None
 
     def _close_driver(self) -> None:
         if self.driver is not None:

@@ -1,9 +1,9 @@
 """The restart forecast counts the restart steps of the scenarios that will run, in order.
 
-A miniature suite records, from inside each scenario, what the plugin's
-forecast says for it; the forecast is then compared with the restart steps
-written in the feature, background included, with a deselected scenario left
-out and the lookahead respected.
+A miniature suite, whose background restarts too, records from inside each
+scenario what its `driver` fixture passed to `open_driver`; that is compared
+with the restart steps written in the feature, with a deselected scenario
+left out and the lookahead respected.
 """
 
 from __future__ import annotations
@@ -19,22 +19,25 @@ FEATURE = """\
 Feature: Forecast demo
 
   Background:
-    Given the forecast is noted
+    Given the implementation restarts
 
-  Scenario: no restart
-    When nothing happens
+  Scenario: only the background restarts
+    When the driver is opened
 
-  Scenario: two restarts
-    When the implementation restarts
-    And the implementation restarts
-
-  Scenario: deselected, with three restarts
-    When the implementation restarts
+  Scenario: two more restarts
+    When the driver is opened
     And the implementation restarts
     And the implementation restarts
 
-  Scenario Outline: one restart per example
-    When the implementation restarts
+  Scenario: deselected, with three more restarts
+    When the driver is opened
+    And the implementation restarts
+    And the implementation restarts
+    And the implementation restarts
+
+  Scenario Outline: one more restart per example
+    When the driver is opened
+    And the implementation restarts
     Then <value> is seen
 
     Examples:
@@ -44,25 +47,21 @@ Feature: Forecast demo
 """
 
 STEPS = """\
-import json
-
 from pytest_bdd import given, parsers, then, when, scenarios
 
-from conformance.restart_forecast import FORECAST, RESTART_STEP
+from conformance.restart_forecast import RESTART_STEP
 
 scenarios("demo.feature")
 
 
-@given("the forecast is noted")
-def noted(request):
-    ahead = request.config.stash[FORECAST].ahead(request.node.nodeid)
-    with open("forecast.jsonl", "a") as notes:
-        notes.write(json.dumps([request.node.name, ahead]) + "\\n")
-
-
-@when("nothing happens")
+@given(RESTART_STEP)
 @when(RESTART_STEP)
-def nothing():
+def restarts():
+    pass
+
+
+@when("the driver is opened")
+def opened(driver):
     pass
 
 
@@ -71,23 +70,48 @@ def seen(value):
     pass
 """
 
+SPYING_CONFTEST = """\
+import json
 
-def test_each_scenario_is_told_the_restarts_of_itself_and_the_selected_ones_after_it(
+import pytest
+
+from conformance import pytest_plugin
+
+pytest_plugins = ["conformance.pytest_plugin"]
+
+
+class FakeDriver:
+    def close(self):
+        pass
+
+
+@pytest.fixture(autouse=True)
+def spy_on_open_driver(request, monkeypatch):
+    def open_driver(impl, database, scratch, *, restarts_ahead=None):
+        with open("forecast.jsonl", "a") as notes:
+            notes.write(json.dumps([request.node.name, restarts_ahead]) + "\\n")
+        return FakeDriver()
+
+    monkeypatch.setattr(pytest_plugin, "open_driver", open_driver)
+"""
+
+
+def test_each_driver_is_told_the_restarts_of_its_scenario_and_the_selected_ones_after_it(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makeini("[pytest]\nbdd_features_base_dir = features/\n")
     (pytester.mkdir("features") / "demo.feature").write_text(FEATURE)
     pytester.makepyfile(test_demo=STEPS)
-    pytester.makeconftest('pytest_plugins = ["conformance.pytest_plugin"]\n')
+    pytester.makeconftest(SPYING_CONFTEST)
     outcome = pytester.runpytest_subprocess("-k", "not deselected", "-p", "no:cacheprovider")
     outcome.assert_outcomes(passed=4, deselected=1)
     lines = (Path(pytester.path) / "forecast.jsonl").read_text().splitlines()
     told = dict(json.loads(line) for line in lines)
     assert told == {
-        "test_no_restart": 4,
-        "test_two_restarts": 4,
-        "test_one_restart_per_example[1]": 2,
-        "test_one_restart_per_example[2]": 1,
+        "test_only_the_background_restarts": 1 + 3 + 2 + 2,
+        "test_two_more_restarts": 3 + 2 + 2,
+        "test_one_more_restart_per_example[1]": 2 + 2,
+        "test_one_more_restart_per_example[2]": 2,
     }
 
 
@@ -95,3 +119,11 @@ def test_the_forecast_looks_only_so_far_ahead_and_knows_only_its_items() -> None
     forecast = RestartForecast([("a", 1), ("b", 0), ("c", 5), ("d", 2)], lookahead=2)
     assert [forecast.ahead(node) for node in "abcd"] == [1, 5, 7, 2]
     assert forecast.ahead("unknown") is None
+
+
+def test_items_that_are_not_scenarios_count_no_restart(pytester: pytest.Pytester) -> None:
+    """A doctest item has no test function for pytest-bdd's registry to look up."""
+    pytester.makeconftest('pytest_plugins = ["conformance.pytest_plugin"]\n')
+    pytester.maketxtfile(notes=">>> 1 + 1\n2\n")
+    outcome = pytester.runpytest_subprocess("--doctest-glob=*.txt", "-p", "no:cacheprovider")
+    outcome.assert_outcomes(passed=1)

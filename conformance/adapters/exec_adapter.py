@@ -30,7 +30,7 @@ the next few (see restart_forecast): a driver opened with restarts ahead
 starts that many spares (up to the room's capacity), and each restart tops
 the room up to what is still expected. When the harness cannot tell (None),
 the first restart launches as usual and then a few spares wait.
-A run that never restarts starts no spare.
+A run whose selection never restarts starts no spare.
 """
 
 from __future__ import annotations
@@ -119,7 +119,11 @@ class ExecDriver:
         if reused is None:
             self.store = store if store is not None else PARK.new_store()
         self._process, self._description = reused or self._launch()
-        self._prepare_spares()
+        try:
+            self._prepare_spares()
+        except BaseException:
+            self._process.kill()  # nobody will hold this driver to close it
+            raise
 
     # -- process lifecycle ------------------------------------------------------
     def _launch(self) -> tuple[ImplementationProcess, Description]:

@@ -10,13 +10,12 @@ A spare is launched with CONFORMANCE_STORE naming a path that does not exist
 yet. When it takes over a store, the harness makes that path a symbolic link
 to the store directory, then shakes hands. A spare that created the path
 itself broke its promise: that is an `unusable` fault, not a silent fallback.
-A few spares wait, all of one command: the features restart several
+Up to eight spares wait, all of one command: the features restart several
 scenarios in a row, faster than one spare could start after the last restart
-took its predecessor; and a run switching commands (the strength run, one
-mutant after another) does not pile up idle processes. How many the driver
-wants follows the restarts the harness expects (see restart_forecast); the
-room's capacity caps it, since every spare starting at once takes a share of
-the machine's cores from the suite.
+took its predecessor; and a run switching commands does not pile up idle
+processes. How many the driver wants follows the restarts the harness
+expects (see restart_forecast); the room's capacity caps it, since every
+spare starting at once takes a share of the machine's cores from the suite.
 """
 
 from __future__ import annotations

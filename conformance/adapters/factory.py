@@ -48,7 +48,9 @@ def open_driver(
     if impl.startswith("mutant:"):
         return open_mutant(impl.removeprefix("mutant:"), database, scratch)
     if impl.startswith("exec:"):
-        return open_exec(impl.removeprefix("exec:"), database, scratch, restarts_ahead)
+        return open_exec(
+            impl.removeprefix("exec:"), database, scratch, restarts_ahead=restarts_ahead
+        )
     raise ConfigurationError(
         f"unknown implementation {impl!r}; expected 'reference', 'python:<module>:<callable>', "
         "'mutant:<name>' or 'exec:<command>'"
@@ -86,7 +88,7 @@ def _python_factory(spec: str) -> DriverFactory:
 
 
 def open_exec(
-    command: str, database: str | None, scratch: Path, restarts_ahead: int | None = None
+    command: str, database: str | None, scratch: Path, *, restarts_ahead: int | None = None
 ) -> Driver:
     """The command, launched on the empty store directory `scratch/store`, or reused.
 
