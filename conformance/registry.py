@@ -1,6 +1,11 @@
-"""The criteria registry: every acceptance criterion the kit pins, loaded from data.
+"""The criteria registry: every criterion the kit pins, split into clauses, loaded from data.
 
 The data lives in `conformance/data/criteria.toml`; this module only reads it.
+A clause is one obligation of a criterion, stated in the kit's own words, with
+a locator of the source words it rests on and a hash of those words, so that a
+changed spec shows which clauses need review without the kit quoting the spec.
+Assertions cite clauses (or registered interpretations) by ID; see
+`conformance.clause_check`.
 """
 
 from __future__ import annotations
@@ -10,8 +15,16 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+from conformance.spec_text import SpanLocator
 
 CRITERION_TAG = re.compile(r"AC-(?:OFFICE-ASSIGN-RATE|ARMONIA-WORKREQ)-\d{3}\.\d+")
+CLAUSE_ID = re.compile(rf"(?P<criterion>{CRITERION_TAG.pattern})/[a-z0-9]+(?:-[a-z0-9]+)*")
+INTERPRETATION_ID = re.compile(r"(?:WR|OF)-\d+")
+INTERPRETATION_TAG_PREFIX = "interpretation:"
+CLAUSE_TAG_PREFIX = "clause:"
+"""A scenario's `@clause:<slug>` tags name the clauses of its criterion it checks."""
 REGISTRY_PATH = Path(__file__).parent / "data" / "criteria.toml"
 
 
@@ -23,12 +36,25 @@ class Requirement:
 
 
 @dataclass(frozen=True)
+class Clause:
+    """One obligation of a criterion. `not_observable` says why no assertion can check it."""
+
+    id: str
+    criterion: str
+    statement: str
+    span: SpanLocator
+    span_hash: str
+    not_observable: str | None = None
+
+
+@dataclass(frozen=True)
 class Criterion:
     id: str
     requirement: str
     statement: str
     source: str
     source_hash: str
+    clauses: tuple[Clause, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -36,6 +62,12 @@ class Interpretation:
     id: str
     criteria: tuple[str, ...]
     reading: str
+    retired: str | None = None
+    """Why the kit no longer takes this reading; a retired ID is never reused."""
+
+    @property
+    def active(self) -> bool:
+        return self.retired is None
 
 
 @dataclass(frozen=True)
@@ -56,19 +88,72 @@ class Registry:
     def criteria_of(self, requirement_id: str) -> list[Criterion]:
         return [c for c in self.criteria if c.requirement == requirement_id]
 
+    @property
+    def clauses(self) -> tuple[Clause, ...]:
+        return tuple(clause for criterion in self.criteria for clause in criterion.clauses)
+
+    def clause(self, clause_id: str) -> Clause:
+        for clause in self.clauses:
+            if clause.id == clause_id:
+                return clause
+        raise KeyError(clause_id)
+
+    def interpretation(self, interpretation_id: str) -> Interpretation:
+        for interpretation in self.interpretations:
+            if interpretation.id == interpretation_id:
+                return interpretation
+        raise KeyError(interpretation_id)
+
+    def active_interpretations(self) -> list[Interpretation]:
+        return [i for i in self.interpretations if i.active]
+
+    def statement_of(self, cite: str) -> str:
+        """What a cited clause or interpretation says, in the kit's words."""
+        if INTERPRETATION_ID.fullmatch(cite):
+            return self.interpretation(cite).reading
+        return self.clause(cite).statement
+
+    def is_citable(self, cite: str) -> bool:
+        """A clause, or an interpretation the kit still takes."""
+        if INTERPRETATION_ID.fullmatch(cite):
+            return any(i.id == cite and i.active for i in self.interpretations)
+        return any(clause.id == cite for clause in self.clauses)
+
 
 def load_registry(path: Path = REGISTRY_PATH) -> Registry:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     registry = Registry(
         requirements=tuple(Requirement(**item) for item in data["requirement"]),
-        criteria=tuple(Criterion(**item) for item in data["criterion"]),
+        criteria=tuple(_criterion(item) for item in data["criterion"]),
         interpretations=tuple(
-            Interpretation(item["id"], tuple(item["criteria"]), item["reading"])
+            Interpretation(
+                item["id"], tuple(item["criteria"]), item["reading"], item.get("retired")
+            )
             for item in data.get("interpretation", [])
         ),
     )
     _check_consistent(registry)
     return registry
+
+
+def _criterion(item: dict[str, Any]) -> Criterion:
+    fields = {key: value for key, value in item.items() if key != "clause"}
+    return Criterion(
+        **fields, clauses=tuple(_clause(item["id"], c) for c in item.get("clause", []))
+    )
+
+
+def _clause(criterion_id: str, item: dict[str, Any]) -> Clause:
+    span = item["span"]
+    first, last = span["sentences"]
+    return Clause(
+        id=item["id"],
+        criterion=criterion_id,
+        statement=item["statement"],
+        span=SpanLocator(span["file"], span["anchor"], (first, last)),
+        span_hash=item["span_hash"],
+        not_observable=item.get("not_observable"),
+    )
 
 
 @cache
@@ -87,7 +172,21 @@ def _check_consistent(registry: Registry) -> None:
             raise ValueError(f"criterion ID {criterion.id!r} does not have the expected form")
         if criterion.requirement not in requirement_ids:
             raise ValueError(f"{criterion.id} names unknown requirement {criterion.requirement}")
+        if not criterion.clauses:
+            raise ValueError(f"{criterion.id} has no clause")
+    clause_ids = [clause.id for clause in registry.clauses]
+    if len(set(clause_ids)) != len(clause_ids):
+        raise ValueError("criteria registry lists a clause ID twice")
+    for clause in registry.clauses:
+        match = CLAUSE_ID.fullmatch(clause.id)
+        if match is None or match["criterion"] != clause.criterion:
+            raise ValueError(f"clause ID {clause.id!r} is not <its criterion>/<lower-case-slug>")
+    interpretation_ids = [i.id for i in registry.interpretations]
+    if len(set(interpretation_ids)) != len(interpretation_ids):
+        raise ValueError("criteria registry lists an interpretation ID twice")
     for interpretation in registry.interpretations:
+        if not INTERPRETATION_ID.fullmatch(interpretation.id):
+            raise ValueError(f"interpretation ID {interpretation.id!r} is not WR-n or OF-n")
         unknown = set(interpretation.criteria) - set(criterion_ids)
         if unknown:
             raise ValueError(f"interpretation {interpretation.id} names unknown criteria {unknown}")

@@ -10,6 +10,7 @@ from conformance.registry import REGISTRY_PATH, load_registry
 from conformance.spec_text import read_criteria, text_hash
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "shared" / "spec"
+PUNCTUATION = ".,;:()\"'"
 
 
 def test_registry_lists_38_criteria_in_four_requirements() -> None:
@@ -56,3 +57,35 @@ def test_no_statement_copies_a_spec_sentence() -> None:
         sentences = [s.strip() for s in source[criterion.id].split(".") if len(s.strip()) > 40]
         copied = [s for s in sentences if s in criterion.statement]
         assert not copied, f"{criterion.id} statement copies the spec: {copied}"
+
+
+def test_every_criterion_has_clauses_with_unique_ids() -> None:
+    registry = load_registry()
+    ids = [clause.id for clause in registry.clauses]
+    assert len(ids) == len(set(ids))
+    assert all(criterion.clauses for criterion in registry.criteria)
+    assert len(ids) >= 2 * len(registry.criteria) - 10
+
+
+@pytest.mark.skipif(not SPEC_DIR.is_dir(), reason=f"source specs not found at {SPEC_DIR}")
+def test_every_clause_span_is_found_and_its_hash_matches() -> None:
+    from conformance.spec_text import read_span
+
+    for clause in load_registry().clauses:
+        span = read_span(SPEC_DIR / clause.span.file, clause.span)
+        assert text_hash(span) == clause.span_hash, f"{clause.id}: span changed ({clause.span})"
+
+
+@pytest.mark.skipif(not SPEC_DIR.is_dir(), reason=f"source specs not found at {SPEC_DIR}")
+def test_no_clause_statement_copies_six_words_of_its_span() -> None:
+    """The kit states every clause in its own words; a run of six words is a copy."""
+    from conformance.spec_text import read_span
+
+    def runs(text: str) -> set[tuple[str, ...]]:
+        words = [w.strip(PUNCTUATION).lower() for w in text.split()]
+        return {tuple(words[i : i + 6]) for i in range(len(words) - 5)}
+
+    for clause in load_registry().clauses:
+        span = read_span(SPEC_DIR / clause.span.file, clause.span)
+        copied = runs(clause.statement) & runs(span)
+        assert not copied, f"{clause.id} copies the spec: {sorted(copied)[:2]}"

@@ -58,19 +58,43 @@ def test_new_and_removed_criteria_are_listed(edited: Path) -> None:
     assert drift.removed[0][1] >= 1, "the removed criterion's scenarios are counted"
 
 
+def test_a_changed_sentence_marks_the_clauses_that_rest_on_it(edited: Path) -> None:
+    edit(edited, "N shall be 5 and W shall be 10 minutes", "N shall be 6 and W shall be 10 minutes")
+    drift = check_drift([edited], load_registry(), load_inventory())
+    assert drift.changed_clauses == [
+        "AC-OFFICE-ASSIGN-RATE-002.6/values",
+        "AC-OFFICE-ASSIGN-RATE-002.6/not-configurable",
+    ], "both clauses rest on sentence 1 of 002.6; /at-least-one rests on sentence 2 only"
+
+
+def test_a_clause_whose_span_is_gone_is_lost(edited: Path) -> None:
+    edit(edited, " The precedent is checkIdleSkip.", "")
+    edit(edited, " This is deliberately the opposite", " This was deliberately the opposite")
+    text = edited.read_text(encoding="utf-8")
+    edited.write_text(text.replace("Accepted consequence\n", "Consequences we accept\n"))
+    drift = check_drift([edited], load_registry(), load_inventory())
+    lost = dict(drift.lost_clauses)
+    assert "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance" in lost
+    assert (
+        "no heading 'Accepted consequence'" in lost["AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance"]
+    )
+
+
 def test_accept_records_the_new_hash(edited: Path, tmp_path: Path) -> None:
     edit(edited, "N shall be 5 and W shall be 10 minutes", "N shall be 6 and W shall be 10 minutes")
     registry_copy = tmp_path / "criteria.toml"
     shutil.copy(REGISTRY_PATH, registry_copy)
-    assert accept(["AC-OFFICE-ASSIGN-RATE-002.6"], [edited], load_registry(), registry_copy) == [
-        "AC-OFFICE-ASSIGN-RATE-002.6"
+    accepted = [
+        "AC-OFFICE-ASSIGN-RATE-002.6",
+        "AC-OFFICE-ASSIGN-RATE-002.6/values",
+        "AC-OFFICE-ASSIGN-RATE-002.6/not-configurable",
     ]
+    assert accept(accepted, [edited], load_registry(), registry_copy) == accepted
     assert check_drift([edited], load_registry(registry_copy), load_inventory()).clean
-    changed_lines = set(registry_copy.read_text().splitlines()) ^ set(
-        REGISTRY_PATH.read_text().splitlines()
-    )
-    assert len(changed_lines) == 2, (
-        f"accept must change exactly one hash line, changed {changed_lines}"
+    before, after = REGISTRY_PATH.read_text().splitlines(), registry_copy.read_text().splitlines()
+    changed_lines = [new for old, new in zip(before, after, strict=True) if old != new]
+    assert len(changed_lines) == 3, (
+        f"accept must change exactly three hash lines, changed {changed_lines}"
     )
 
 
