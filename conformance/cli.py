@@ -24,15 +24,21 @@ from conformance.expectations import (
 )
 from conformance.inventory import load_inventory
 from conformance.registry import default_registry
-from conformance.reports.compare import comparison_table
+from conformance.reports.compare import comparison_table, divergence_table
 from conformance.reports.cucumber import render_cucumber
 from conformance.reports.html import render_html
 from conformance.reports.junit import render_junit
 from conformance.reports.markdown import render_markdown
-from conformance.reports.summary import run_succeeded
+from conformance.reports.summary import run_succeeded, unverified
 from conformance.reports.terminal import print_verdicts
 from conformance.results import ResultsRun, Status, read_results
-from conformance.spec_drift import SpecDriftError, accept, check_drift, expand_spec_paths
+from conformance.spec_drift import (
+    SpecDriftError,
+    accept,
+    check_drift,
+    expand_spec_paths,
+    quote_clauses,
+)
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
 NO_TESTS_COLLECTED = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
@@ -69,11 +75,28 @@ def run(
     ] = 10,
     select: Annotated[str | None, typer.Option("-k", help="pytest -k expression")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress; only the verdict summary")] = False,
+    claim: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="claim conformance to this spec only: office or work-requests (repeatable)"
+        ),
+    ] = None,
+    allow_unverified: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="CRITERION",
+            help="a criterion that may stay unverified (a capability it needs is missing)",
+        ),
+    ] = None,
+    strict_interpretations: Annotated[
+        bool, typer.Option(help="fail the run when a scenario diverges from an interpretation")
+    ] = False,
 ) -> None:
     """Run the Gherkin suite against an implementation and print the per-criterion verdict."""
     import pytest  # here, not at the top: serve-reference launches must stay light
 
     _preflight(impl, database)
+    _check_claim(claim or [], allow_unverified or [])
     if expectations is not None:
         _check_expectations(expectations)
     with tempfile.TemporaryDirectory(prefix="conformance-") as scratch:
@@ -99,6 +122,11 @@ def run(
         args += ["--restart-budget", str(restart_budget)]
         for spec_file in spec or []:
             args += ["--spec-file", str(spec_file)]
+        for spec_name in claim or []:
+            args += ["--claim", spec_name]
+        for criterion_id in allow_unverified or []:
+            args += ["--allow-unverified", criterion_id]
+        args += ["--strict-interpretations"] if strict_interpretations else []
         args += ["-k", select] if select else []
         code = pytest.main(args)
         if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or not (
@@ -107,7 +135,9 @@ def run(
             console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
             raise typer.Exit(EXIT_USAGE)
         outcome = read_results(stream)
-        _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber)
+        _write_reports(
+            outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec
+        )
         print_verdicts(outcome, default_registry(), console)
         raise typer.Exit(_exit_code(outcome, code))
 
@@ -131,6 +161,22 @@ def _preflight(impl: str, database: str | None) -> None:
         driver.close()
 
 
+def _check_claim(specs: list[str], allowed: list[str]) -> None:
+    """A claim naming an unknown spec or criterion is a usage error, caught before running."""
+    from conformance.results import SPEC_PREFIXES
+
+    unknown = [f"spec {s!r}" for s in specs if s not in SPEC_PREFIXES] + [
+        f"criterion {c!r}" for c in allowed if c not in default_registry().ids()
+    ]
+    if unknown:
+        known = ", ".join(sorted(SPEC_PREFIXES))
+        console.print(
+            f"[bold red]configuration error:[/] unknown {', '.join(unknown)} "
+            f"(specs: {known}; criteria: see `conformance criteria`)"
+        )
+        raise typer.Exit(EXIT_USAGE)
+
+
 def _check_expectations(path: Path) -> None:
     try:
         load_expectations(path, [entry.key for entry in load_inventory()])
@@ -151,6 +197,13 @@ def _exit_code(outcome: ResultsRun, pytest_code: int) -> int:
     if pytest_code == NO_TESTS_COLLECTED or not outcome.scenarios:
         console.print("[bold red]no scenario ran[/]")
         return EXIT_FAILURES
+    for verdict in unverified(outcome, default_registry()):
+        needs = ", ".join(verdict.missing_capabilities) or "a capability"
+        console.print(
+            f"[bold magenta]unverified:[/] {verdict.criterion.id}: no scenario of it ran "
+            f"(it needs {needs}); declare it, or narrow the claim with "
+            f"--allow-unverified {verdict.criterion.id}"
+        )
     return EXIT_OK if run_succeeded(outcome, default_registry()) else EXIT_FAILURES
 
 
@@ -161,12 +214,15 @@ def _write_reports(
     markdown: Path | None,
     html: Path | None,
     cucumber: Path | None,
+    spec: list[Path] | None = None,
 ) -> None:
+    """Every report asked for; with spec files, the cited clauses quote the spec's own words."""
     registry = default_registry()
+    quotes = quote_clauses(spec, registry) if spec else {}
     renderers: list[tuple[Path | None, Callable[[], str]]] = [
         (junit, lambda: render_junit(outcome)),
-        (markdown, lambda: render_markdown(outcome, registry)),
-        (html, lambda: render_html(outcome, registry)),
+        (markdown, lambda: render_markdown(outcome, registry, quotes)),
+        (html, lambda: render_html(outcome, registry, quotes)),
         (cucumber, lambda: render_cucumber(outcome)),
     ]
     for path, render in renderers:
@@ -181,12 +237,16 @@ def report(
     markdown: OutPath = None,
     html: OutPath = None,
     cucumber: OutPath = None,
+    spec: Annotated[
+        list[Path] | None,
+        typer.Option(exists=True, help="source spec file or folder: reports quote its words"),
+    ] = None,
 ) -> None:
     """Derive reports from a results stream; with no option, print the verdict table."""
     outcome = _read(results)
     if not any((junit, markdown, html, cucumber)):
         print_verdicts(outcome, default_registry(), console)
-    _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber)
+    _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
 
 
 @app.command()
@@ -196,13 +256,22 @@ def criteria() -> None:
     inventory = load_inventory()
     from rich.table import Table
 
-    table = Table(title=f"{len(registry.criteria)} criteria", title_justify="left")
-    for column in ("criterion", "scenarios", "source", "statement"):
+    table = Table(
+        title=f"{len(registry.criteria)} criteria, {len(registry.clauses)} clauses",
+        title_justify="left",
+    )
+    for column in ("criterion", "scenarios", "clauses", "source", "statement"):
         table.add_column(column, no_wrap=column != "statement")
     for criterion in registry.criteria:
         covering = sum(1 for entry in inventory if criterion.id in entry.criteria)
         style = "" if covering else "[bold red]"
-        table.add_row(criterion.id, f"{style}{covering}", criterion.source, criterion.statement)
+        table.add_row(
+            criterion.id,
+            f"{style}{covering}",
+            str(len(criterion.clauses)),
+            criterion.source,
+            criterion.statement,
+        )
     console.print(table)
 
 
@@ -214,12 +283,16 @@ def serve_reference(
     ] = None,
     validate: Annotated[bool, typer.Option(help="check every message against the schema")] = False,
     mutant: Annotated[str | None, typer.Option(help="serve this deliberate defect")] = None,
+    variant: Annotated[
+        str | None, typer.Option(help="serve this legal variant (see `conformance variants`)")
+    ] = None,
 ) -> None:
     """Serve the reference over protocol v1 on stdin and stdout (for `--impl exec:`)."""
     from conformance.serve import main as serve_main
 
     argv = (["--database", database] if database else []) + (["--validate"] if validate else [])
     argv += ["--mutant", mutant] if mutant else []
+    argv += ["--variant", variant] if variant else []
     raise typer.Exit(serve_main(argv))
 
 
@@ -228,7 +301,7 @@ def check_spec(
     paths: Annotated[list[Path], typer.Argument(exists=True, help="spec files or folders")],
     accept_ids: Annotated[
         list[str] | None,
-        typer.Option("--accept", help="record this criterion's current text hash"),
+        typer.Option("--accept", help="record this criterion's or clause's current text hash"),
     ] = None,
 ) -> None:
     """Compare source spec files with the registry: new, removed and changed criteria."""
@@ -252,6 +325,10 @@ def check_spec(
         )
     for criterion_id in drift.changed:
         console.print(f"changed: {criterion_id}: its scenarios need review (then --accept it)")
+    for clause_id in drift.changed_clauses:
+        console.print(f"changed: clause {clause_id}: its span's words changed (review, --accept)")
+    for clause_id, reason in drift.lost_clauses:
+        console.print(f"lost: clause {clause_id}: {reason} (correct its locator)")
     if not drift.clean:
         raise typer.Exit(EXIT_FAILURES)
     console.print(f"no drift: {len(paths)} spec file(s) match the registry")
@@ -268,6 +345,7 @@ def compare(
         for run, path in zip(runs, results, strict=True)
     ]
     console.print(comparison_table(runs, names, default_registry()))
+    console.print(divergence_table(runs, names, default_registry()))
 
 
 @app.command()
@@ -276,10 +354,18 @@ def strength(
         list[str] | None,
         typer.Option(help="only mutants whose name matches this glob (repeatable)"),
     ] = None,
+    variant: Annotated[
+        list[str] | None,
+        typer.Option(help="only variants whose name matches this glob (repeatable)"),
+    ] = None,
     jobs: Annotated[int, typer.Option(min=1, help="suite runs at once")] = 2,
     select: Annotated[str | None, typer.Option("-k", help="pytest -k expression")] = None,
     all_features: Annotated[
-        bool, typer.Option(help="run every feature file against every mutant")
+        bool, typer.Option(help="run every feature file against every mutant and variant")
+    ] = False,
+    thorough: Annotated[
+        bool,
+        typer.Option(help="run every mutant through its whole suite, for the full kills table"),
     ] = False,
     keep: Annotated[
         Path | None,
@@ -287,20 +373,25 @@ def strength(
     ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", dir_okay=False)] = None,
 ) -> None:
-    """Run the suite against every mutant and show which criteria kill which; 1 if one survives."""
+    """Run the suite against every mutant (each must be killed by its own criterion) and every
+    legal variant (each must pass, or diverge only where it says); 1 if either side fails."""
     from conformance import strength as kit_strength
 
+    narrowed = bool(mutant or variant)
     try:
-        chosen = kit_strength.select_mutants(mutant or [])
+        chosen = kit_strength.select_mutants(mutant or []) if mutant or not narrowed else []
+        legal = kit_strength.select_variants(variant or []) if variant or not narrowed else []
     except ValueError as error:
         console.print(f"[bold red]{error}[/]")
         raise typer.Exit(EXIT_USAGE) from error
     outcome = kit_strength.run_strength(
         chosen,
+        variants=legal,
         jobs=jobs,
         select=select,
-        partial=bool(mutant),
+        partial=narrowed,
         all_features=all_features,
+        thorough=thorough,
         keep=keep,
     )
     kit_strength.print_report(outcome, console)

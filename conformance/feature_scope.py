@@ -1,8 +1,10 @@
-"""A pytest plugin that runs only the scenarios of some feature files.
+"""A pytest plugin that runs only the scenarios of some feature files, or of one criterion.
 
-`conformance strength` loads it (`-p conformance.feature_scope --feature-glob GLOB`)
-to run a mutant of one capability against that capability's features only:
-scenarios of the other features are deselected, and left out of the verdict.
+`conformance strength` loads it (`-p conformance.feature_scope`): a mutant of one
+capability runs against that capability's features only (`--feature-glob`),
+and first against the scenarios of the criterion it targets only
+(`--criterion`), where one failure is enough to call it killed. Scenarios left
+out are deselected, and left out of the verdict.
 """
 
 from __future__ import annotations
@@ -12,16 +14,24 @@ from pathlib import Path
 
 import pytest
 
+from conformance.registry import CRITERION_TAG
 from conformance.scenario_items import scenario_template
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("conformance").addoption(
+    group = parser.getgroup("conformance")
+    group.addoption(
         "--feature-glob",
         action="append",
         default=[],
         metavar="GLOB",
         help="run only the scenarios of feature files whose name matches (repeatable)",
+    )
+    group.addoption(
+        "--criterion",
+        default=None,
+        metavar="ID",
+        help="run only the scenarios tagged with this criterion",
     )
 
 
@@ -31,20 +41,34 @@ def feature_name(item: pytest.Item) -> str | None:
     return None if template is None else Path(template.feature.filename).name
 
 
+def criterion_of(item: pytest.Item) -> str | None:
+    template = scenario_template(item)
+    if template is None:
+        return None
+    return next((tag for tag in template.tags if CRITERION_TAG.fullmatch(tag)), None)
+
+
 def in_scope(name: str, patterns: list[str]) -> bool:
     return not patterns or any(fnmatch(name, pattern) for pattern in patterns)
+
+
+def wanted(item: pytest.Item, patterns: list[str], criterion: str | None) -> bool:
+    name = feature_name(item)
+    if name is None:
+        return not criterion
+    return in_scope(name, patterns) and (criterion is None or criterion_of(item) == criterion)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     patterns: list[str] = config.getoption("--feature-glob")
-    if not patterns:
+    criterion: str | None = config.getoption("--criterion")
+    if not patterns and criterion is None:
         return
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        name = feature_name(item)
-        (kept if name is None or in_scope(name, patterns) else dropped).append(item)
+        (kept if wanted(item, patterns, criterion) else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

@@ -19,8 +19,14 @@ from conformance.expectations import ExpectationsError, load_expectations
 from conformance.fault_budget import FaultBudget
 from conformance.inventory import load_inventory
 from conformance.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
-from conformance.registry import CRITERION_TAG, default_registry
+from conformance.registry import (
+    CLAUSE_TAG_PREFIX,
+    CRITERION_TAG,
+    INTERPRETATION_TAG_PREFIX,
+    default_registry,
+)
 from conformance.restart_forecast import FORECAST, RestartForecast
+from conformance.results import SPEC_PREFIXES, Claim
 from conformance.spec_drift import check_drift
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -49,6 +55,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--expectations", default=None, help="expectations file listing known failures (TOML)"
     )
     group.addoption(
+        "--claim",
+        action="append",
+        default=[],
+        choices=sorted(SPEC_PREFIXES),
+        help="claim conformance to this spec only (repeatable; default: both)",
+    )
+    group.addoption(
+        "--allow-unverified",
+        action="append",
+        default=[],
+        metavar="CRITERION",
+        help="a criterion that may stay unverified without failing the run (repeatable)",
+    )
+    group.addoption(
+        "--strict-interpretations",
+        action="store_true",
+        help="a scenario diverging from a registered interpretation fails the run",
+    )
+    group.addoption(
         "--spec-file",
         action="append",
         default=[],
@@ -58,6 +83,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "criterion(id): the acceptance criterion a scenario pins")
+    config.addinivalue_line(
+        "markers", "interpretation(id): a registered interpretation the scenario rests on"
+    )
+    config.addinivalue_line("markers", "clause(name): a clause of its criterion a scenario checks")
     config.pluginmanager.register(
         FaultBudget(config.getoption("--restart-budget")), "conformance-fault-budget"
     )
@@ -85,6 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
             needs_review=check_drift(
                 [Path(p) for p in config.getoption("--spec-file")], default_registry(), inventory
             ).changed,
+            claim=claim_of(config),
         )
         config.pluginmanager.register(recorder, "conformance-results")
 
@@ -96,10 +126,31 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         session.config.stash[FORECAST] = RestartForecast.of(session.items)
 
 
+def claim_of(config: pytest.Config) -> Claim:
+    """What the run claims, from --claim, --allow-unverified and --strict-interpretations."""
+    specs: list[str] = config.getoption("--claim")
+    allowed: list[str] = config.getoption("--allow-unverified")
+    unknown = sorted(set(allowed) - set(default_registry().ids()))
+    if unknown:
+        raise pytest.UsageError(f"--allow-unverified names no criterion: {', '.join(unknown)}")
+    return Claim(
+        specs=sorted(set(specs)) or sorted(SPEC_PREFIXES),
+        allow_unverified=sorted(set(allowed)),
+        strict_interpretations=config.getoption("--strict-interpretations"),
+    )
+
+
 def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:
-    """Criterion tags become one `criterion` marker instead of a marker named after the ID."""
+    """Criterion and interpretation tags become `criterion` and `interpretation` markers."""
+    marked: F
     if CRITERION_TAG.fullmatch(tag):
-        marked: F = pytest.mark.criterion(tag)(function)
+        marked = pytest.mark.criterion(tag)(function)
+        return marked
+    if tag.startswith(INTERPRETATION_TAG_PREFIX):
+        marked = pytest.mark.interpretation(tag.removeprefix(INTERPRETATION_TAG_PREFIX))(function)
+        return marked
+    if tag.startswith(CLAUSE_TAG_PREFIX):
+        marked = pytest.mark.clause(tag.removeprefix(CLAUSE_TAG_PREFIX))(function)
         return marked
     return None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,13 +25,20 @@ from pytest_bdd.parser import Step
 
 from conformance import __version__ as kit_version
 from conformance.adapters.factory import open_driver
+from conformance.clause_check import ClauseViolation, PortViolation, ScenarioError
 from conformance.driver import DriverError
 from conformance.expectations import ExpectedFailure
 from conformance.fault_budget import stopped_reason
 from conformance.faults import FaultKind, ImplementationFault
 from conformance.inventory import ScenarioEntry, scenario_key
-from conformance.registry import CRITERION_TAG, Registry
+from conformance.registry import (
+    CLAUSE_TAG_PREFIX,
+    CRITERION_TAG,
+    INTERPRETATION_TAG_PREFIX,
+    Registry,
+)
 from conformance.results import (
+    Claim,
     Footer,
     Header,
     ResultsWriter,
@@ -64,6 +71,9 @@ class _Pending:
     """When the running step began; None between steps (an undefined step never began)."""
     status: Status | None = None
     evidence: str | None = None
+    interpretations: list[str] = field(default_factory=list)
+    clauses: list[str] = field(default_factory=list)
+    violated: list[str] = field(default_factory=list)
 
 
 class ResultsRecorder:
@@ -78,6 +88,7 @@ class ResultsRecorder:
         inventory: list[ScenarioEntry],
         expectations: dict[str, ExpectedFailure],
         needs_review: list[str],
+        claim: Claim | None = None,
     ) -> None:
         self._writer = ResultsWriter(path)
         self._impl = impl
@@ -87,6 +98,7 @@ class ResultsRecorder:
         self._inventory = inventory
         self._expectations = expectations
         self._needs_review = needs_review
+        self._claim = claim or Claim()
         self._pending: dict[str, _Pending] = {}
         self._written: list[ScenarioResult] = []
         self.implementation_error: str | None = None
@@ -107,6 +119,7 @@ class ResultsRecorder:
                 database=self._database,
                 seed=None,
                 needs_review=self._needs_review,
+                claim=self._claim,
                 started_at=datetime.now(UTC),
             )
         )
@@ -144,7 +157,9 @@ class ResultsRecorder:
         if report.skipped:
             pending.status, pending.evidence = _skip_verdict(report)
         elif report.failed:
-            pending.status, failure = _failure_verdict(call, report)
+            pending.status, failure, pending.violated = _failure_verdict(
+                call, report, pending.interpretations
+            )
             pending.evidence = _clip(f"{notes}\n{failure}") if notes else failure
         elif call.when == "call":
             pending.status, pending.evidence = Status.PASSED, _clip(notes) if notes else None
@@ -175,6 +190,9 @@ class ResultsRecorder:
                 duration_s=round(_since(self.clock, pending.started), 6),
                 evidence=evidence,
                 steps=pending.steps,
+                violated=pending.violated,
+                interpretations=pending.interpretations,
+                clauses=pending.clauses,
             )
         )
 
@@ -226,15 +244,18 @@ class ResultsRecorder:
         callspec = getattr(item, "callspec", None)
         example = callspec.id if callspec is not None and template.templated else None
         criteria = [tag for tag in template.tags if CRITERION_TAG.fullmatch(tag)]
+        criterion = criteria[0] if len(criteria) == 1 else None
         feature_file = (
             Path(template.feature.filename).resolve().relative_to(self._features_dir).as_posix()
         )
         return _Pending(
             key=scenario_key(feature_file, template.name, example),
-            criterion=criteria[0] if len(criteria) == 1 else None,
+            criterion=criterion,
             feature=feature_file,
             scenario=template.name,
             line=template.line_number,
+            interpretations=interpretation_tags(template.tags),
+            clauses=clause_tags(criterion, template.tags),
         )
 
     def _describe_implementation(self) -> tuple[dict[str, object] | None, str | None]:
@@ -272,19 +293,69 @@ def _skip_reason(report: pytest.TestReport) -> str:
     return str(longrepr)
 
 
-def _failure_verdict(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[Status, str]:
+def interpretation_tags(tags: Iterable[str]) -> list[str]:
+    """The interpretations a scenario rests on, from its `@interpretation:<ID>` tags."""
+    return sorted(
+        tag.removeprefix(INTERPRETATION_TAG_PREFIX)
+        for tag in tags
+        if tag.startswith(INTERPRETATION_TAG_PREFIX)
+    )
+
+
+def clause_tags(criterion: str | None, tags: Iterable[str]) -> list[str]:
+    """The clauses a scenario checks, from its `@clause:<slug>` tags, as full clause IDs."""
+    if criterion is None:
+        return []
+    return sorted(
+        f"{criterion}/{tag.removeprefix(CLAUSE_TAG_PREFIX)}"
+        for tag in tags
+        if tag.startswith(CLAUSE_TAG_PREFIX)
+    )
+
+
+def _failure_verdict(
+    call: pytest.CallInfo[None], report: pytest.TestReport, interpretations: list[str]
+) -> tuple[Status, str, list[str]]:
+    """The status, the evidence (the cited clauses first) and what the failing check cited."""
     error = call.excinfo.value if call.excinfo is not None else None
     text = _clip(report.longreprtext)
     if isinstance(error, ImplementationFault):
         status = Status.TIMEOUT if error.kind is FaultKind.TIMEOUT else Status.ERRORED
-        return status, _clip(error.evidence())
+        return status, _clip(error.evidence()), []
     if isinstance(error, StepDefinitionNotFoundError):
-        return Status.UNDEFINED, _clip(str(error))
+        return Status.UNDEFINED, _clip(str(error)), []
+    if isinstance(error, ScenarioError):
+        return (
+            Status.ERRORED,
+            _clip(f"the scenario is malformed (a defect of the kit): {error}"),
+            [],
+        )
+    if isinstance(error, PortViolation):
+        return Status.ERRORED, _clip(f"the implementation broke the driver port: {error}"), []
+    if call.when == "call" and isinstance(error, ClauseViolation):
+        return _violation_verdict(error, interpretations, text)
     if call.when == "call" and isinstance(error, AssertionError | DriverError):
-        return Status.FAILED, text
+        return Status.FAILED, text, []
     if "Timeout" in str(error)[:20]:
-        return Status.TIMEOUT, text
-    return Status.ERRORED, text
+        return Status.TIMEOUT, text, []
+    return Status.ERRORED, text, []
+
+
+def _violation_verdict(
+    error: ClauseViolation, interpretations: list[str], trace: str
+) -> tuple[Status, str, list[str]]:
+    evidence = _clip(f"{error.render()}\n\n{trace}")
+    cites = list(error.cites)
+    if not error.interpretations_only:
+        return Status.FAILED, evidence, cites
+    untagged = sorted(set(cites) - set(interpretations))
+    if untagged:
+        note = (
+            f"the scenario rests on {', '.join(untagged)} but is not tagged with it "
+            "(a defect of the kit): a divergence cannot be told from a failure here"
+        )
+        return Status.ERRORED, _clip(f"{note}\n{evidence}"), cites
+    return Status.DIVERGED, evidence, cites
 
 
 def _apply_expectation(

@@ -29,10 +29,31 @@ class Status(StrEnum):
     XFAIL = "xfail"
     XPASS = "xpass"
     UNDEFINED = "undefined"
+    DIVERGED = "diverged"
+    """The scenario's only broken checks cite registered interpretations: an open question the
+    implementation reads otherwise. Fails a run only with --strict-interpretations."""
+    UNVERIFIED = "unverified"
+    """Criterion level only: none of the criterion's scenarios ran and passed."""
 
 
-#: Statuses that make a run unsuccessful (exit code 1).
+#: Scenario statuses that make a run unsuccessful (exit code 1).
 FAILING = frozenset({Status.FAILED, Status.ERRORED, Status.TIMEOUT, Status.XPASS, Status.UNDEFINED})
+
+#: The specs a run can claim conformance to, by the prefix of their criterion IDs.
+SPEC_PREFIXES = {"office": "AC-OFFICE-ASSIGN-RATE-", "work-requests": "AC-ARMONIA-WORKREQ-"}
+
+
+class Claim(BaseModel):
+    """What a run claims: which specs, which criteria may stay unverified, how divergence counts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    specs: list[str] = sorted(SPEC_PREFIXES)
+    allow_unverified: list[str] = []
+    strict_interpretations: bool = False
+
+    def covers(self, criterion_id: str) -> bool:
+        return any(criterion_id.startswith(SPEC_PREFIXES[spec]) for spec in self.specs)
 
 
 class Record(BaseModel):
@@ -50,6 +71,7 @@ class Header(Record):
     database: str | None
     seed: int | None
     needs_review: list[str] = []
+    claim: Claim = Claim()
     started_at: datetime
 
 
@@ -72,6 +94,12 @@ class ScenarioResult(Record):
     duration_s: float
     evidence: str | None = None
     steps: list[StepResult] = []
+    violated: list[str] = []
+    """The clauses and interpretations the failing check cited."""
+    interpretations: list[str] = []
+    """The registered interpretations the scenario rests on (its `@interpretation:` tags)."""
+    clauses: list[str] = []
+    """The clauses of its criterion the scenario checks (its `@clause:` tags, as full IDs)."""
 
 
 class Footer(Record):

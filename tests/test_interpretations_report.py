@@ -34,7 +34,7 @@ def test_both_capabilities_have_interpretations_on_record() -> None:
 def test_markdown_lists_every_interpretation_as_an_open_question() -> None:
     text = render_markdown(RUN, default_registry())
     section = text.split("### Interpretations (open questions for the spec owners)", 1)[1]
-    for interpretation in default_registry().interpretations:
+    for interpretation in default_registry().active_interpretations():
         line = f"- **{interpretation.id}** ({', '.join(interpretation.criteria)}): "
         assert line + interpretation.reading in section
 
@@ -42,7 +42,7 @@ def test_markdown_lists_every_interpretation_as_an_open_question() -> None:
 def test_html_lists_every_interpretation_linked_to_its_criteria() -> None:
     page = render_html(RUN, default_registry())
     section = page.split("Interpretations: open questions for the spec owners", 1)[1]
-    for interpretation in default_registry().interpretations:
+    for interpretation in default_registry().active_interpretations():
         assert f"<strong>{escape(interpretation.id)}</strong>" in section
         assert escape(interpretation.reading) in section
         for criterion in interpretation.criteria:

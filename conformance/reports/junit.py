@@ -17,7 +17,7 @@ def render_junit(run: ResultsRun) -> str:
         suite = ET.SubElement(root, "testsuite", name=feature, tests=str(len(results)))
         counts = {"failures": 0, "errors": 0, "skipped": 0}
         for result in results:
-            kind = _add_case(suite, result)
+            kind = _add_case(suite, result, run.header.claim.strict_interpretations)
             if kind:
                 counts[kind] += 1
         for name, count in counts.items():
@@ -27,7 +27,8 @@ def render_junit(run: ResultsRun) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _add_case(suite: ET.Element, result: ScenarioResult) -> str | None:
+def _add_case(suite: ET.Element, result: ScenarioResult, strict: bool) -> str | None:
+    """`strict`: a divergence counts as a failure (--strict-interpretations)."""
     case = ET.SubElement(
         suite,
         "testcase",
@@ -42,7 +43,10 @@ def _add_case(suite: ET.Element, result: ScenarioResult) -> str | None:
     if result.status in (Status.ERRORED, Status.TIMEOUT, Status.UNDEFINED):
         ET.SubElement(case, "error", message=result.status.value).text = message
         return "errors"
-    if result.status in (Status.NOT_APPLICABLE, Status.XFAIL):
+    if result.status is Status.DIVERGED and strict:
+        ET.SubElement(case, "failure", message=result.status.value).text = message
+        return "failures"
+    if result.status in (Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED):
         ET.SubElement(case, "skipped", message=f"{result.status.value}: {message}")
         return "skipped"
     return None

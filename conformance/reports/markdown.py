@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from conformance.registry import Registry
-from conformance.reports.summary import criterion_verdicts, run_succeeded
-from conformance.results import ResultsRun, Status, totals
+from conformance.reports.summary import (
+    CriterionVerdict,
+    criterion_verdicts,
+    divergences,
+    run_succeeded,
+)
+from conformance.results import ResultsRun, ScenarioResult, Status, totals
 
 ICON = {
     Status.PASSED: "✅",
@@ -15,6 +22,8 @@ ICON = {
     Status.TIMEOUT: "⏱️",
     Status.XPASS: "❗",
     Status.UNDEFINED: "❓",
+    Status.DIVERGED: "🔀",
+    Status.UNVERIFIED: "❔",
 }
 
 
@@ -22,7 +31,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(run: ResultsRun, registry: Registry) -> str:
+def render_markdown(
+    run: ResultsRun, registry: Registry, quotes: Mapping[str, str] | None = None
+) -> str:
+    """`quotes`: the source words of clauses, by clause ID, from spec files the user gave."""
     verdicts = criterion_verdicts(run, registry)
     passed = sum(1 for v in verdicts if v.status is Status.PASSED)
     outcome = "passed" if run_succeeded(run, registry) else "did not pass"
@@ -44,7 +56,7 @@ def render_markdown(run: ResultsRun, registry: Registry) -> str:
             else ""
         )
         lines.append(
-            f"| {ICON[verdict.status]} {verdict.status.value}{review} | {verdict.criterion.id} "
+            f"| {_verdict_cell(verdict)}{review} | {verdict.criterion.id} "
             f"| {ok}/{len(verdict.scenarios)} | {_cell(verdict.criterion.statement)} |"
         )
     problems = [s for s in run.scenarios if s.status not in (Status.PASSED, Status.NOT_APPLICABLE)]
@@ -53,10 +65,43 @@ def render_markdown(run: ResultsRun, registry: Registry) -> str:
         for result in problems:
             lines.append(
                 f"<details><summary>{ICON[result.status]} {result.status.value}: "
-                f"{_cell(result.key)}</summary>\n\n```\n{result.evidence or ''}\n```\n</details>"
+                f"{_cell(result.key)}</summary>\n\n{_quoted(result.violated, quotes or {})}"
+                f"```\n{result.evidence or ''}\n```\n</details>"
             )
+    diverged = divergences(run)
     lines += ["", "### Interpretations (open questions for the spec owners)", ""]
     lines += [
-        f"- **{i.id}** ({', '.join(i.criteria)}): {i.reading}" for i in registry.interpretations
+        f"- **{i.id}** ({', '.join(i.criteria)}): {i.reading}{_divergence_note(diverged, i.id)}"
+        for i in registry.active_interpretations()
     ]
+    retired = [i for i in registry.interpretations if not i.active]
+    if retired:
+        lines += ["", "Retired readings (no longer taken): "]
+        lines += [f"- ~~{i.id}~~: {i.retired}" for i in retired]
+    unobservable = [c for c in registry.clauses if c.not_observable]
+    lines += ["", "### Clauses no assertion can check through the port", ""]
+    lines += [f"- **{c.id}**: {c.statement} *Why:* {c.not_observable}" for c in unobservable]
     return "\n".join(lines) + "\n"
+
+
+def _verdict_cell(verdict: CriterionVerdict) -> str:
+    if not verdict.claimed:
+        return f"not claimed ({verdict.status.value})"
+    cell = f"{ICON[verdict.status]} {verdict.status.value}"
+    if verdict.status is Status.UNVERIFIED and verdict.missing_capabilities:
+        cell += f" (needs {', '.join(verdict.missing_capabilities)})"
+    return cell
+
+
+def _divergence_note(diverged: Mapping[str, list[ScenarioResult]], interpretation: str) -> str:
+    results = diverged.get(interpretation, [])
+    if not results:
+        return ""
+    return f" **This implementation reads it otherwise** in {len(results)} scenario(s): " + (
+        "; ".join(_cell(result.key) for result in results)
+    )
+
+
+def _quoted(cites: list[str], quotes: Mapping[str, str]) -> str:
+    """The spec's own words for each cited clause, when the user gave the spec file."""
+    return "".join(f"> {cite}: {quotes[cite]}\n\n" for cite in cites if cite in quotes)

@@ -1,20 +1,29 @@
-"""Per-criterion verdicts: the one aggregation every report shares."""
+"""Per-criterion verdicts: the one aggregation every report shares.
+
+A criterion passes only when at least one of its scenarios ran and passed:
+one whose scenarios were all not applicable is `unverified`, never a pass.
+What a run claims (`Claim` in its header) decides which criteria count and
+whether unverified or diverged criteria fail it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from conformance.registry import Criterion, Registry
-from conformance.results import FAILING, ResultsRun, ScenarioResult, Status
+from conformance.results import FAILING, Claim, ResultsRun, ScenarioResult, Status
 
-#: Most severe first: a criterion takes the most severe status among its scenarios.
+#: Most severe first: a criterion takes the most severe status among its scenarios,
+#: except that one with no passed scenario cannot be better than unverified.
 SEVERITY = (
     Status.ERRORED,
     Status.TIMEOUT,
     Status.UNDEFINED,
     Status.FAILED,
     Status.XPASS,
+    Status.DIVERGED,
     Status.XFAIL,
+    Status.UNVERIFIED,
     Status.NOT_APPLICABLE,
     Status.PASSED,
 )
@@ -25,14 +34,37 @@ class CriterionVerdict:
     criterion: Criterion
     status: Status
     scenarios: list[ScenarioResult]
+    claimed: bool = True
+
+    @property
+    def missing_capabilities(self) -> list[str]:
+        """Why the scenarios that did not apply did not: the capabilities they needed."""
+        reasons = {
+            (s.evidence or "").removeprefix("the implementation does not declare ").strip()
+            for s in self.scenarios
+            if s.status is Status.NOT_APPLICABLE
+        }
+        return sorted(reason for reason in reasons if reason)
+
+    def fails(self, claim: Claim) -> bool:
+        """Whether this verdict fails the run under `claim`."""
+        if not self.claimed:
+            return False
+        if self.status is Status.UNVERIFIED:
+            return self.criterion.id not in claim.allow_unverified
+        if self.status is Status.DIVERGED:
+            return claim.strict_interpretations
+        return self.status in FAILING
 
 
 def criterion_status(scenarios: list[ScenarioResult]) -> Status:
-    """No scenario at all is `undefined`: a criterion with nothing run is never a pass."""
+    """No scenario at all is `undefined`; none that passed is at best `unverified`."""
     if not scenarios:
         return Status.UNDEFINED
-    present = {result.status for result in scenarios}
-    return next(status for status in SEVERITY if status in present)
+    ran = {result.status for result in scenarios} - {Status.NOT_APPLICABLE}
+    if not ran:
+        return Status.UNVERIFIED
+    return next(status for status in SEVERITY if status in ran)
 
 
 def criterion_verdicts(run: ResultsRun, registry: Registry) -> list[CriterionVerdict]:
@@ -40,11 +72,13 @@ def criterion_verdicts(run: ResultsRun, registry: Registry) -> list[CriterionVer
     for result in run.scenarios:
         if result.criterion is not None:
             by_criterion.setdefault(result.criterion, []).append(result)
+    claim = run.header.claim
     return [
         CriterionVerdict(
             criterion,
             criterion_status(by_criterion.get(criterion.id, [])),
             by_criterion.get(criterion.id, []),
+            claim.covers(criterion.id),
         )
         for criterion in registry.criteria
     ]
@@ -56,13 +90,39 @@ def untagged(run: ResultsRun, registry: Registry) -> list[ScenarioResult]:
     return [result for result in run.scenarios if result.criterion not in known]
 
 
+def unverified(run: ResultsRun, registry: Registry) -> list[CriterionVerdict]:
+    """Claimed criteria that no scenario verified and that the claim does not excuse."""
+    claim = run.header.claim
+    return [
+        verdict
+        for verdict in criterion_verdicts(run, registry)
+        if verdict.status is Status.UNVERIFIED and verdict.fails(claim)
+    ]
+
+
+def divergences(run: ResultsRun) -> dict[str, list[ScenarioResult]]:
+    """Per interpretation, the scenarios in which the implementation read it otherwise."""
+    found: dict[str, list[ScenarioResult]] = {}
+    for result in run.scenarios:
+        if result.status is Status.DIVERGED:
+            for cite in result.violated:
+                found.setdefault(cite, []).append(result)
+    return found
+
+
 def run_succeeded(run: ResultsRun, registry: Registry) -> bool:
-    """No failing verdict, and something was really checked: a run in which every scenario
-    was not applicable (an implementation declaring no capability) proves nothing."""
+    """No failing verdict among what the run claims, and something was really checked: a run
+    in which nothing passed (an implementation declaring no capability) proves nothing."""
     if run.footer is None or untagged(run, registry):
         return False
-    if not any(result.status in (Status.PASSED, Status.XFAIL) for result in run.scenarios):
+    claim = run.header.claim
+    claimed = [
+        result
+        for result in run.scenarios
+        if result.criterion is not None and claim.covers(result.criterion)
+    ]
+    if not any(result.status in (Status.PASSED, Status.XFAIL) for result in claimed):
         return False
-    return not any(result.status in FAILING for result in run.scenarios) and all(
-        verdict.status not in FAILING for verdict in criterion_verdicts(run, registry)
+    return not any(result.status in FAILING for result in claimed) and not any(
+        verdict.fails(claim) for verdict in criterion_verdicts(run, registry)
     )

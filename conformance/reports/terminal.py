@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance.registry import Registry
-from conformance.reports.summary import criterion_verdicts, untagged
+from conformance.reports.summary import CriterionVerdict, criterion_verdicts, divergences, untagged
 from conformance.results import ResultsRun, Status, totals
 
 STYLE = {
@@ -18,6 +18,8 @@ STYLE = {
     Status.TIMEOUT: "bold red",
     Status.XPASS: "bold red",
     Status.UNDEFINED: "bold magenta",
+    Status.DIVERGED: "yellow",
+    Status.UNVERIFIED: "bold magenta",
 }
 
 
@@ -37,7 +39,7 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
             review = " [yellow](needs review)[/]" if criterion.id in run.header.needs_review else ""
             table.add_row(
                 criterion.id,
-                f"[{STYLE[verdict.status]}]{verdict.status.value}[/]{review}",
+                f"{_verdict_cell(verdict)}{review}",
                 f"{passed}/{len(verdict.scenarios)}",
                 criterion.statement,
             )
@@ -51,9 +53,24 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
     )
 
 
+def _verdict_cell(verdict: CriterionVerdict) -> str:
+    if not verdict.claimed:
+        return f"[dim]not claimed ({verdict.status.value})[/]"
+    cell = f"[{STYLE[verdict.status]}]{verdict.status.value}[/]"
+    if verdict.status is Status.UNVERIFIED and verdict.missing_capabilities:
+        cell += f" (needs {', '.join(verdict.missing_capabilities)})"
+    return cell
+
+
 def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> None:
+    for interpretation, results in sorted(divergences(run).items()):
+        reading = registry.statement_of(interpretation)
+        console.print(
+            f"[yellow]diverged from {interpretation}[/] in {len(results)} scenario(s): {reading}",
+            highlight=False,
+        )
     for result in run.scenarios:
-        if result.status in (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL):
+        if result.status in (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED):
             continue
         console.print(f"[{STYLE[result.status]}]{result.status.value}[/] {result.key}")
         if result.evidence:
