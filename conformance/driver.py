@@ -49,7 +49,11 @@ class RateLimitReason(StrEnum):
 
 
 class Producer(StrEnum):
-    """The producers of `task_assigned` wakes the Office spec names."""
+    """The five producers of `task_assigned` wakes the Office spec names.
+
+    The port takes producers as plain strings: an implementation reports its own
+    set (which includes these five), and may have more.
+    """
 
     ASSIGNEE_MUTATION = "assignee_mutation"
     TASK_CREATED_SUBSCRIBER = "task_created_subscriber"
@@ -115,12 +119,47 @@ class DriverError(Exception):
 # --------------------------------------------------------------------------
 
 
+class ReasonLabels(Value):
+    """The label value the implementation's rate-limit counter uses for each canonical reason."""
+
+    allowance_exhausted: str = RateLimitReason.ALLOWANCE_EXHAUSTED.value
+    count_read_failed: str = RateLimitReason.COUNT_READ_FAILED.value
+    task_unattributed: str = RateLimitReason.TASK_UNATTRIBUTED.value
+
+    def of(self, reason: RateLimitReason) -> str:
+        value: str = getattr(self, reason.value)
+        return value
+
+
+class OfficeVocabulary(Value):
+    """How the implementation names what the Office spec leaves unnamed.
+
+    The defaults are the names of Kandev's own design; an implementation that
+    names things otherwise declares its names in the handshake, and the suite
+    reads them from here instead of assuming any.
+    """
+
+    rate_limit_counter: str = "office_assignment_rate_limit_total"
+    """The sample name of the rate-limit counter in the telemetry text."""
+    reason_label: str = "reason"
+    """The label that carries the reason on that counter."""
+    reasons: ReasonLabels = ReasonLabels()
+    dedup_counters: list[str] = ["office_run_dedup_total", "office_run_dedup_keyless_total"]
+    """The sample names of the run-deduplication counters on the same surface."""
+    task_updated_event: str = "task.updated"
+    """The event type of the task-updated publication."""
+    interrupted_session_state: str | None = None
+    """The state an interrupted assignee's office session row moves to; None: any other state."""
+
+
 class OfficeConstants(Value):
     allowance: int
     window_seconds: float
     coalesce_window_seconds: float
     dedup_lookback_seconds: float
-    producers: list[Producer]
+    producers: list[str]
+    """Every producer of task_assigned wakes the implementation has: an open set."""
+    vocabulary: OfficeVocabulary = OfficeVocabulary()
 
 
 class WorkRequestLimits(Value):
@@ -237,6 +276,21 @@ class Permissions(Value):
     devices: frozenset[str] = frozenset()
 
 
+class SessionView(Value):
+    """A session of a campaign, as far as the caps and the lineage go.
+
+    `request_id` is the request the session serves (None for a root session);
+    `depth` is what the depth cap is compared with (0 for a root session);
+    `delegations` is what the count cap is compared with.
+    """
+
+    session_id: str
+    campaign_id: str
+    request_id: str | None
+    depth: int
+    delegations: int
+
+
 class Lease(Value):
     holder: str | None
     generation: int
@@ -248,6 +302,7 @@ class WorkRequest(Value):
     """Every field of the delegation data contract, as an implementation reports it."""
 
     request_id: str
+    kind: DelegationKind
     environment_id: str
     campaign_id: str
     originating_session_id: str
@@ -364,7 +419,7 @@ class Driver(Protocol):
     ) -> AssignmentResult:
         """The assignee mutation. An empty acting agent id is a user/internal caller."""
 
-    def produce_wake(self, producer: Producer, task_id: str, agent_id: str) -> WakeResult:
+    def produce_wake(self, producer: str, task_id: str, agent_id: str) -> WakeResult:
         """Have a named producer emit its `task_assigned` wake for a task."""
 
     def enqueue_wake(
@@ -422,6 +477,8 @@ class Driver(Protocol):
     def get_request(self, request_id: str) -> WorkRequest: ...
     def list_requests(self, environment_id: str, principal: str) -> list[WorkRequest]: ...
     def budget(self, campaign_id: str) -> BudgetSnapshot: ...
+    def list_sessions(self, campaign_id: str) -> list[SessionView]:
+        """Every session of the campaign, root and child, in any order."""
 
     # -- Concurrency (optional capability) -----------------------------------
     def run_concurrently(self, calls: list[ConcurrentCall]) -> list[CallOutcome]:
@@ -430,4 +487,12 @@ class Driver(Protocol):
         Outcomes come back in call order. A refusal is an outcome, not an
         exception; only the batch itself failing (e.g. no concurrency
         capability: NOT_SUPPORTED) raises DriverError.
+        """
+
+    def crash_during(self, calls: list[ConcurrentCall], *, after: timedelta) -> None:
+        """Start the batch as `run_concurrently` does and kill the implementation about
+        `after` (real time) into it, answers unread; `restart` brings it back on its store.
+
+        Only an adapter that can kill its implementation can serve this (`exec:`
+        can); others raise DriverError(NOT_SUPPORTED).
         """

@@ -62,15 +62,19 @@ def serve(
     database_url: str | None,
     *,
     validate: bool = False,
-    mutant: str | None = None,
+    altered: str | None = None,
 ) -> int:
-    """Answer one request per line until stdin closes; the exit status."""
+    """Answer one request per line until stdin closes; the exit status.
+
+    `altered` serves a mutant or a variant instead of the reference: `mutant:<name>` or
+    `variant:<name>`.
+    """
     _log_to_stderr()
     store_directory = os.environ.get(STORE_ENV)
     if store_directory is None and database_url is None:
         log.error("no store: pass --database URL or set %s", STORE_ENV)
         return EXIT_NO_STORE
-    reference = ServedReference(database_url, store_directory, mutant)
+    reference = ServedReference(database_url, store_directory, altered)
     server = ProtocolServer(reference.open, validate=validate, reset=reference.reset)
     try:
         with contextlib.redirect_stdout(sys.stderr):
@@ -83,7 +87,7 @@ def serve(
 
 
 class ServedReference:
-    """The in-process reference (or one of its mutants), which `reset` replaces by a fresh one.
+    """The in-process reference (or a mutant or variant of it), which `reset` replaces anew.
 
     Its store is opened at the handshake, not at launch (capability `prelaunch`):
     the modules are imported at once, so a process launched ahead of a restart
@@ -91,22 +95,26 @@ class ServedReference:
     """
 
     def __init__(
-        self, database_url: str | None, store_directory: str | None, mutant: str | None = None
+        self, database_url: str | None, store_directory: str | None, altered: str | None = None
     ) -> None:
         self._database_url = database_url
         self._store_directory = store_directory
-        self.mutant = mutant
+        self.altered = altered
         self.driver: Driver | None = None
         self._keeper: Engine | None = None
         self._url = ""
         self._new_driver = self._driver_factory()
 
     def _driver_factory(self) -> Callable[[str], Driver]:
-        if self.mutant is not None:
+        kind, _, name = (self.altered or "").partition(":")
+        if kind == "mutant":
             import mutants
 
-            mutant = self.mutant
-            return lambda url: mutants.driver_on(mutant, url)
+            return lambda url: mutants.driver_on(name, url)
+        if kind == "variant":
+            import variants
+
+            return lambda url: variants.driver_on(name, url)
         from conformance.adapters.inprocess import InProcessDriver
 
         return InProcessDriver
@@ -269,19 +277,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--validate", action="store_true", help="check every message against the JSON Schema"
     )
-    parser.add_argument("--mutant", default=None, help="serve this deliberately broken variant")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--mutant", default=None, help="serve this deliberately broken reference")
+    chosen.add_argument("--variant", default=None, help="serve this legal variant of the reference")
     options = parser.parse_args(argv)
-    if options.mutant is not None:
-        import mutants
-
-        if options.mutant not in mutants.MUTANTS:
-            parser.error(str(mutants.UnknownMutant(options.mutant)))
+    altered = _altered(parser, options.mutant, options.variant)
     for stream in (sys.stdin, sys.stdout):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(encoding="utf-8")
     return serve(
-        sys.stdin, sys.stdout, options.database, validate=options.validate, mutant=options.mutant
+        sys.stdin, sys.stdout, options.database, validate=options.validate, altered=altered
     )
+
+
+def _altered(
+    parser: argparse.ArgumentParser, mutant: str | None, variant: str | None
+) -> str | None:
+    """`mutant:<name>` or `variant:<name>` when one was asked for and exists; a usage error when
+    it does not."""
+    if mutant is not None:
+        import mutants
+
+        if mutant not in mutants.MUTANTS:
+            parser.error(str(mutants.UnknownMutant(mutant)))
+        return f"mutant:{mutant}"
+    if variant is not None:
+        import variants
+
+        if variant not in variants.VARIANTS:
+            parser.error(str(variants.UnknownVariant(variant)))
+        return f"variant:{variant}"
+    return None
 
 
 if __name__ == "__main__":

@@ -59,9 +59,9 @@ from conformance.driver import (
     Lease,
     MutationEffects,
     Permissions,
-    Producer,
     Run,
     RunStatus,
+    SessionView,
     TaskView,
     WakeResult,
     WarningLog,
@@ -114,6 +114,7 @@ class ExecDriver:
         self._carried_logs: list[WarningLog] = []
         self._witnesses = Witnesses()
         self._closed = False
+        self._crashed = False
         self.store: Path
         reused = self._reuse_parked()
         if reused is None:
@@ -178,7 +179,7 @@ class ExecDriver:
         try:
             _answer(process, m.RESET, m.NoArgs(), self.startup_timeout)
             call(m.SET_CLOCK, m.SetClockArgs(instant=CLOCK_START))
-            return reset_leftovers(call, parked.description.capabilities, parked.witnesses)
+            return reset_leftovers(call, parked.description, parked.witnesses)
         except (ImplementationFault, DriverError):
             return None
 
@@ -199,8 +200,9 @@ class ExecDriver:
         return self._description
 
     def restart(self) -> None:
-        if not self._process.faulted:
+        if not (self._process.faulted or self._crashed):
             self._carried_logs.extend(self._logs_before_restart())
+        self._crashed = False
         self._process.kill()
         spare = SPARES.take(self._settings) if self._spares_wanted() else None
         if spare is None:
@@ -293,7 +295,7 @@ class ExecDriver:
         args = _assignment(task_id, assignee_agent_id, acting_agent_id)
         return self._call(m.ASSIGN_TASK_KEYLESS, args)
 
-    def produce_wake(self, producer: Producer, task_id: str, agent_id: str) -> WakeResult:
+    def produce_wake(self, producer: str, task_id: str, agent_id: str) -> WakeResult:
         args = m.ProduceWakeArgs(producer=producer, task_id=task_id, agent_id=agent_id)
         return self._call(m.PRODUCE_WAKE, args)
 
@@ -414,9 +416,23 @@ class ExecDriver:
     def budget(self, campaign_id: str) -> BudgetSnapshot:
         return self._call(m.BUDGET, m.CampaignArgs(campaign_id=campaign_id))
 
+    def list_sessions(self, campaign_id: str) -> list[SessionView]:
+        return self._call(m.LIST_SESSIONS, m.CampaignArgs(campaign_id=campaign_id))
+
     # -- Concurrency (optional capability) ----------------------------------------
     def run_concurrently(self, calls: list[ConcurrentCall]) -> list[CallOutcome]:
         return self._call(m.RUN_CONCURRENTLY, m.RunConcurrentlyArgs(calls=calls))
+
+    def crash_during(self, calls: list[ConcurrentCall], *, after: timedelta) -> None:
+        """Hand the batch over and SIGKILL the process group `after` into it (or as soon as it
+        answers, whichever comes first); the answers are lost, as a crash loses them. The
+        warning logs of the killed process are lost with it: nobody could read them."""
+        self._process.send_and_kill(
+            m.RUN_CONCURRENTLY,
+            m.RunConcurrentlyArgs(calls=calls),
+            after_seconds=after.total_seconds(),
+        )
+        self._crashed = True
 
 
 def _answer(

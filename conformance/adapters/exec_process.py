@@ -102,6 +102,13 @@ class ImplementationProcess:
                 f"{self._fault.message}",
                 list(self._fault.stderr_tail),
             )
+        if self._killed:
+            raise ImplementationFault(
+                FaultKind.CRASH,
+                f"not sent ({operation.name}): the harness killed the process and did not "
+                "restart it",
+                list(self.stderr_tail()),
+            )
         self._seq += 1
         what = f"{operation.name} (seq {self._seq})"
         try:
@@ -111,6 +118,23 @@ class ImplementationProcess:
         except ProtocolError as error:
             kind = _PROTOCOL_FAULTS[error.kind]
             raise self._fail(kind, f"reply to {what}: {error.message}") from None
+
+    def send_and_kill(
+        self, operation: Operation[Any, R], args: Args, *, after_seconds: float
+    ) -> None:
+        """Send one request, wait at most `after_seconds` for any reply (not reading it),
+        then SIGKILL the process group: a crash the harness causes, not a fault."""
+        if self._fault is not None:
+            raise ImplementationFault(
+                self._fault.kind,
+                f"not sent ({operation.name}): the process was killed after an earlier fault",
+                list(self._fault.stderr_tail),
+            )
+        self._seq += 1
+        self._send(encode_request(self._seq, operation, args))
+        with contextlib.suppress(Empty):
+            self._stdout.get(timeout=after_seconds)
+        self.kill()
 
     def _send(self, line: str) -> None:
         stdin = self._popen.stdin

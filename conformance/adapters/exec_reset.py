@@ -11,25 +11,23 @@ so one that survived is the sign of a work-request store left behind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from functools import partial
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from conformance.driver import Capability, DriverError, ErrorCode
+from conformance.driver import Capability, Description, DriverError, ErrorCode, OfficeVocabulary
 from conformance.protocol import messages as m
 
 Call = Callable[[m.Operation[Any, Any], m.Args], Any]
 """Sends one request to the process and answers its result, raising DriverError on an error."""
 
-SPEC_COUNTERS: Final = frozenset(
-    {
-        "office_run_dedup_total",
-        "office_run_dedup_keyless_total",
-        "office_assignment_rate_limit_total",
-    }
-)
+
+def spec_counters(vocabulary: OfficeVocabulary) -> frozenset[str]:
+    """The counters the specs are about, under the names the implementation declared."""
+    return frozenset({vocabulary.rate_limit_counter, *vocabulary.dedup_counters})
 
 
 @dataclass
@@ -54,20 +52,21 @@ class Probe:
     what: str = ""
 
 
-def reset_leftovers(
-    call: Call, capabilities: Sequence[Capability], witnesses: Witnesses
-) -> list[str]:
+def reset_leftovers(call: Call, description: Description, witnesses: Witnesses) -> list[str]:
     """What is still visible after the reset, one finding per probe that saw something."""
-    findings = (_finding(call, probe) for probe in _probes(capabilities, witnesses))
+    findings = (_finding(call, probe) for probe in _probes(description, witnesses))
     return [finding for finding in findings if finding is not None]
 
 
-def _probes(capabilities: Sequence[Capability], witnesses: Witnesses) -> list[Probe]:
+def _probes(description: Description, witnesses: Witnesses) -> list[Probe]:
     probes: list[Probe] = []
+    capabilities = description.capabilities
     if Capability.OFFICE in capabilities:
+        vocabulary = description.office.vocabulary if description.office else OfficeVocabulary()
+        counters = spec_counters(vocabulary)
         probes += [
             Probe(m.LIST_RUNS, m.NoArgs(), lambda runs: _count(runs, "run")),
-            Probe(m.TELEMETRY, m.NoArgs(), _counters_not_at_zero),
+            Probe(m.TELEMETRY, m.NoArgs(), partial(_counters_not_at_zero, counters=counters)),
             Probe(m.WARNING_LOGS, m.NoArgs(), lambda logs: _count(logs, "warning log")),
         ]
         if witnesses.task_id is not None:
@@ -98,13 +97,13 @@ def _count(items: list[Any], noun: str) -> str | None:
     return f"{len(items)} {noun}(s)" if items else None
 
 
-def _counters_not_at_zero(text: str) -> str | None:
+def _counters_not_at_zero(text: str, *, counters: frozenset[str]) -> str | None:
     try:
         samples = [
             sample
             for family in text_string_to_metric_families(text)
             for sample in family.samples
-            if sample.name in SPEC_COUNTERS and sample.value != 0
+            if sample.name in counters and sample.value != 0
         ]
     except ValueError as error:
         return f"unreadable metrics ({error})"

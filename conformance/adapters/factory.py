@@ -4,6 +4,7 @@
 - `python:<module>:<callable>`: any Python implementation in this process;
   the callable takes (database URL or None, scratch directory) and returns a Driver.
 - `mutant:<name>`: the reference with one deliberate defect (see `mutants`), in this process.
+- `variant:<name>`: the reference changed where the specs leave freedom (see `variants`).
 - `exec:<command>`: any implementation speaking protocol v1 on stdin/stdout,
   launched on a fresh store directory, or reused and reset between scenarios
   when it declares `reset` (see docs/protocol.md).
@@ -47,13 +48,15 @@ def open_driver(
         return _python_factory(impl.removeprefix("python:"))(database, scratch)
     if impl.startswith("mutant:"):
         return open_mutant(impl.removeprefix("mutant:"), database, scratch)
+    if impl.startswith("variant:"):
+        return open_variant(impl.removeprefix("variant:"), database, scratch)
     if impl.startswith("exec:"):
         return open_exec(
             impl.removeprefix("exec:"), database, scratch, restarts_ahead=restarts_ahead
         )
     raise ConfigurationError(
         f"unknown implementation {impl!r}; expected 'reference', 'python:<module>:<callable>', "
-        "'mutant:<name>' or 'exec:<command>'"
+        "'mutant:<name>', 'variant:<name>' or 'exec:<command>'"
     )
 
 
@@ -71,6 +74,15 @@ def open_mutant(name: str, database: str | None, scratch: Path) -> Driver:
     try:
         return mutants.open_mutant(name, database, scratch)
     except mutants.UnknownMutant as error:
+        raise ConfigurationError(str(error)) from error
+
+
+def open_variant(name: str, database: str | None, scratch: Path) -> Driver:
+    import variants
+
+    try:
+        return variants.open_variant(name, database, scratch)
+    except variants.UnknownVariant as error:
         raise ConfigurationError(str(error)) from error
 
 

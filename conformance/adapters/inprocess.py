@@ -12,6 +12,7 @@ from conformance.adapters.inprocess_office import OfficeOperations
 from conformance.adapters.inprocess_workreq import WorkRequestOperations
 from conformance.driver import (
     Capability,
+    ConcurrentCall,
     Description,
     DriverError,
     ErrorCode,
@@ -98,6 +99,14 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations, ConcurrencyOperat
 
     def warning_logs(self) -> list[WarningLog]:
         return list(self._capture.records)
+
+    def crash_during(self, calls: list[ConcurrentCall], *, after: timedelta) -> None:
+        """A thread cannot be killed mid-statement: the crash scenarios need a process
+        (serve the reference through `exec:` to run them)."""
+        raise DriverError(
+            ErrorCode.NOT_SUPPORTED,
+            "the in-process adapter cannot kill the implementation in the middle of a batch",
+        )
 
 
 _REBUILT_STORES: set[str] = set()

@@ -10,8 +10,8 @@ from conformance.driver import (
     MutationEffects,
     OfficeConstants,
     OfficeSession,
+    OfficeVocabulary,
     Outcome,
-    Producer,
     PublishedEvent,
     Run,
     RunStatus,
@@ -21,6 +21,7 @@ from conformance.driver import (
 )
 from reference.office import constants
 from reference.office import producers as reference_producers
+from reference.office.assignment import COMPLETED
 from reference.office.assignment import AssignmentResult as ReferenceAssignment
 from reference.office.models import Run as RunRow
 from reference.office.models import Task
@@ -52,7 +53,8 @@ class OfficeOperations:
             window_seconds=constants.ASSIGNMENT_WINDOW.total_seconds(),
             coalesce_window_seconds=constants.COALESCE_WINDOW.total_seconds(),
             dedup_lookback_seconds=constants.DEDUP_LOOKBACK.total_seconds(),
-            producers=[Producer(p.value) for p in reference_producers.Producer],
+            producers=[p.value for p in reference_producers.Producer],
+            vocabulary=OfficeVocabulary(interrupted_session_state=COMPLETED),
         )
 
     # -- setup ----------------------------------------------------------------
@@ -98,8 +100,8 @@ class OfficeOperations:
             )
         )
 
-    def produce_wake(self, producer: Producer, task_id: str, agent_id: str) -> WakeResult:
-        reference_producer = reference_producers.Producer(producer.value)
+    def produce_wake(self, producer: str, task_id: str, agent_id: str) -> WakeResult:
+        reference_producer = self.call(lambda: reference_producers.producer_named(producer))
         return _wake(
             self.call(lambda: self._office.produce_wake(reference_producer, task_id, agent_id))
         )

@@ -12,6 +12,7 @@ from conformance.driver import (
     Lease,
     Permissions,
     RequestState,
+    SessionView,
     WorkRequest,
     WorkRequestLimits,
 )
@@ -115,6 +116,20 @@ class WorkRequestOperations:
         views = self.call(lambda: service.list_requests(environment_id, principal))
         return [_work_request(view) for view in views]
 
+    def list_sessions(self, campaign_id: str) -> list[SessionView]:
+        service = self._work_requests
+        views = self.call(lambda: service.list_sessions(campaign_id))
+        return [
+            SessionView(
+                session_id=view.session_id,
+                campaign_id=view.campaign_id,
+                request_id=view.request_id,
+                depth=view.depth,
+                delegations=view.delegations,
+            )
+            for view in views
+        ]
+
     def budget(self, campaign_id: str) -> BudgetSnapshot:
         service = self._work_requests
         view = self.call(lambda: service.budget(campaign_id))
@@ -154,6 +169,7 @@ def _completion(view: CompletionView) -> Completion:
 def _work_request(view: RequestView) -> WorkRequest:
     return WorkRequest(
         request_id=view.request_id,
+        kind=DelegationKind(view.kind),
         environment_id=view.environment_id,
         campaign_id=view.campaign_id,
         originating_session_id=view.originating_session_id,

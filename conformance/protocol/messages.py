@@ -30,9 +30,9 @@ from conformance.driver import (
     Lease,
     MutationEffects,
     Permissions,
-    Producer,
     Run,
     RunStatus,
+    SessionView,
     TaskView,
     Value,
     WakeResult,
@@ -104,7 +104,7 @@ class AssignTaskArgs(Args):
 
 
 class ProduceWakeArgs(Args):
-    producer: Producer
+    producer: str
     task_id: str
     agent_id: str
 
@@ -307,6 +307,7 @@ RECORD_USAGE = Operation("record_usage", RecordUsageArgs, _None)
 GET_REQUEST = Operation("get_request", RequestArgs, WorkRequest)
 LIST_REQUESTS = Operation("list_requests", ListRequestsArgs, list[WorkRequest])
 BUDGET = Operation("budget", CampaignArgs, BudgetSnapshot)
+LIST_SESSIONS = Operation("list_sessions", CampaignArgs, list[SessionView])
 RUN_CONCURRENTLY = Operation("run_concurrently", RunConcurrentlyArgs, list[CallOutcome])
 
 OPERATIONS: Final[dict[str, Operation[Any, Any]]] = {
@@ -343,6 +344,7 @@ OPERATIONS: Final[dict[str, Operation[Any, Any]]] = {
         GET_REQUEST,
         LIST_REQUESTS,
         BUDGET,
+        LIST_SESSIONS,
         RUN_CONCURRENTLY,
     )
 }

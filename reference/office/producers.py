@@ -53,6 +53,15 @@ def actorless_wake(producer: Producer, task: Task, agent_id: str) -> Wake:
     return Wake(agent_id, TASK_ASSIGNED, json.dumps(payload), key)
 
 
+def producer_named(name: str) -> Producer:
+    """The producer a name stands for; an unknown name is bad input, not a crash."""
+    try:
+        return Producer(name)
+    except ValueError:
+        known = ", ".join(p.value for p in Producer)
+        raise InvalidInput(f"unknown producer {name!r}; this implementation has {known}") from None
+
+
 def require_actorless(producer: Producer) -> None:
     if producer not in _KEY_PREFIX:
         raise InvalidInput(f"producer {producer.value} wakes only through the assignee mutation")

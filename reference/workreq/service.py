@@ -18,18 +18,20 @@ from reference.errors import AlreadyCompleted, NotFound
 from reference.workreq import budget_ledger, lease, registry
 from reference.workreq.delegation import DelegationOrder
 from reference.workreq.delegation import delegate as delegate_request
-from reference.workreq.models import State, WorkRequestRecord
+from reference.workreq.models import DelegationSession, State, WorkRequestRecord
 from reference.workreq.permissions import PermissionSet
 from reference.workreq.settings import SETTINGS, WorkRequestSettings
-from reference.workreq.store import find_request, find_session, is_member
+from reference.workreq.store import find_campaign, find_request, find_session, is_member
 from reference.workreq.views import (
     BudgetView,
     CompletionView,
     LeaseView,
     RequestView,
+    SessionView,
     completion_view,
     lease_view,
     request_view,
+    session_view,
 )
 
 LISTING_REFUSAL = "no such environment among those the principal belongs to"
@@ -157,6 +159,17 @@ class WorkRequestService:
     def budget(self, campaign_id: str) -> BudgetView:
         with self._db.transaction() as tx:
             return budget_ledger.snapshot(tx, campaign_id)
+
+    def list_sessions(self, campaign_id: str) -> list[SessionView]:
+        """Every session of the campaign, roots and children (in no particular order)."""
+        with self._db.transaction() as tx:
+            find_campaign(tx, campaign_id)
+            rows = tx.scalars(
+                select(DelegationSession)
+                .where(DelegationSession.campaign_id == campaign_id)
+                .order_by(DelegationSession.depth, DelegationSession.session_id)
+            )
+            return [session_view(row) for row in rows]
 
 
 def _retry_answer(

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from reference.workreq.lease import reported_state
-from reference.workreq.models import WorkRequestRecord
+from reference.workreq.models import DelegationSession, WorkRequestRecord
 from reference.workreq.permissions import PermissionSet
 
 
@@ -50,6 +50,17 @@ class CompletionView:
 
 
 @dataclass(frozen=True)
+class SessionView:
+    """A session with the two numbers the caps compare: its depth and its delegations."""
+
+    session_id: str
+    campaign_id: str
+    request_id: str | None
+    depth: int
+    delegations: int
+
+
+@dataclass(frozen=True)
 class BudgetView:
     campaign_id: str
     total: int
@@ -88,6 +99,16 @@ def request_view(record: WorkRequestRecord, now: datetime) -> RequestView:
         lease=lease_view(record),
         state=reported_state(record, now),
         result_ref=record.result_ref,
+    )
+
+
+def session_view(session: DelegationSession) -> SessionView:
+    return SessionView(
+        session_id=session.session_id,
+        campaign_id=session.campaign_id,
+        request_id=session.request_id,
+        depth=session.depth,
+        delegations=session.children_count,
     )
 
 

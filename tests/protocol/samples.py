@@ -23,13 +23,16 @@ from conformance.driver import (
     MutationEffects,
     OfficeConstants,
     OfficeSession,
+    OfficeVocabulary,
     Outcome,
     Permissions,
     Producer,
     PublishedEvent,
+    ReasonLabels,
     RequestState,
     Run,
     SessionInterrupt,
+    SessionView,
     TaskView,
     WakeResult,
     WarningLog,
@@ -55,7 +58,13 @@ DESCRIPTION = Description(
         window_seconds=600,
         coalesce_window_seconds=5,
         dedup_lookback_seconds=86400,
-        producers=list(Producer),
+        producers=[*Producer, "escalation_sweep"],
+        vocabulary=OfficeVocabulary(
+            rate_limit_counter="kandev_wake_throttle_total",
+            reason_label="cause",
+            reasons=ReasonLabels(allowance_exhausted="exhausted"),
+            interrupted_session_state="interrupted",
+        ),
     ),
     work_requests=WorkRequestLimits(max_depth=3, max_children_per_session=4, lease_seconds=30),
 )
@@ -65,6 +74,7 @@ ASSIGNMENT = AssignmentResult(task_id="t-1", assignee_agent_id="a-1", generation
 LEASE = Lease(holder="p-1", generation=1, expires_at=ELSEWHERE, closed_at=None)
 WORK_REQUEST = WorkRequest(
     request_id="wr-1",
+    kind=DelegationKind.SUBAGENT,
     environment_id="e-1",
     campaign_id="c-1",
     originating_session_id="s-1",
@@ -199,6 +209,17 @@ SAMPLES: dict[str, tuple[m.Args, Any]] = {
     "budget": (
         m.CampaignArgs(campaign_id="c-1"),
         BudgetSnapshot(campaign_id="c-1", total=100, available=55, reserved=35, spent=10),
+    ),
+    "list_sessions": (
+        m.CampaignArgs(campaign_id="c-1"),
+        [
+            SessionView(
+                session_id="s-1", campaign_id="c-1", request_id=None, depth=0, delegations=1
+            ),
+            SessionView(
+                session_id="s-2", campaign_id="c-1", request_id="wr-1", depth=1, delegations=0
+            ),
+        ],
     ),
     "run_concurrently": (
         m.RunConcurrentlyArgs(

@@ -9,8 +9,9 @@ from datetime import datetime
 from conformance.driver import Driver
 from conformance.protocol import messages as m
 
-PROCESS_LIFECYCLE = {"restart", "close"}
-"""Acted out on the process (kill and relaunch; kill), never sent."""
+PROCESS_LIFECYCLE = {"restart", "close", "crash_during"}
+"""Acted out on the process (kill and relaunch; kill; kill in the middle of a batch), never
+sent as operations of their own."""
 ANSWERED_BY_HANDSHAKE = "describe"
 PROTOCOL_ONLY = {m.HANDSHAKE.name, m.RESET.name}
 """Operations without a port method: they act on the process between scenarios."""

@@ -10,11 +10,16 @@ import pytest
 
 from conformance.adapters.exec_reset import Call, Witnesses, reset_leftovers
 from conformance.adapters.factory import open_reference
-from conformance.driver import Capability, Driver, DriverError, ErrorCode
+from conformance.driver import Capability, Description, Driver, DriverError, ErrorCode
 from conformance.protocol import messages as m
 from conformance.serve import invoke
 
-BOTH = [Capability.OFFICE, Capability.WORK_REQUESTS]
+
+def described(*capabilities: Capability) -> Description:
+    return Description(name="sample", version="1", capabilities=list(capabilities))
+
+
+BOTH = described(Capability.OFFICE, Capability.WORK_REQUESTS)
 
 
 @pytest.fixture
@@ -79,6 +84,8 @@ def test_unreadable_metrics_are_a_finding_and_only_declared_capabilities_are_pro
         asked.append(operation.name)
         return "not {{ metrics" if operation is m.TELEMETRY else []
 
-    found = reset_leftovers(call, [Capability.OFFICE], Witnesses(membership=("env", "alice")))
+    found = reset_leftovers(
+        call, described(Capability.OFFICE), Witnesses(membership=("env", "alice"))
+    )
     assert asked == ["list_runs", "telemetry", "warning_logs"]
     assert len(found) == 1 and found[0].startswith("telemetry still shows unreadable metrics")
