@@ -68,7 +68,8 @@ def over_admission_evidence(result: CheckResult) -> str:
     return (
         f"largest over-admission observed: {counts.get('largest_over_admission', 0)} beyond the "
         f"allowance (largest concurrent batch {counts.get('largest_concurrency', 0)}; "
-        f"{result.operations_checked} operations checked; "
+        f"{counts.get('definite', 0)} definite and {counts.get('indeterminate', 0)} "
+        f"indeterminate outcomes checked; "
         f"{'no violations' if result.ok else f'{len(result.violations)} violation(s)'})"
     )
 
@@ -80,8 +81,11 @@ def over_admission_evidence(result: CheckResult) -> str:
 _OTHER_CLAIM_REFUSALS = frozenset({ErrorCode.NOT_ASSIGNEE, ErrorCode.NOT_FOUND})
 
 
-def check_claims(history: Sequence[Operation]) -> CheckResult:
-    """Per request: one grant per generation, generations rising by one, losers told why.
+def check_claims(history: Sequence[Operation], *, exact_steps: bool = False) -> CheckResult:
+    """Per request: one grant per generation, generations rising, losers told why.
+
+    With `exact_steps`, generations must rise by exactly one (interpretation
+    WR-7); without it, any rise will do (the spec asks only for a fence).
 
     A `lease_held` refusal needs a lease that may have been live at the
     refused instant; an `already_completed` one needs a publish that may have
@@ -106,7 +110,9 @@ def check_claims(history: Sequence[Operation]) -> CheckResult:
             [(op, op.value["generation"]) for op in granted],
             unknown=len(unknown),
             start=initial.get(request_id),
+            exact_steps=exact_steps,
         )
+        violations += _granted_while_live(subject, granted, history)
         for refusal in (op for op in ops if op.outcome == "fail"):
             counts[f"refused_{refusal.error}"] += 1
             violations += _unjustified_claim_refusal(subject, refusal, history)
@@ -114,6 +120,52 @@ def check_claims(history: Sequence[Operation]) -> CheckResult:
         violations += _stale_generation_reads(subject, reads, ops, initial.get(request_id))
     counts["operations"] = len(claims)
     return CheckResult("claims", tuple(violations), dict(counts))
+
+
+def _granted_while_live(
+    subject: str, granted: Sequence[Operation], history: Sequence[Operation]
+) -> list[str]:
+    """A lease handed to another holder while the previous grant (as renewed) was still live.
+
+    Grant B follows grant A when B's generation is the higher; A's lease runs to
+    the latest expiry A's grant or a heartbeat under A's generation that surely
+    came before B reported. Under a frozen clock every claim of a batch shares
+    one instant, so two winners of one batch are caught here even when their
+    generations differ.
+    """
+    violations = []
+    for earlier in granted:
+        for later in granted:
+            if later.value["generation"] <= earlier.value["generation"]:
+                continue
+            if later.value["holder"] == earlier.value["holder"] or later.clock is None:
+                continue
+            expiry = _renewed_expiry(earlier, later, history)
+            if expiry is not None and expiry > later.clock:
+                violations.append(
+                    f"{subject}: generation {later.value['generation']} was granted to "
+                    f"{later.value['holder']!r} at {later.clock.isoformat()} while generation "
+                    f"{earlier.value['generation']} of {earlier.value['holder']!r} was live "
+                    f"until {expiry.isoformat()}"
+                )
+    return violations
+
+
+def _renewed_expiry(
+    grant: Operation, successor: Operation, history: Sequence[Operation]
+) -> datetime | None:
+    expiries = [_instant(grant.value["expires_at"])] if grant.value["expires_at"] else []
+    for op in history:
+        if (
+            op.operation == "heartbeat"
+            and op.outcome == "ok"
+            and op.arguments.get("request_id") == grant.arguments["request_id"]
+            and op.value["generation"] == grant.value["generation"]
+            and op.surely_before(successor)
+            and op.value["expires_at"]
+        ):
+            expiries.append(_instant(op.value["expires_at"]))
+    return max(expiries, default=None)
 
 
 def _holder_mismatches(subject: str, granted: Iterable[Operation]) -> list[str]:
@@ -384,6 +436,11 @@ def check_budget(history: Sequence[Operation]) -> CheckResult:
             counts[f"refused_{refusal.error}"] += 1
             if refusal.error == ErrorCode.INSUFFICIENT_BUDGET and campaign.created_in_history:
                 violations += _unjustified_budget_refusal(campaign_id, campaign, refusal, draws)
+        if campaign.created_in_history and not _nested(history, campaign_id, campaign):
+            ledger = _Ledger(campaign_id, campaign, draws, _root_returns(history, campaign))
+            mine = [s for s in snapshots if s.value["campaign_id"] == campaign_id]
+            violations += ledger.violations(mine)
+            ledger.count(mine, counts)
     counts["snapshots"] = len(snapshots)
     counts["operations"] = checked
     return CheckResult("budget", tuple(violations), dict(counts))
@@ -468,6 +525,96 @@ def _returned_by_request(history: Sequence[Operation]) -> dict[str, int]:
     return returned
 
 
+@dataclass(frozen=True)
+class _Ledger:
+    """What a campaign's available budget must read, replayed from the history.
+
+    Definite draws (root delegations' slices, root usage) and definite returns
+    (what completions of root-originated requests gave back, once per request)
+    that surely came before a snapshot fix its value; operations that overlap
+    the snapshot, or whose outcome is unknown, widen the range by what they
+    could have moved. A snapshot outside the range lost an update, handed
+    budget back that no completion returned, or returned one completion twice.
+    """
+
+    campaign_id: str
+    campaign: _Campaign
+    draws: Sequence[Operation]
+    returns: Sequence[tuple[Operation, int]]
+
+    def bounds(self, snapshot: Operation) -> tuple[int, int]:
+        assert self.campaign.total is not None
+        low = high = self.campaign.total
+        moves = [(op, -_amount(op)) for op in self.draws if op.outcome != "fail"]
+        for op, delta in [*moves, *self.returns]:
+            if op.outcome == "ok" and op.surely_before(snapshot):
+                low, high = low + delta, high + delta
+            elif op.possibly_before(snapshot):
+                low, high = low + min(delta, 0), high + max(delta, 0)
+        return low, high
+
+    def violations(self, snapshots: Iterable[Operation]) -> list[str]:
+        found = []
+        for snapshot in snapshots:
+            low, high = self.bounds(snapshot)
+            available = snapshot.value["available"]
+            if not low <= available <= high:
+                expected = f"{low}" if low == high else f"between {low} and {high}"
+                found.append(
+                    f"campaign {self.campaign_id}: snapshot by process {snapshot.process} "
+                    f"reads {available} available, but the delegations, usage and completions "
+                    f"recorded before it leave {expected}"
+                )
+        return found
+
+    def count(self, snapshots: Sequence[Operation], counts: defaultdict[str, int]) -> None:
+        """How much completions gave back, as acknowledged and as the last snapshot shows."""
+        if not snapshots or self.campaign.total is None:
+            return
+        last = snapshots[-1]
+        drawn = sum(_amount(op) for op in self.draws if op.outcome == "ok")
+        counts["returned_acknowledged"] += sum(
+            amount for op, amount in self.returns if op.outcome == "ok"
+        )
+        counts["returned_observed"] += last.value["available"] - (self.campaign.total - drawn)
+
+
+def _nested(history: Sequence[Operation], campaign_id: str, campaign: _Campaign) -> bool:
+    """Whether a child session of the campaign delegated: its completions may return budget
+    anywhere up the lineage (WR-15), which the ledger does not follow, so it judges flat
+    histories only."""
+    return any(
+        op.operation == "delegate"
+        and op.outcome == "ok"
+        and op.value["campaign_id"] == campaign_id
+        and op.arguments["originating_session_id"] not in campaign.root_sessions
+        for op in history
+    )
+
+
+def _root_returns(history: Sequence[Operation], campaign: _Campaign) -> list[tuple[Operation, int]]:
+    """Each completion of a request a root session delegated, with what it gave back: the
+    first acknowledgement per request (retries return nothing more), or an unknown publish
+    with all it could have given back (the slice)."""
+    slices = {
+        op.value["request_id"]: op.value["budget_slice"]
+        for op in _select(history, "delegate")
+        if op.outcome == "ok" and op.value["originating_session_id"] in campaign.root_sessions
+    }
+    returns: list[tuple[Operation, int]] = []
+    acknowledged: set[str] = set()
+    for op in _select(history, "publish"):
+        request_id = op.arguments["request_id"]
+        if request_id not in slices or request_id in acknowledged:
+            continue
+        if op.outcome == "ok":
+            acknowledged.add(request_id)
+            returns.append((op, int(op.value["budget_returned"])))
+        elif op.outcome == "info":
+            returns.append((op, slices[request_id]))
+    return returns
+
+
 def _unjustified_budget_refusal(
     campaign_id: str, campaign: _Campaign, refusal: Operation, draws: Iterable[Operation]
 ) -> list[str]:
@@ -502,7 +649,8 @@ def check_allowance(
     - No admission once N admissions in its window had finished before it
       began: only a race may over-admit.
     - Over-admission (admitted wakes in one window beyond N) never exceeds
-      K - 1, K being the most agent wakes for the task ever in flight at once.
+      K, the most agent wakes for the task ever in flight at once: the bound the
+      spec states (a correct gate reaches at most K - 1, from one place left).
 
     The instants are the controlled clock's, as recorded on each operation.
     Only admissions (`queued`) count; a wake merged or deduplicated adds no row.
@@ -520,13 +668,15 @@ def check_allowance(
         counts["admitted"] += len(admitted)
         counts["refused"] += len(refused)
         counts["unknown"] += len(unknown)
+        counts["definite"] += len(ops) - len(unknown)
+        counts["indeterminate"] += len(unknown)
         violations += _premature_refusals(task_id, refused, admitted + unknown, allowance, window)
         violations += _sequential_over_admissions(task_id, admitted, allowance, window)
         over = _largest_over_admission(admitted, allowance, window)
         concurrency = _largest_overlap(ops)
         counts["largest_over_admission"] = max(counts["largest_over_admission"], over)
         counts["largest_concurrency"] = max(counts["largest_concurrency"], concurrency)
-        if over > max(concurrency - 1, 0):
+        if over > concurrency:
             violations.append(
                 f"task {task_id}: {over} admitted beyond the allowance of {allowance}, "
                 f"with at most {concurrency} wakes in flight at once"
@@ -617,8 +767,15 @@ def _largest_overlap(ops: Iterable[Operation]) -> int:
 # --------------------------------------------------------------------------
 
 
-def check_assignment_generations(history: Sequence[Operation]) -> CheckResult:
-    """Per task: every committed assignee mutation moved the generation by exactly one."""
+def check_assignment_generations(
+    history: Sequence[Operation], *, exact_steps: bool = False
+) -> CheckResult:
+    """Per task: every committed assignee mutation moved the generation on, none lost.
+
+    Two mutations never commit one generation and a later one never commits an
+    older one; with `exact_steps`, each also adds exactly one (the reference's
+    choice; the spec asks only that the generation moves).
+    """
     violations: list[str] = []
     counts: defaultdict[str, int] = defaultdict(int)
     assignments = _select(history, "assign_task")
@@ -637,9 +794,44 @@ def check_assignment_generations(history: Sequence[Operation]) -> CheckResult:
             [(op, op.value["generation"]) for op in committed],
             unknown=unknown,
             start=initial.get(task_id),
+            exact_steps=exact_steps,
         )
     counts["operations"] = len(assignments)
     return CheckResult("assignment_generations", tuple(violations), dict(counts))
+
+
+# --------------------------------------------------------------------------
+# Definite outcomes
+# --------------------------------------------------------------------------
+
+
+def check_definite_share(history: Sequence[Operation], *, minimum: float) -> CheckResult:
+    """Every concurrent batch answered at least `minimum` of its calls definitely.
+
+    Unknown outcomes excuse what they might have done, so a batch of nothing
+    but unknown outcomes proves nothing: an implementation could answer every
+    call "indeterminate" and pass every other check.
+    """
+    violations: list[str] = []
+    counts: defaultdict[str, int] = defaultdict(int)
+    batches: defaultdict[int, list[Operation]] = defaultdict(list)
+    for op in history:
+        if op.batch is not None:
+            batches[op.batch].append(op)
+    for batch, ops in sorted(batches.items()):
+        definite = sum(1 for op in ops if op.outcome != "info")
+        counts["definite"] += definite
+        counts["indeterminate"] += len(ops) - definite
+        if definite < minimum * len(ops):
+            violations.append(
+                f"batch {batch}: {definite} of {len(ops)} outcomes definite, fewer than "
+                f"{minimum:.0%}: unknown outcomes cannot show the implementation right"
+            )
+    counts["batches"] = len(batches)
+    counts["operations"] = sum(len(ops) for ops in batches.values())
+    if not batches:
+        violations.append("no concurrent batch was recorded")
+    return CheckResult("definite_share", tuple(violations), dict(counts))
 
 
 # --------------------------------------------------------------------------
@@ -648,12 +840,18 @@ def check_assignment_generations(history: Sequence[Operation]) -> CheckResult:
 
 
 def _generation_violations(
-    subject: str, granted: Sequence[tuple[Operation, int]], *, unknown: int, start: int | None
+    subject: str,
+    granted: Sequence[tuple[Operation, int]],
+    *,
+    unknown: int,
+    start: int | None,
+    exact_steps: bool,
 ) -> list[str]:
-    """Each generation granted once, rising by exactly one, in real-time order.
+    """Each generation granted once, rising in real-time order; by exactly one with
+    `exact_steps`.
 
-    A gap is excused only by as many unknown outcomes, each of which may have
-    taken the missing generation. Without a recorded start, the lowest
+    A gap is then excused only by as many unknown outcomes, each of which may
+    have taken the missing generation. Without a recorded start, the lowest
     generation granted is taken as the first.
     """
     violations = []
@@ -673,7 +871,7 @@ def _generation_violations(
         if generations[0] <= first:
             violations.append(f"{subject}: generation {generations[0]} does not rise above {first}")
         skipped = generations[-1] - first - len(generations)
-        if skipped > unknown:
+        if exact_steps and skipped > unknown:
             violations.append(
                 f"{subject}: generations {generations} from {first} skip {skipped} values, "
                 f"but only {unknown} outcome(s) are unknown"

@@ -40,6 +40,8 @@ class Event(Value):
     message: str = ""
     time_ns: int
     clock: datetime | None = None
+    batch: int | None = None
+    """The concurrent batch the operation belonged to; None for a call made on its own."""
 
 
 class HistoryError(ValueError):
@@ -63,6 +65,7 @@ class Operation:
     invoked_ns: int
     completed_ns: int | None
     clock: datetime | None
+    batch: int | None = None
 
     def possibly_before(self, other: Operation) -> bool:
         """Whether this operation could have taken effect before `other` did."""
@@ -104,6 +107,7 @@ def _pair(start: Event, end: Event | None) -> Operation:
         invoked_ns=start.time_ns,
         completed_ns=None if end is None else end.time_ns,
         clock=start.clock,
+        batch=start.batch,
     )
 
 
@@ -135,6 +139,7 @@ class HistoryRecorder:
         self.events: list[Event] = []
         self._origin = time.monotonic_ns()
         self._next_process = 0
+        self._batches = 0
         self._clock: datetime | None = None
 
     # -- the controlled clock ---------------------------------------------------
@@ -174,6 +179,7 @@ class HistoryRecorder:
         between the operations recorded before and after it.
         """
         handed_over = self._now()
+        self._batches += 1
         outcomes = self.driver.run_concurrently(list(calls))
         returned = self._now()
         if len(outcomes) != len(calls):
@@ -202,7 +208,12 @@ class HistoryRecorder:
             return min(handed_over + offset_ns, returned)
 
         invoke = self._event(
-            process, "invoke", call.operation, arguments, time_ns=placed(outcome.invoked_at_ns)
+            process,
+            "invoke",
+            call.operation,
+            arguments,
+            time_ns=placed(outcome.invoked_at_ns),
+            batch=self._batches,
         )
         kind: EventType = "ok" if outcome.ok else "fail" if outcome.definite else "info"
         end = self._event(
@@ -214,6 +225,7 @@ class HistoryRecorder:
             error=outcome.error,
             message=outcome.message,
             time_ns=placed(outcome.completed_at_ns),
+            batch=self._batches,
         )
         return invoke, end
 

@@ -19,9 +19,16 @@ from conformance.checker import (
     check_assignment_generations,
     check_budget,
     check_claims,
+    check_definite_share,
     check_publishes,
 )
-from conformance.driver import ConcurrentCall, DelegationKind, Permissions, WorkRequest
+from conformance.driver import (
+    ConcurrentCall,
+    DelegationKind,
+    OfficeConstants,
+    Permissions,
+    WorkRequest,
+)
 from conformance.history import HistoryRecorder
 
 #: Result references the concurrent publishes of one request carry (an exact retry included).
@@ -47,58 +54,107 @@ class RaceVerdict:
 
 # -- Office -------------------------------------------------------------------
 
-
-def office_wake_race(recorder: HistoryRecorder, *, rounds: int, concurrent: int) -> RaceVerdict:
-    """Per round, a fresh task gets N - 1 agent wakes, then `concurrent` more at once."""
-    office = recorder.driver.describe().office
-    if office is None:
-        raise ValueError("the implementation reports no Office constants")
-    admitted_first = office.allowance - 1
-    _office_cast(recorder, admitted_first, concurrent)
-    for round_number in range(rounds):
-        task = f"race-task-{round_number}"
-        recorder.invoke("create_task", workspace_id="race-ws", task_id=task)
-        for index in range(admitted_first):
-            recorder.invoke(
-                "assign_task",
-                task_id=task,
-                assignee_agent_id=f"early-{index}",
-                acting_agent_id="lead",
-            )
-        recorder.run_concurrently(
-            [
-                ConcurrentCall(
-                    operation="assign_task",
-                    arguments={
-                        "task_id": task,
-                        "assignee_agent_id": f"racer-{index}",
-                        "acting_agent_id": "lead",
-                    },
-                )
-                for index in range(concurrent)
-            ]
-        )
-        recorder.advance_clock(timedelta(seconds=1))
-    history = recorder.operations()
-    window = timedelta(seconds=office.window_seconds)
-    return RaceVerdict(
-        (
-            check_allowance(history, allowance=office.allowance, window=window),
-            check_assignment_generations(history),
-        )
-    )
+MINIMUM_DEFINITE_SHARE = 0.9
+"""The share of a batch's calls that must come back with a definite outcome."""
 
 
-def _office_cast(recorder: HistoryRecorder, admitted_first: int, concurrent: int) -> None:
-    """A workspace, an agent allowed to assign, and one assignee per wake of a round."""
+def office_race_cast(recorder: HistoryRecorder, concurrent: int) -> None:
+    """A workspace, an agent allowed to assign, and one assignee per wake of a batch.
+
+    Idempotent within one history: the race steps of one scenario share the cast.
+    """
+    if any(op.operation == "create_workspace" for op in recorder.operations()):
+        return
+    allowance = _office(recorder).allowance
     recorder.invoke("create_workspace", workspace_id="race-ws")
     recorder.invoke("create_agent", workspace_id="race-ws", agent_id="lead", can_assign_tasks=True)
-    assignees = [f"early-{i}" for i in range(admitted_first)]
+    assignees = [f"early-{i}" for i in range(allowance)]
     assignees += [f"racer-{i}" for i in range(concurrent)]
     for agent in assignees:
         recorder.invoke(
             "create_agent", workspace_id="race-ws", agent_id=agent, can_assign_tasks=False
         )
+
+
+def one_place_rounds(recorder: HistoryRecorder, *, rounds: int, concurrent: int) -> None:
+    """Per round, a fresh task gets N - 1 agent wakes, then `concurrent` more at once: a
+    correct gate admits between 1 and `concurrent` of them."""
+    office_race_cast(recorder, concurrent)
+    for _ in range(rounds):
+        task = _fresh_task(recorder)
+        _sequential_wakes(recorder, task, _office(recorder).allowance - 1)
+        _concurrent_wakes(recorder, task, concurrent)
+        recorder.advance_clock(timedelta(seconds=1))
+
+
+def full_window_rounds(recorder: HistoryRecorder, *, rounds: int, concurrent: int) -> None:
+    """One task gets N agent wakes, then `rounds` batches of `concurrent` at once within the
+    same window: a gate admits none of them, and a missing gate goes past any bound."""
+    office_race_cast(recorder, concurrent)
+    task = _fresh_task(recorder)
+    _sequential_wakes(recorder, task, _office(recorder).allowance)
+    for _ in range(rounds):
+        recorder.advance_clock(timedelta(seconds=1))
+        _concurrent_wakes(recorder, task, concurrent)
+
+
+def office_wake_checks(recorder: HistoryRecorder, *, exact_steps: bool = False) -> RaceVerdict:
+    """The allowance, the generations and the share of definite outcomes, over the history."""
+    office = _office(recorder)
+    history = recorder.operations()
+    window = timedelta(seconds=office.window_seconds)
+    return RaceVerdict(
+        (
+            check_allowance(history, allowance=office.allowance, window=window),
+            check_assignment_generations(history, exact_steps=exact_steps),
+            check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE),
+        )
+    )
+
+
+def office_wake_race(
+    recorder: HistoryRecorder, *, rounds: int, concurrent: int, exact_steps: bool = False
+) -> RaceVerdict:
+    """Rounds with one place left, then as many at a full window: the kit's own race test."""
+    one_place_rounds(recorder, rounds=rounds, concurrent=concurrent)
+    full_window_rounds(recorder, rounds=rounds, concurrent=concurrent)
+    return office_wake_checks(recorder, exact_steps=exact_steps)
+
+
+def _office(recorder: HistoryRecorder) -> OfficeConstants:
+    office = recorder.driver.describe().office
+    if office is None:
+        raise ValueError("the implementation reports no Office constants")
+    return office
+
+
+def _fresh_task(recorder: HistoryRecorder) -> str:
+    task = f"race-task-{sum(op.operation == 'create_task' for op in recorder.operations())}"
+    recorder.invoke("create_task", workspace_id="race-ws", task_id=task)
+    return task
+
+
+def _sequential_wakes(recorder: HistoryRecorder, task: str, count: int) -> None:
+    for index in range(count):
+        recorder.invoke(
+            "assign_task", task_id=task, assignee_agent_id=f"early-{index}", acting_agent_id="lead"
+        )
+
+
+def _concurrent_wakes(recorder: HistoryRecorder, task: str, count: int) -> None:
+    recorder.run_concurrently(
+        [
+            ConcurrentCall(
+                operation="assign_task",
+                arguments={
+                    "task_id": task,
+                    "assignee_agent_id": f"racer-{index}",
+                    "acting_agent_id": "lead",
+                },
+            )
+            for index in range(count)
+        ]
+    )
 
 
 # -- Work requests ------------------------------------------------------------
@@ -147,9 +203,16 @@ def delegation_arguments(session: str, budget_slice: int) -> dict[str, Any]:
     }
 
 
-def work_request_checks(recorder: HistoryRecorder) -> RaceVerdict:
+def work_request_checks(recorder: HistoryRecorder, *, exact_steps: bool = False) -> RaceVerdict:
     history = recorder.operations()
-    return RaceVerdict((check_claims(history), check_publishes(history), check_budget(history)))
+    return RaceVerdict(
+        (
+            check_claims(history, exact_steps=exact_steps),
+            check_publishes(history),
+            check_budget(history),
+            check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE),
+        )
+    )
 
 
 def claim_race(recorder: HistoryRecorder, *, requests: int, claimants: int) -> RaceVerdict:

@@ -17,6 +17,7 @@ from conformance.checker import (
     check_assignment_generations,
     check_budget,
     check_claims,
+    check_definite_share,
     check_publishes,
     over_admission_evidence,
 )
@@ -120,11 +121,12 @@ def test_claims_two_winners_of_one_generation_are_caught() -> None:
     assert any("generation 1 granted 2 times" in v for v in result.violations), result
 
 
-def test_claims_skipping_a_generation_is_caught() -> None:
+def test_claims_skipping_a_generation_is_caught_when_steps_are_exact() -> None:
     history = _delegated()
     _claim(history, (2, 5), "a", value=_lease("a", 2))
 
-    result = check_claims(history.operations())
+    assert check_claims(history.operations()).ok, "the spec asks for a rise, not a step of one"
+    result = check_claims(history.operations(), exact_steps=True)
 
     assert any("skip 1 values" in v for v in result.violations), result
 
@@ -478,16 +480,34 @@ def test_allowance_admission_after_the_allowance_was_used_is_caught() -> None:
 
 
 def test_allowance_over_admission_beyond_the_concurrency_is_caught() -> None:
+    """Five wakes overlapping two at a time: three beyond the allowance of 2 is more than K."""
     history = History()
     _wake(history, (0, 3), "queued")
     _wake(history, (2, 5), "queued")
     _wake(history, (4, 7), "queued")
     _wake(history, (6, 9), "queued")
+    _wake(history, (8, 11), "queued")
 
     result = _check_allowance(history)
 
     assert result.counts["largest_concurrency"] == 2
     assert any("with at most 2 wakes in flight" in v for v in result.violations), result
+
+
+def test_allowance_over_admission_of_exactly_k_is_within_the_spec_bound() -> None:
+    """Two overlapping wakes after the allowance filled: K = 2 beyond is what the text allows
+    (the sequential rule still catches these admissions: they came after N had finished)."""
+    history = History()
+    _wake(history, (0, 1), "queued")
+    _wake(history, (2, 3), "queued")
+    _wake(history, (4, 7), "queued")
+    _wake(history, (5, 8), "queued")
+
+    result = _check_allowance(history)
+
+    assert result.counts["largest_over_admission"] == 2
+    assert not any("in flight" in v for v in result.violations), result
+    assert any("had finished before it began" in v for v in result.violations), result
 
 
 def test_allowance_window_is_half_open() -> None:
@@ -550,3 +570,147 @@ def test_assignment_generation_gap_is_excused_by_an_unknown_mutation() -> None:
     _wake(history, (3, 9), "queued", generation=2)
 
     assert check_assignment_generations(history.operations()).ok
+
+
+# --------------------------------------------------------------------------
+# Rules added after adversarial implementations passed: each on a history that must fail
+# --------------------------------------------------------------------------
+
+
+def test_claims_a_second_holder_granted_while_the_first_lease_is_live_is_caught() -> None:
+    """Two winners of one batch under a frozen clock: distinct, rising generations hide it
+    from the generation rule; the lease of the first is still live at the second's instant."""
+    history = _delegated()
+    _claim(history, (2, 6), "a", value=_lease("a", 1))
+    _claim(history, (3, 7), "b", value=_lease("b", 2))
+
+    result = check_claims(history.operations())
+
+    assert any("while generation 1 of 'a' was live" in v for v in result.violations), result
+
+
+def test_claims_a_grant_after_the_previous_lease_expired_passes() -> None:
+    history = _delegated()
+    _claim(history, (2, 3), "a", value=_lease("a", 1))
+    later = T0 + LEASE + timedelta(microseconds=1)
+    _claim(history, (4, 5), "b", value=_lease("b", 2, later), clock=later)
+
+    assert check_claims(history.operations()).ok
+
+
+def test_claims_a_heartbeat_keeps_the_lease_live_for_the_rule() -> None:
+    history = _delegated()
+    _claim(history, (2, 3), "a", value=_lease("a", 1))
+    renewed_at = T0 + LEASE / 2
+    history.op(
+        "heartbeat",
+        (4, 5),
+        "ok",
+        value=_lease("a", 1, renewed_at),
+        clock=renewed_at,
+        request_id="r",
+        holder="a",
+        generation=1,
+    )
+    after_first_expiry = T0 + LEASE + timedelta(seconds=1)
+    _claim(history, (6, 7), "b", value=_lease("b", 2, after_first_expiry), clock=after_first_expiry)
+
+    result = check_claims(history.operations())
+
+    assert any("was live until" in v for v in result.violations), result
+
+
+def test_budget_a_lost_update_under_concurrency_is_caught() -> None:
+    """Both concurrent delegations were acknowledged, the snapshot shows one slice taken."""
+    history = _campaign()
+    _delegation(history, (4, 8), "s0", 30)
+    _delegation(history, (4, 9), "s1", 30)
+    _snapshot(history, available=70, reserved=30)
+
+    result = check_budget(history.operations())
+
+    assert any("leave 40" in v for v in result.violations), result
+
+
+def test_budget_handed_back_in_a_later_snapshot_while_balanced_is_caught() -> None:
+    """Balanced and never negative, but 20 went back to available that no completion returned."""
+    history = _campaign()
+    _delegation(history, (4, 8), "s0", 60)
+    _snapshot(history, available=60, reserved=40)
+
+    result = check_budget(history.operations())
+
+    assert any("reads 60 available" in v for v in result.violations), result
+
+
+def test_budget_a_completion_returned_twice_is_caught_and_counted() -> None:
+    history = _campaign()
+    _delegation(history, (4, 5), "s0", 10)
+    request_id = "r-s0-4"
+    for start in (6, 7):
+        history.op(
+            "publish",
+            (start, start + 3),
+            "ok",
+            value={**_completion("x"), "request_id": request_id},
+            request_id=request_id,
+            holder="a",
+            generation=1,
+            result_ref="x",
+        )
+    _snapshot(history, available=110, reserved=0)
+
+    result = check_budget(history.operations())
+
+    assert result.counts["returned_acknowledged"] == 10
+    assert result.counts["returned_observed"] == 20
+    assert any("reads 110 available" in v for v in result.violations), result
+
+
+def test_budget_an_overlapping_delegation_widens_the_ledger() -> None:
+    history = _campaign()
+    _delegation(history, (4, 8), "s0", 30)
+    _delegation(history, (19, 25), "s1", 30)
+    history.op(
+        "budget",
+        (20, 21),
+        "ok",
+        value={"campaign_id": "c", "total": 100, "available": 40, "reserved": 60, "spent": 0},
+        campaign_id="c",
+    )
+
+    assert check_budget(history.operations()).ok
+
+
+def test_definite_share_a_batch_of_only_unknown_outcomes_is_caught() -> None:
+    history = History()
+    for process in range(4):
+        history.op("claim", (process, None), "info", request_id="r", holder=f"h{process}")
+    ops = [_in_batch(op, 1) for op in history.operations()]
+
+    result = check_definite_share(ops, minimum=0.9)
+
+    assert not result.ok
+    assert "0 of 4 outcomes definite" in result.violations[0], result
+    assert result.counts["indeterminate"] == 4
+
+
+def test_definite_share_with_no_batch_at_all_is_caught() -> None:
+    result = check_definite_share(_claimed().operations(), minimum=0.9)
+
+    assert result.violations == ("no concurrent batch was recorded",)
+
+
+def _in_batch(op: Operation, batch: int) -> Operation:
+    return Operation(
+        process=op.process,
+        operation=op.operation,
+        arguments=op.arguments,
+        outcome=op.outcome,
+        value=op.value,
+        error=op.error,
+        invoked_ns=op.invoked_ns,
+        completed_ns=op.completed_ns,
+        clock=op.clock,
+        batch=batch,
+    )
