@@ -3,8 +3,13 @@
 pytest_plugins = [
     "conformance.pytest_plugin",
     "steps.common",
-    "steps.office",
-    "steps.work_requests",
+    "steps.office_scene",
+    "steps.office_actions",
+    "steps.office_checks",
+    "steps.office_telemetry",
     "steps.concurrency",
+    "steps.workreq_world",
+    "steps.workreq_actions",
+    "steps.workreq_checks",
     "pytester",
 ]

@@ -9,10 +9,18 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   Limits are the implementation's own settings, read from what it reports: the
   lease duration, the depth cap (how deep delegations may nest) and the count cap
   (how many requests one session may delegate). Scenarios speak in those terms and
-  never assume numbers.
+  never assume numbers. "The lease runs out" moves the clock just past the lease's
+  expiry; only the scenarios tagged @interpretation:WR-8 land on the expiry instant.
 
-  Every refusal is a typed error that writes nothing: after it, every budget,
-  every listing and every request reads exactly as before.
+  How to read these scenarios: a Given step checks that what it built was accepted; a
+  When step only acts, and an action the scenario needed but the implementation
+  refused fails the next Then step, naming the refusal. Every refusal is a typed error
+  that writes nothing: after it, every budget, listing, request and session (with the
+  counts the caps compare) reads exactly as before. Where several refusals apply at
+  once and the spec does not rank them, the scenario accepts any of them. Listings
+  are compared as sets: the spec fixes no order. Scenarios tagged with an
+  interpretation rest on a reading the spec leaves open: an implementation that
+  reads it otherwise is reported `diverged`, not failed.
 
   Background:
     Given the clock reads "2026-03-02T09:00:00Z"
@@ -25,8 +33,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # 001.1  Delegating creates a request; its slice leaves the originating campaign
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.1
-  Scenario: Delegating from a root session reserves the slice out of the campaign
+  @AC-ARMONIA-WORKREQ-001.1 @clause:creates-request @clause:slice-deducted
+  Scenario: Delegating from a root session takes the slice out of the campaign
     When session "root" delegates "survey" by spawn with a slice of 200
     Then "survey" is open
     And "survey" has spent 0 of its slice of 200
@@ -35,50 +43,56 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | request | state |
       | survey  | open  |
 
-  @AC-ARMONIA-WORKREQ-001.1
+  @AC-ARMONIA-WORKREQ-001.1 @clause:slice-deducted
   Scenario: Each further delegation takes its own slice from what the campaign has left
     When session "root" delegates "survey" by spawn with a slice of 200
     And session "root" delegates "draft" by subagent with a slice of 300
     Then the budget of "launch" is 1000 in total, 500 available, 500 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.1
+  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-1 @clause:slice-deducted
   Scenario: A nested slice comes out of the child's remainder, not out of the campaign again
-    Given session "root" delegates "survey" by spawn with a slice of 200
+    Given session "root" has delegated "survey" by spawn with a slice of 200
     When the child session of "survey" delegates "fact check" by subagent with a slice of 50
-    Then the budget of "launch" is 1000 in total, 800 available, 200 reserved and 0 spent
+    Then the budget of "launch" is conserved
+    And as WR-1 reads it, the budget of "launch" is 1000 in total, 800 available, 200 reserved and 0 spent
     When the child session of "survey" tries to delegate "second check" by subagent with a slice of 151
-    Then the attempt is refused with "insufficient_budget" and nothing changes
+    Then as WR-1 reads it, the attempt is refused with "insufficient_budget" and nothing changes
     When the child session of "survey" delegates "second check" by subagent with a slice of 150
-    Then the budget of "launch" is 1000 in total, 800 available, 200 reserved and 0 spent
+    Then as WR-1 reads it, the budget of "launch" is 1000 in total, 800 available, 200 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.1
-  Scenario Outline: A delegation with bad input is refused with a typed error and writes nothing
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    When session "<session>" tries to delegate "bad request" by spawn with a slice of <slice> for "<assignee>" to deliver "<deliverable>"
-    Then the attempt is refused with "<code>" and nothing changes
+  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-13 @clause:creates-request
+  Scenario Outline: A delegation with bad input is refused and writes nothing: <case>
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    When session "root" tries to delegate "bad request" by spawn with a slice of <slice> for "<assignee>" to deliver "<deliverable>"
+    Then as WR-13 reads it, the attempt is refused with <codes> and nothing changes
 
     Examples:
-      | session | slice | assignee | deliverable        | code          |
-      | root    | 0     | bob      | a short summary    | invalid_input |
-      | root    | -5    | bob      | a short summary    | invalid_input |
-      | root    | 100   | bob      |                    | invalid_input |
-      | root    | 100   | mallory  | a short summary    | invalid_input |
-      | root    | 100   | zed      | a short summary    | invalid_input |
-      | phantom | 100   | bob      | a short summary    | not_found     |
+      | case                        | slice | assignee | deliverable     | codes                               |
+      | a slice of 0                | 0     | bob      | a short summary | "invalid_input"                     |
+      | a negative slice            | -5    | bob      | a short summary | "invalid_input"                     |
+      | an empty deliverable        | 100   | bob      |                 | "invalid_input"                     |
+      | an assignee of another env  | 100   | mallory  | a short summary | "invalid_input" or "not_found"      |
+      | an assignee nobody knows    | 100   | zed      | a short summary | "invalid_input" or "not_found"      |
+
+  @AC-ARMONIA-WORKREQ-001.1 @clause:creates-request
+  Scenario: A delegation from a session that does not exist is refused and writes nothing
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    When session "phantom" tries to delegate "bad request" by spawn with a slice of 100
+    Then the attempt is refused with "not_found" or "invalid_input" and nothing changes
 
   # ---------------------------------------------------------------------------
   # 001.2  A child never receives a tool or device access its originator lacks
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.2
-  Scenario: A child receives exactly the narrower set it was granted
+  @AC-ARMONIA-WORKREQ-001.2 @clause:no-wider-grant
+  Scenario: A child receives the narrower set it was granted
     When session "root" delegates "survey" by spawn with a slice of 100 granting tools "shell" and devices "gpu"
     Then "survey" grants tools "shell" and devices "gpu"
 
-  @AC-ARMONIA-WORKREQ-001.2
-  Scenario Outline: A delegation asking for a grant its originator lacks is refused
+  @AC-ARMONIA-WORKREQ-001.2 @clause:no-wider-grant
+  Scenario Outline: A delegation asking for a grant its originator lacks is refused or narrowed: <grants>
     When session "root" tries to delegate "survey" by spawn with a slice of 100 granting <grants>
-    Then the attempt is refused with "permission_escalation" and nothing changes
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
 
     Examples:
       | grants                                           |
@@ -87,142 +101,156 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | tools "compiler"                                 |
       | devices "microphone"                             |
 
-  @AC-ARMONIA-WORKREQ-001.2
-  Scenario Outline: A device grant cannot be passed off as a tool grant, nor the reverse
+  @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-5 @clause:no-wider-grant
+  Scenario Outline: A device grant cannot be passed off as a tool grant, nor the reverse: <grants>
     When session "root" tries to delegate "survey" by spawn with a slice of 100 granting <grants>
-    Then the attempt is refused with "permission_escalation" and nothing changes
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
 
     Examples:
       | grants           |
       | tools "gpu"      |
       | devices "shell"  |
 
-  @AC-ARMONIA-WORKREQ-001.2
+  @AC-ARMONIA-WORKREQ-001.2 @clause:no-wider-grant
   Scenario: A grandchild cannot regain a permission its parent dropped, although the root holds it
-    Given session "root" delegates "survey" by spawn with a slice of 100 granting tools "shell" and devices "gpu"
+    Given session "root" has delegated "survey" by spawn with a slice of 100 granting tools "shell" and devices "gpu"
     When the child session of "survey" tries to delegate "browse" by subagent with a slice of 10 granting tools "shell, browser"
-    Then the attempt is refused with "permission_escalation" and nothing changes
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
     When the child session of "survey" tries to delegate "film" by subagent with a slice of 10 granting devices "gpu, camera"
-    Then the attempt is refused with "permission_escalation" and nothing changes
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
     When the child session of "survey" delegates "compute" by subagent with a slice of 10 granting tools "shell" and devices "gpu"
     Then "compute" grants tools "shell" and devices "gpu"
 
-  @AC-ARMONIA-WORKREQ-001.2
+  @AC-ARMONIA-WORKREQ-001.2 @clause:no-wider-grant
   Scenario: A child granted nothing can pass nothing on
-    Given session "root" delegates "survey" by spawn with a slice of 100 granting nothing
+    Given session "root" has delegated "survey" by spawn with a slice of 100 granting nothing
     When the child session of "survey" tries to delegate "shell work" by subagent with a slice of 10 granting tools "shell"
-    Then the attempt is refused with "permission_escalation" and nothing changes
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
 
   # ---------------------------------------------------------------------------
   # 001.3  A request and its lease survive a coordinator restart
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.3
+  @AC-ARMONIA-WORKREQ-001.3 @clause:request-survives @clause:lease-survives
   Scenario: A request, its lease and the campaign budget read the same after a restart
-    Given session "root" delegates "survey" by spawn with a slice of 200 granting tools "shell" and devices "gpu" for "bob"
-    And the child session of "survey" records usage of 20
-    And "bob" claims "survey"
-    When an observer notes every request, listing and budget
-    And the implementation restarts
-    Then every request, listing and budget reads as noted
+    Given session "root" has delegated "survey" by spawn with a slice of 200 granting tools "shell" and devices "gpu" for "bob"
+    And the child session of "survey" has recorded usage of 20
+    And "bob" has claimed "survey"
+    Then "bob" holds "survey" under his current lease
+    And "survey" has spent 20 of its slice of 200
+    And "survey" grants tools "shell" and devices "gpu"
+    And the budget of "launch" is 1000 in total, 800 available, 180 reserved and 20 spent
+    When the implementation restarts
+    Then every request, listing, budget and session reads as it did before the restart
 
-  @AC-ARMONIA-WORKREQ-001.3
+  @AC-ARMONIA-WORKREQ-001.3 @clause:lease-survives
   Scenario: A live lease still keeps other claimants out after a restart
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
     When the implementation restarts
     And "carol" tries to claim "survey"
     Then the attempt is refused with "lease_held" and nothing changes
-    And "bob" holds "survey" at generation 1
+    And "bob" holds "survey" under his current lease
 
-  @AC-ARMONIA-WORKREQ-001.3
+  @AC-ARMONIA-WORKREQ-001.3 @clause:lease-survives @clause:request-survives
   Scenario: A restart between every two steps of a claim, heartbeat and publish loses nothing
-    Given session "root" delegates "survey" by spawn with a slice of 100
+    Given session "root" has delegated "survey" by spawn with a slice of 100
     When "bob" claims "survey"
     And the implementation restarts
     And half the lease duration passes
     And the implementation restarts
     And "bob" heartbeats "survey"
     And the implementation restarts
-    Then "bob" holds "survey" at generation 1
-    And the lease of "survey" expires one lease duration from now
+    Then "bob" holds "survey" under his current lease
+    And the lease of "survey" expires when the heartbeat said it would
     When the implementation restarts
     And "bob" publishes "survey" with result "s3://reports/survey"
     And the implementation restarts
-    Then "survey" is completed with result "s3://reports/survey" by "bob" at generation 1
+    Then "survey" is completed with result "s3://reports/survey" by "bob" under his current lease
     And the budget of "launch" is 1000 in total, 1000 available, 0 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.3
+  @AC-ARMONIA-WORKREQ-001.3 @clause:lease-survives
   Scenario: Generations carry on from where they were after restarts
-    Given session "root" delegates "survey" by spawn with a slice of 100
+    Given session "root" has delegated "survey" by spawn with a slice of 100
     When "bob" claims "survey"
-    And the lease duration passes
+    And the lease runs out
     And the implementation restarts
     And "carol" claims "survey"
-    Then "carol" holds "survey" at generation 2
-    When the lease duration passes
+    Then "carol" holds "survey" under a newer generation than "bob" held
+    When the lease runs out
     And the implementation restarts
     And "bob" claims "survey"
-    Then "bob" holds "survey" at generation 3
+    Then "bob" holds "survey" under a newer generation than "carol" held
     When the implementation restarts
     And "carol" tries to publish "survey" with result "s3://reports/late"
-    Then the attempt is refused with "stale_generation" and nothing changes
+    Then the attempt is refused with "stale_generation" or "lease_expired" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.3
+  @AC-ARMONIA-WORKREQ-001.3 @interpretation:WR-8 @clause:lease-survives
   Scenario: A lease restored by a restart expires exactly when it was due
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
     When the implementation restarts
     And 1 microsecond less than the lease duration passes
     And the implementation restarts
-    Then "bob" holds "survey" at generation 1
+    Then "bob" holds "survey" under his current lease
     When 1 microsecond passes
     And the implementation restarts
     And "bob" tries to publish "survey" with result "s3://reports/survey"
-    Then the attempt is refused with "lease_expired" and nothing changes
+    Then as WR-8 reads it, the attempt is refused with "lease_expired" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.3
+  @AC-ARMONIA-WORKREQ-001.3 @clause:request-survives
   Scenario: The depth of a delegated session is remembered across a restart
     Given a chain of spawn delegations from session "root" reaching the depth cap
     When the implementation restarts
     And the deepest child session tries to delegate "one level too deep" by spawn with a slice of 1
     Then the attempt is refused with "depth_cap" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.3
+  @AC-ARMONIA-WORKREQ-001.3 @clause:request-survives
   Scenario: What a child may still spend is remembered across a restart
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And the child session of "survey" delegates "fact check" by subagent with a slice of 30
-    And the child session of "survey" records usage of 20
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And the child session of "survey" has recorded usage of 70
     When the implementation restarts
-    And the child session of "survey" tries to record usage of 51
+    And the child session of "survey" tries to record usage of 31
     Then the attempt is refused with "usage_exceeds_slice" and nothing changes
-    When the child session of "survey" records usage of 50
-    Then the budget of "launch" is 1000 in total, 900 available, 30 reserved and 70 spent
+    When the child session of "survey" records usage of 30
+    Then "survey" has spent 100 of its slice of 100
+
+  @AC-ARMONIA-WORKREQ-001.3 @clause:lease-survives @clause:request-survives
+  Scenario: A crash in the middle of claims and publishes made at once loses no lease and doubles no completion
+    Given the implementation evaluates operations concurrently
+    And 4 requests delegated by session "root" with a slice of 10 each, each claimed by "bob"
+    When the implementation crashes while "bob" publishes each of them twice and "carol" claims each of them twice, all at once
+    And the implementation restarts
+    Then every one of them is still held by "bob" under his lease, or completed by "bob" under it with his result
+    And the budget of "launch" reads as if each completed request had returned its slice once
+    When the lease runs out
+    And "carol" claims every one of them still open
+    Then "carol" holds each of them she claimed under a newer generation than "bob" held
 
   # ---------------------------------------------------------------------------
   # 001.4  An expired holder cannot publish; the request becomes claimable again
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.4
+  @AC-ARMONIA-WORKREQ-001.4 @clause:expired-cannot-publish @clause:claimable-again
   Scenario: A holder replaced after its lease expired cannot publish; only the new holder's result stands
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
-    When the lease duration passes
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When the lease runs out
     And "carol" claims "survey"
-    Then "carol" holds "survey" at generation 2
+    Then "carol" holds "survey" under a newer generation than "bob" held
     When "bob" tries to publish "survey" with result "s3://reports/bob"
-    Then the attempt is refused with "stale_generation" and nothing changes
+    Then the attempt is refused with "stale_generation" or "lease_expired" and nothing changes
     When "carol" publishes "survey" with result "s3://reports/carol"
-    Then "survey" is completed with result "s3://reports/carol" by "carol" at generation 2
+    Then "survey" is completed with result "s3://reports/carol" by "carol" under her current lease
     When "bob" tries to publish "survey" with result "s3://reports/bob"
-    Then the attempt is refused with "already_completed" and nothing changes
-    And "survey" is completed with result "s3://reports/carol" by "carol" at generation 2
+    Then the attempt is refused with "already_completed" or "stale_generation" or "lease_expired" and nothing changes
+    And "survey" is completed with result "s3://reports/carol" by "carol" under her current lease
 
-  @AC-ARMONIA-WORKREQ-001.4
+  @AC-ARMONIA-WORKREQ-001.4 @clause:expired-cannot-publish @clause:claimable-again
   Scenario: An expired holder nobody replaced can neither publish nor heartbeat, and the request is claimable at once
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
-    When the lease duration passes
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When the lease runs out
     And "bob" tries to publish "survey" with result "s3://reports/bob"
     Then the attempt is refused with "lease_expired" and nothing changes
     When "bob" tries to heartbeat "survey"
@@ -232,40 +260,40 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | request | state |
       | survey  | open  |
     When "carol" claims "survey"
-    Then "carol" holds "survey" at generation 2
+    Then "carol" holds "survey" under a newer generation than "bob" held
 
-  @AC-ARMONIA-WORKREQ-001.4
+  @AC-ARMONIA-WORKREQ-001.4 @clause:expired-cannot-publish
   Scenario: A publish one microsecond before the lease expires is accepted
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
     When 1 microsecond less than the lease duration passes
     And "bob" publishes "survey" with result "s3://reports/bob"
-    Then "survey" is completed with result "s3://reports/bob" by "bob" at generation 1
+    Then "survey" is completed with result "s3://reports/bob" by "bob" under his current lease
 
-  @AC-ARMONIA-WORKREQ-001.4
+  @AC-ARMONIA-WORKREQ-001.4 @clause:expired-cannot-publish @clause:claimable-again
   Scenario: A publish long after the lease expired is refused
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
     When 3 lease durations pass
     And "bob" tries to publish "survey" with result "s3://reports/bob"
     Then the attempt is refused with "lease_expired" and nothing changes
     And "survey" is open again
 
-  @AC-ARMONIA-WORKREQ-001.4
+  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-6 @clause:claimable-again
   Scenario: An assigned request whose lease expired is claimable again by its assignee only
-    Given session "root" delegates "survey" by spawn with a slice of 100 for "bob"
+    Given session "root" has delegated "survey" by spawn with a slice of 100 for "bob"
     When "carol" tries to claim "survey"
-    Then the attempt is refused with "not_assignee" and nothing changes
+    Then as WR-6 reads it, the attempt is refused with "not_assignee" and nothing changes
     When "bob" claims "survey"
-    And the lease duration passes
+    And the lease runs out
     And "carol" tries to claim "survey"
-    Then the attempt is refused with "not_assignee" and nothing changes
+    Then as WR-6 reads it, the attempt is refused with "not_assignee" and nothing changes
     When "bob" claims "survey"
-    Then "bob" holds "survey" at generation 2
+    Then "bob" holds "survey" under a newer generation than his first claim
 
-  @AC-ARMONIA-WORKREQ-001.4
+  @AC-ARMONIA-WORKREQ-001.4 @clause:claimable-again
   Scenario: A request that does not exist is never claimable
-    Given session "root" delegates "survey" by spawn with a slice of 100
+    Given session "root" has delegated "survey" by spawn with a slice of 100
     When "bob" tries to claim a request that does not exist
     Then the attempt is refused with "not_found" and nothing changes
 
@@ -273,12 +301,12 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # 001.5  Members list open and in-progress requests; non-members cannot
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.5
-  Scenario: Members see open and in-progress requests in creation order, never completed ones
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And session "root" delegates "draft" by subagent with a slice of 100
-    And session "root" delegates "review" by spawn with a slice of 100
-    And the child session of "survey" delegates "fact check" by subagent with a slice of 10
+  @AC-ARMONIA-WORKREQ-001.5 @interpretation:WR-17 @clause:members-list
+  Scenario: Members see every open and in-progress request, never completed ones
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And session "root" has delegated "draft" by subagent with a slice of 100
+    And session "root" has delegated "review" by spawn with a slice of 100
+    And the child session of "survey" has delegated "fact check" by subagent with a slice of 10
     When "bob" claims "draft"
     And "carol" claims "review"
     And "carol" publishes "review" with result "s3://reports/review"
@@ -293,19 +321,19 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | draft      | in progress |
       | fact check | open        |
 
-  @AC-ARMONIA-WORKREQ-001.5
-  Scenario Outline: A non-member's listing is refused exactly as for an environment that does not exist
-    Given session "root" delegates "survey" by spawn with a slice of 100
+  @AC-ARMONIA-WORKREQ-001.5 @interpretation:WR-11 @clause:non-members-cannot
+  Scenario Outline: A non-member's listing is refused exactly as for an environment that does not exist: <outsider>
+    Given session "root" has delegated "survey" by spawn with a slice of 100
     When "<outsider>" tries to list the requests of "lab"
-    Then the attempt is refused with "not_found" and nothing changes
-    And the refusal reads exactly like listing an environment that does not exist
+    Then the listing is refused and nothing changes
+    And as WR-11 reads it, the refusal reads exactly like listing an environment that does not exist
 
     Examples:
       | outsider |
       | mallory  |
       | zed      |
 
-  @AC-ARMONIA-WORKREQ-001.5
+  @AC-ARMONIA-WORKREQ-001.5 @clause:members-list
   Scenario: Requests stay within the environment they were delegated in
     Given a campaign "side project" in "annex" with a budget of 50
     And a root session "annex root" of "mallory" in "side project" granting tools "shell"
@@ -318,18 +346,18 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | request | state |
       | survey  | open  |
 
-  @AC-ARMONIA-WORKREQ-001.5
+  @AC-ARMONIA-WORKREQ-001.5 @interpretation:WR-17 @clause:members-list
   Scenario: A member sees an empty list when nothing is open
-    Given session "root" delegates "survey" by spawn with a slice of 100
+    Given session "root" has delegated "survey" by spawn with a slice of 100
     When "bob" claims "survey"
     And "bob" publishes "survey" with result "s3://reports/survey"
     Then "carol" lists no requests in "lab"
 
-  @AC-ARMONIA-WORKREQ-001.5
-  Scenario Outline: A principal outside the environment cannot claim its requests
-    Given session "root" delegates "survey" by spawn with a slice of 100
+  @AC-ARMONIA-WORKREQ-001.5 @interpretation:WR-6 @clause:non-members-cannot
+  Scenario Outline: A principal outside the environment cannot claim its requests: <outsider>
+    Given session "root" has delegated "survey" by spawn with a slice of 100
     When "<outsider>" tries to claim "survey"
-    Then the attempt is refused with "not_found" and nothing changes
+    Then as WR-6 reads it, the attempt is refused with "not_found" or "not_assignee" and nothing changes
 
     Examples:
       | outsider |
@@ -340,148 +368,161 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # 001.6  Completing records the result reference and closes the lease exactly once
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.6
+  @AC-ARMONIA-WORKREQ-001.6 @clause:records-result @clause:closes-once
   Scenario: Publishes of one request made at once complete it exactly once and close its lease once
     Given the implementation evaluates operations concurrently
     When the holder of each of 3 claimed requests publishes it several times at once
     Then each request was completed by exactly one publish and its lease closed once
 
-  @AC-ARMONIA-WORKREQ-001.6
+  @AC-ARMONIA-WORKREQ-001.6 @interpretation:WR-3 @clause:records-result @clause:closes-once
   Scenario: Publishing records the result, closes the lease and returns the unspent slice
-    Given session "root" delegates "survey" by spawn with a slice of 200
-    And the child session of "survey" records usage of 50
-    And "bob" claims "survey"
+    Given session "root" has delegated "survey" by spawn with a slice of 200
+    And the child session of "survey" has recorded usage of 50
+    And "bob" has claimed "survey"
     When 10 seconds pass
     And "bob" publishes "survey" with result "s3://reports/survey"
-    Then "survey" is completed with result "s3://reports/survey" by "bob" at generation 1
-    And the completion of "survey" returned 150
-    And the budget of "launch" is 1000 in total, 950 available, 0 reserved and 50 spent
-    And "bob" lists no requests in "lab"
+    Then "survey" is completed with result "s3://reports/survey" by "bob" under his current lease
+    And the budget of "launch" is conserved
+    And as WR-3 reads it, the completion of "survey" returned 150
+    And as WR-3 reads it, the budget of "launch" is 1000 in total, 950 available, 0 reserved and 50 spent
 
-  @AC-ARMONIA-WORKREQ-001.6
+  @AC-ARMONIA-WORKREQ-001.6 @interpretation:WR-10 @clause:closes-once
   Scenario: An exact publish retry answers with the recorded completion and returns no budget twice
-    Given session "root" delegates "survey" by spawn with a slice of 200
-    And the child session of "survey" records usage of 50
-    And "bob" claims "survey"
+    Given session "root" has delegated "survey" by spawn with a slice of 200
+    And the child session of "survey" has recorded usage of 50
+    And "bob" has claimed "survey"
     When "bob" publishes "survey" with result "s3://reports/survey"
-    And the lease duration passes
+    And the lease runs out
     And "bob" publishes "survey" with result "s3://reports/survey" again
-    Then the retry answers with the completion of "survey" recorded the first time
-    And "survey" is completed with result "s3://reports/survey" by "bob" at generation 1
+    Then as WR-10 reads it, the retry answers with the completion of "survey" recorded the first time
+    And "survey" is completed with result "s3://reports/survey" by "bob" under his current lease
     And the budget of "launch" is 1000 in total, 950 available, 0 reserved and 50 spent
 
-  @AC-ARMONIA-WORKREQ-001.6
-  Scenario Outline: Any other publish of a completed request is refused and changes nothing
-    Given session "root" delegates "survey" by spawn with a slice of 200
-    And "bob" claims "survey"
-    And "bob" publishes "survey" with result "s3://reports/survey"
-    When "<holder>" tries to publish "survey" at generation <generation> with result "<result>"
-    Then the attempt is refused with "already_completed" and nothing changes
-    And "survey" is completed with result "s3://reports/survey" by "bob" at generation 1
+  @AC-ARMONIA-WORKREQ-001.6 @interpretation:WR-10 @clause:closes-once
+  Scenario Outline: Any other publish of a completed request is refused and changes nothing: <case>
+    Given session "root" has delegated "survey" by spawn with a slice of 200
+    And "bob" has claimed "survey"
+    And "bob" has published "survey" with result "s3://reports/survey"
+    When "<holder>" tries to publish "survey" <fence> with result "<result>"
+    Then the attempt is refused with "already_completed" or "stale_generation" and nothing changes
+    And "survey" is completed with result "s3://reports/survey" by "bob" under his current lease
 
     Examples:
-      | holder | generation | result                 |
-      | bob    | 1          | s3://reports/survey-v2 |
-      | carol  | 1          | s3://reports/survey    |
-      | bob    | 2          | s3://reports/survey    |
+      | case                             | holder | fence                             | result                 |
+      | another result                   | bob    | under his lease                   | s3://reports/survey-v2 |
+      | another holder                   | carol  | under the lease "bob" was granted | s3://reports/survey    |
+      | a generation ahead               | bob    | one generation ahead of his lease | s3://reports/survey    |
 
-  @AC-ARMONIA-WORKREQ-001.6
-  Scenario: A completed request can be neither claimed, nor heartbeaten, nor charged again
-    Given session "root" delegates "survey" by spawn with a slice of 200
-    And "bob" claims "survey"
-    And "bob" publishes "survey" with result "s3://reports/survey"
+  @AC-ARMONIA-WORKREQ-001.6 @clause:closes-once
+  Scenario: A completed request can be neither claimed nor heartbeaten again
+    Given session "root" has delegated "survey" by spawn with a slice of 200
+    And "bob" has claimed "survey"
+    And "bob" has published "survey" with result "s3://reports/survey"
     When "carol" tries to claim "survey"
     Then the attempt is refused with "already_completed" and nothing changes
     When "bob" tries to heartbeat "survey"
-    Then the attempt is refused with "already_completed" and nothing changes
-    When the lease duration passes
+    Then the attempt is refused with "already_completed" or "stale_generation" or "lease_expired" and nothing changes
+    When the lease runs out
     And "bob" tries to claim "survey"
     Then the attempt is refused with "already_completed" and nothing changes
+
+  @AC-ARMONIA-WORKREQ-001.6 @interpretation:WR-16 @clause:closes-once
+  Scenario: A completed request's child session can charge nothing more
+    Given session "root" has delegated "survey" by spawn with a slice of 200
+    And "bob" has claimed "survey"
+    And "bob" has published "survey" with result "s3://reports/survey"
     When the child session of "survey" tries to record usage of 1
-    Then the attempt is refused with "already_completed" and nothing changes
+    Then as WR-16 reads it, the attempt is refused with "already_completed" and nothing changes
 
   # ---------------------------------------------------------------------------
   # 001.7  The lease is fenced by a generation; stale generations are rejected
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.7
+  @AC-ARMONIA-WORKREQ-001.7 @clause:fenced
   Scenario: Of 32 claims of one open request made at once, exactly one wins
     Given the implementation evaluates operations concurrently
     When 32 members claim one open request at once, for 3 requests
     Then each request had exactly one winning claim and 31 refused with "lease_held"
 
-  @AC-ARMONIA-WORKREQ-001.7
+  @AC-ARMONIA-WORKREQ-001.7 @interpretation:WR-7 @clause:fenced
   Scenario: Each claim moves the generation on by exactly one
-    Given session "root" delegates "survey" by spawn with a slice of 100
+    Given session "root" has delegated "survey" by spawn with a slice of 100
     When "bob" claims "survey"
-    Then "bob" holds "survey" at generation 1
-    When the lease duration passes
+    Then as WR-7 reads it, "bob" holds "survey" at generation 1
+    When the lease runs out
     And "carol" claims "survey"
-    Then "carol" holds "survey" at generation 2
-    When the lease duration passes
+    Then "carol" holds "survey" under a newer generation than "bob" held
+    And as WR-7 reads it, "carol" holds "survey" at generation 2
+    When the lease runs out
     And "bob" claims "survey"
-    Then "bob" holds "survey" at generation 3
+    Then as WR-7 reads it, "bob" holds "survey" at generation 3
 
-  @AC-ARMONIA-WORKREQ-001.7
+  @AC-ARMONIA-WORKREQ-001.7 @clause:fenced @clause:stale-rejected
   Scenario: A holder that claims again cannot publish with its own older generation
-    Given session "root" delegates "survey" by spawn with a slice of 100
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When the lease runs out
     And "bob" claims "survey"
-    When the lease duration passes
-    And "bob" claims "survey"
-    Then "bob" holds "survey" at generation 2
-    When "bob" tries to publish "survey" at generation 1 with result "s3://reports/old"
+    Then "bob" holds "survey" under a newer generation than his first claim
+    When "bob" tries to publish "survey" under his first lease with result "s3://reports/old"
     Then the attempt is refused with "stale_generation" and nothing changes
     When "bob" publishes "survey" with result "s3://reports/new"
-    Then "survey" is completed with result "s3://reports/new" by "bob" at generation 2
+    Then "survey" is completed with result "s3://reports/new" by "bob" under his current lease
 
-  @AC-ARMONIA-WORKREQ-001.7
-  Scenario Outline: A publish whose holder and generation are not the current pair is refused
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
-    When "<holder>" tries to publish "survey" at generation <generation> with result "s3://reports/forged"
+  @AC-ARMONIA-WORKREQ-001.7 @clause:stale-rejected
+  Scenario Outline: A publish whose holder and generation are not the current pair is refused: <case>
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When "<holder>" tries to publish "survey" <fence> with result "s3://reports/forged"
     Then the attempt is refused with "stale_generation" and nothing changes
-    And "bob" holds "survey" at generation 1
+    And "bob" holds "survey" under his current lease
 
     Examples:
-      | holder | generation |
-      | bob    | 2          |
-      | bob    | 0          |
-      | carol  | 1          |
+      | case                   | holder | fence                             |
+      | a generation ahead     | bob    | one generation ahead of his lease |
+      | generation zero        | bob    | at generation 0                   |
+      | another holder         | carol  | under the lease "bob" was granted |
 
-  @AC-ARMONIA-WORKREQ-001.7
+  @AC-ARMONIA-WORKREQ-001.7 @clause:fenced
   Scenario: A holder of two requests fences each lease on its own request
     # The fence is the triple (request, holder, generation): a fence that matched on
     # holder and generation alone would let one publish complete every request bob holds.
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And session "root" delegates "draft" by spawn with a slice of 100
-    And "bob" claims "survey"
-    And "bob" claims "draft"
-    Then "bob" holds "survey" at generation 1
-    And "bob" holds "draft" at generation 1
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And session "root" has delegated "draft" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    And "bob" has claimed "draft"
     When "bob" heartbeats "draft"
     And "bob" publishes "survey" with result "s3://reports/survey"
-    Then "survey" is completed with result "s3://reports/survey" by "bob" at generation 1
-    And "bob" holds "draft" at generation 1
+    Then "survey" is completed with result "s3://reports/survey" by "bob" under his current lease
+    And "bob" holds "draft" under his current lease
     When "bob" publishes "draft" with result "s3://reports/draft"
-    Then "draft" is completed with result "s3://reports/draft" by "bob" at generation 1
+    Then "draft" is completed with result "s3://reports/draft" by "bob" under his current lease
 
-  @AC-ARMONIA-WORKREQ-001.7
-  Scenario: A live lease keeps every other claimant out, its own holder included
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
+  @AC-ARMONIA-WORKREQ-001.7 @clause:fenced
+  Scenario: A live lease keeps every other claimant out
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
     When "carol" tries to claim "survey"
     Then the attempt is refused with "lease_held" and nothing changes
     When 1 microsecond less than the lease duration passes
-    And "bob" tries to claim "survey"
+    And "carol" tries to claim "survey"
     Then the attempt is refused with "lease_held" and nothing changes
-    And "bob" holds "survey" at generation 1
+    And "bob" holds "survey" under his current lease
+
+  @AC-ARMONIA-WORKREQ-001.7 @clause:fenced
+  Scenario: A live holder claiming again is refused or keeps its own lease
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When 1 microsecond less than the lease duration passes
+    And "bob" tries to claim "survey"
+    Then the re-claim was refused with "lease_held" and nothing changed, or "bob" still holds "survey"
 
   # ---------------------------------------------------------------------------
   # 001.8  Depth and count caps still guard delegation
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.8
-  Scenario Outline: A delegation one level past the depth cap is refused, whatever its kind
+  @AC-ARMONIA-WORKREQ-001.8 @clause:depth-cap
+  Scenario Outline: A delegation one level past the depth cap is refused, whatever its kind: <kind>
     Given a chain of <kind> delegations from session "root" reaching the depth cap
     When the deepest child session tries to delegate "one level too deep" by <kind> with a slice of 1
     Then the attempt is refused with "depth_cap" and nothing changes
@@ -491,13 +532,21 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | spawn    |
       | subagent |
 
-  @AC-ARMONIA-WORKREQ-001.8
+  @AC-ARMONIA-WORKREQ-001.8 @clause:count-cap
   Scenario: A delegation one past the count cap is refused
     Given session "root" has delegated as many requests as the count cap allows
     When session "root" tries to delegate "one too many" by subagent with a slice of 1
     Then the attempt is refused with "count_cap" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.8
+  @AC-ARMONIA-WORKREQ-001.8 @clause:count-cap
+  Scenario: A refused delegation uses up none of the count cap
+    Given session "root" has delegated as many requests as the count cap allows, but one
+    When session "root" tries to delegate "too costly" by spawn with a slice of 5000
+    Then the attempt is refused with "insufficient_budget" and nothing changes
+    When session "root" delegates "the last one" by subagent with a slice of 1
+    Then "the last one" is open
+
+  @AC-ARMONIA-WORKREQ-001.8 @clause:count-cap
   Scenario: The count cap binds each session separately
     Given session "root" has delegated as many requests as the count cap allows
     When the child session of "sibling 1" delegates "nephew" by spawn with a slice of 1
@@ -507,144 +556,156 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # 001.9  Delegation never creates budget or authority
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.9
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
   Scenario: Delegations made at once never take more budget than the campaign has
     Given the implementation evaluates operations concurrently
     When 20 delegations of 10 are made at once from a campaign with a budget of 100
-    Then at most 10 delegations succeeded and the budget was conserved and never negative
+    Then at most 10 delegations succeeded, and every budget read matches the delegations that succeeded before it
 
-  @AC-ARMONIA-WORKREQ-001.9
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
   Scenario: A slice larger than what the campaign has left is refused; an exact fit is accepted
-    Given session "root" delegates "survey" by spawn with a slice of 600
+    Given session "root" has delegated "survey" by spawn with a slice of 600
     When session "root" tries to delegate "draft" by spawn with a slice of 401
     Then the attempt is refused with "insufficient_budget" and nothing changes
     When session "root" delegates "draft" by spawn with a slice of 400
     Then the budget of "launch" is 1000 in total, 0 available, 1000 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.9
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @clause:no-budget-created
   Scenario: A nested slice cannot exceed the child's remainder even when the campaign could afford it
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And the child session of "survey" records usage of 40
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And the child session of "survey" has recorded usage of 40
     When the child session of "survey" tries to delegate "fact check" by subagent with a slice of 61
-    Then the attempt is refused with "insufficient_budget" and nothing changes
+    Then as WR-1 reads it, the attempt is refused with "insufficient_budget" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.9
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-14 @clause:no-budget-created
   Scenario: A root session cannot spend more than the campaign has left
-    Given session "root" delegates "survey" by spawn with a slice of 900
+    Given session "root" has delegated "survey" by spawn with a slice of 900
     When session "root" tries to record usage of 101
     Then the attempt is refused with "insufficient_budget" and nothing changes
     When session "root" records usage of 100
-    Then the budget of "launch" is 1000 in total, 0 available, 900 reserved and 100 spent
+    Then as WR-14 reads it, the budget of "launch" is 1000 in total, 0 available, 900 reserved and 100 spent
 
-  @AC-ARMONIA-WORKREQ-001.9
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @interpretation:WR-3 @interpretation:WR-14 @clause:no-budget-created
   Scenario: Budget is conserved through a mix of delegations, usage and completions
-    Given session "root" delegates "survey" by spawn with a slice of 300
-    And session "root" delegates "draft" by subagent with a slice of 200
-    And the child session of "survey" delegates "fact check" by subagent with a slice of 100
+    Given session "root" has delegated "survey" by spawn with a slice of 300
+    And session "root" has delegated "draft" by subagent with a slice of 200
+    And the child session of "survey" has delegated "fact check" by subagent with a slice of 100
     When session "root" records usage of 50
     And the child session of "survey" records usage of 40
     And the child session of "fact check" records usage of 30
-    Then the budget of "launch" is 1000 in total, 450 available, 430 reserved and 120 spent
+    Then the budget of "launch" is conserved
+    And as WR-1 reads it, the budget of "launch" is 1000 in total, 450 available, 430 reserved and 120 spent
     When "carol" claims "fact check"
     And "carol" publishes "fact check" with result "s3://reports/fact-check"
-    Then the completion of "fact check" returned 70
-    And the budget of "launch" is 1000 in total, 450 available, 430 reserved and 120 spent
+    Then as WR-3 reads it, the completion of "fact check" returned 70
+    And as WR-3 reads it, the budget of "launch" is 1000 in total, 450 available, 430 reserved and 120 spent
     When "bob" claims "survey"
     And "bob" publishes "survey" with result "s3://reports/survey"
-    Then the completion of "survey" returned 230
-    And the budget of "launch" is 1000 in total, 680 available, 200 reserved and 120 spent
+    Then as WR-3 reads it, the completion of "survey" returned 230
+    And as WR-3 reads it, the budget of "launch" is 1000 in total, 680 available, 200 reserved and 120 spent
     When the child session of "draft" records usage of 200
     And "bob" claims "draft"
     And "bob" publishes "draft" with result "s3://reports/draft"
-    Then the completion of "draft" returned 0
-    And the budget of "launch" is 1000 in total, 680 available, 0 reserved and 320 spent
+    Then as WR-3 reads it, the completion of "draft" returned 0
+    And as WR-3 reads it, the budget of "launch" is 1000 in total, 680 available, 0 reserved and 320 spent
     And the budget of "launch" is conserved
 
-  @AC-ARMONIA-WORKREQ-001.9
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-15 @clause:no-budget-created
   Scenario: Unspent budget returns to the campaign when its originating request has already completed
-    Given session "root" delegates "survey" by spawn with a slice of 300
-    And the child session of "survey" delegates "fact check" by subagent with a slice of 100
+    Given session "root" has delegated "survey" by spawn with a slice of 300
+    And the child session of "survey" has delegated "fact check" by subagent with a slice of 100
     When "bob" claims "survey"
     And "bob" publishes "survey" with result "s3://reports/survey"
-    Then the completion of "survey" returned 200
-    And the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
+    Then the budget of "launch" is conserved
+    And as WR-15 reads it, the completion of "survey" returned 200
+    And as WR-15 reads it, the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
     When the child session of "fact check" records usage of 30
     And "carol" claims "fact check"
     And "carol" publishes "fact check" with result "s3://reports/fact-check"
-    Then the completion of "fact check" returned 70
-    And the budget of "launch" is 1000 in total, 970 available, 0 reserved and 30 spent
-    And the budget of "launch" is conserved
+    Then the budget of "launch" is conserved
+    And as WR-15 reads it, the completion of "fact check" returned 70
+    And as WR-15 reads it, the budget of "launch" is 1000 in total, 970 available, 0 reserved and 30 spent
+
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
+  Scenario: A lineage never spends more than its slice held, however its members share it out
+    # Whichever reading of nested slices an implementation takes (WR-1), the child and its
+    # own child together can never turn the child's slice of 100 into more than 100 spent.
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And the child session of "survey" has delegated "fact check" by subagent with a slice of 70
+    And the child session of "fact check" has recorded usage of 70
+    And the child session of "survey" has recorded usage of 30
+    When the child session of "survey" tries to record usage of 70
+    Then the budget of "launch" is conserved
+
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-authority-created
+  Scenario: Grants narrow down a lineage and never widen
+    Given session "root" has delegated "survey" by spawn with a slice of 100 granting tools "shell, browser" and devices "gpu"
+    And the child session of "survey" has delegated "fact check" by subagent with a slice of 10 granting tools "shell"
+    When the child session of "fact check" tries to delegate "browse" by spawn with a slice of 1 granting tools "browser"
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
+    And no request of "lab" grants anything its originating session lacks
 
   # ---------------------------------------------------------------------------
   # 001.10  A request exposes every field of the data contract
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.10
+  @AC-ARMONIA-WORKREQ-001.10 @clause:contract-fields
   Scenario: A freshly delegated request reports every field of the data contract
     When session "root" delegates "survey" as follows:
-      | kind              | subagent                                   |
-      | deliverable       | a market survey of three vendors           |
+      | kind              | subagent                                     |
+      | deliverable       | a market survey of three vendors             |
       | acceptance checks | names three vendors; cites a source for each |
-      | budget slice      | 120                                        |
-      | tools             | shell                                      |
-      | devices           | gpu                                        |
-      | assignee          | bob                                        |
+      | budget slice      | 120                                          |
+      | tools             | shell                                        |
+      | devices           | gpu                                          |
+      | assignee          | bob                                          |
     Then "survey" reports every contract field as:
-      | field               | value                                         |
-      | request id          | <set>                                         |
-      | environment         | lab                                           |
-      | campaign            | launch                                        |
-      | originating session | root                                          |
-      | child session       | <set>                                         |
-      | deliverable         | a market survey of three vendors              |
-      | acceptance checks   | names three vendors; cites a source for each  |
-      | budget slice        | 120                                           |
-      | budget spent        | 0                                             |
-      | tool grants         | shell                                         |
-      | device grants       | gpu                                           |
-      | assignee            | bob                                           |
-      | lease holder        | <none>                                        |
-      | lease generation    | 0                                             |
-      | lease expiry        | <none>                                        |
-      | lease closed        | <none>                                        |
-      | state               | open                                          |
-      | result reference    | <none>                                        |
+      | field               | value                                        |
+      | request id          | <set>                                        |
+      | campaign            | launch                                       |
+      | originating session | root                                         |
+      | deliverable         | a market survey of three vendors             |
+      | acceptance checks   | names three vendors; cites a source for each |
+      | budget slice        | 120                                          |
+      | tool grants         | shell                                        |
+      | device grants       | gpu                                          |
+      | assignee            | bob                                          |
+      | lease holder        | <none>                                       |
+      | lease generation    | <any>                                        |
+      | lease expiry        | <none>                                       |
+      | state               | open                                         |
+      | result reference    | <none>                                       |
 
-  @AC-ARMONIA-WORKREQ-001.10
+  @AC-ARMONIA-WORKREQ-001.10 @clause:contract-fields
   Scenario: A completed request reports its lease and its result reference
-    Given session "root" delegates "survey" by spawn with a slice of 80
-    And the child session of "survey" records usage of 5
-    And "carol" claims "survey"
+    Given session "root" has delegated "survey" by spawn with a slice of 80
+    And "carol" has claimed "survey"
     When "carol" publishes "survey" with result "s3://reports/survey"
     Then "survey" reports every contract field as:
       | field               | value                           |
       | request id          | <set>                           |
-      | environment         | lab                             |
       | campaign            | launch                          |
       | originating session | root                            |
-      | child session       | <set>                           |
       | deliverable         | a short written summary         |
       | acceptance checks   | the summary names its sources   |
       | budget slice        | 80                              |
-      | budget spent        | 5                               |
       | tool grants         |                                 |
       | device grants       |                                 |
       | assignee            | <none>                          |
       | lease holder        | carol                           |
-      | lease generation    | 1                               |
+      | lease generation    | <as granted>                    |
       | lease expiry        | <set>                           |
-      | lease closed        | 2026-03-02T09:00:00Z            |
       | state               | completed                       |
       | result reference    | s3://reports/survey             |
 
-  @AC-ARMONIA-WORKREQ-001.10
-  Scenario: A claimed request reports its holder, generation and expiry
-    Given session "root" delegates "survey" by spawn with a slice of 80
+  @AC-ARMONIA-WORKREQ-001.10 @interpretation:WR-12 @clause:contract-fields
+  Scenario: A claimed request reports its holder, generation and the expiry one reported lease duration away
+    Given session "root" has delegated "survey" by spawn with a slice of 80
     When "carol" claims "survey"
-    Then "carol" holds "survey" at generation 1
-    And the lease of "survey" expires one lease duration from now
+    Then "carol" holds "survey" under her current lease
+    And as WR-12 reads it, the lease of "survey" expires one lease duration from now
 
-  @AC-ARMONIA-WORKREQ-001.10
+  @AC-ARMONIA-WORKREQ-001.10 @clause:contract-fields
   Scenario: Every request gets its own id and its own new child session
     When session "root" delegates "survey" by spawn with a slice of 100
     And session "root" delegates "draft" by subagent with a slice of 100
@@ -654,10 +715,11 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # 001.11  Both a session spawn and a subagent delegation create a request
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.11
-  Scenario Outline: A delegation by <kind> creates a durable request whose child draws on its slice
+  @AC-ARMONIA-WORKREQ-001.11 @clause:spawn-creates @clause:subagent-creates
+  Scenario Outline: A delegation by <kind> creates a request of that kind whose child draws on its slice
     When session "root" delegates "survey" by <kind> with a slice of 100
-    Then "survey" is open
+    Then "survey" was made by <kind>
+    And "survey" is open
     And the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
     And "carol" lists in "lab":
       | request | state |
@@ -670,11 +732,24 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | spawn    |
       | subagent |
 
-  @AC-ARMONIA-WORKREQ-001.11
+  @AC-ARMONIA-WORKREQ-001.11 @clause:spawn-creates @clause:subagent-creates
+  Scenario Outline: A request made by <kind> is durable: it reads the same after a restart
+    Given session "root" has delegated "survey" by <kind> with a slice of 100
+    When the implementation restarts
+    Then every request, listing, budget and session reads as it did before the restart
+    And "survey" was made by <kind>
+
+    Examples:
+      | kind     |
+      | spawn    |
+      | subagent |
+
+  @AC-ARMONIA-WORKREQ-001.11 @clause:spawn-creates @clause:subagent-creates
   Scenario Outline: A child made by <first> can itself delegate by <second>
-    Given session "root" delegates "survey" by <first> with a slice of 100
+    Given session "root" has delegated "survey" by <first> with a slice of 100
     When the child session of "survey" delegates "fact check" by <second> with a slice of 40
-    Then "fact check" is open
+    Then "fact check" was made by <second>
+    And "fact check" is open
     And "bob" lists in "lab":
       | request    | state |
       | survey     | open  |
@@ -691,105 +766,119 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # 001.12  Heartbeats extend a live lease; late or stale heartbeats extend nothing
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.12
-  Scenario: A heartbeat moves the expiry to one lease duration from now and keeps the generation
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
+  @AC-ARMONIA-WORKREQ-001.12 @interpretation:WR-7 @clause:heartbeat-extends
+  Scenario: A heartbeat pushes the expiry later and keeps the generation
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
     When half the lease duration passes
     And "bob" heartbeats "survey"
-    Then "bob" holds "survey" at generation 1
-    And the lease of "survey" expires one lease duration from now
+    Then the heartbeat pushed the lease of "survey" later than the claim had it expire
+    And as WR-7 reads it, the heartbeat kept the generation "bob" was granted
 
-  @AC-ARMONIA-WORKREQ-001.12
+  @AC-ARMONIA-WORKREQ-001.12 @clause:heartbeat-extends
   Scenario: Heartbeats keep a lease alive across several lease durations
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
     When "bob" heartbeats "survey" every half lease duration for 4 lease durations
     And "carol" tries to claim "survey"
     Then the attempt is refused with "lease_held" and nothing changes
     When "bob" publishes "survey" with result "s3://reports/survey"
-    Then "survey" is completed with result "s3://reports/survey" by "bob" at generation 1
+    Then "survey" is completed with result "s3://reports/survey" by "bob" under his current lease
 
-  @AC-ARMONIA-WORKREQ-001.12
+  @AC-ARMONIA-WORKREQ-001.12 @clause:heartbeat-extends
   Scenario: A heartbeat one microsecond before expiry still extends the lease
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
     When 1 microsecond less than the lease duration passes
     And "bob" heartbeats "survey"
-    Then the lease of "survey" expires one lease duration from now
+    Then the heartbeat pushed the lease of "survey" later than the claim had it expire
 
-  @AC-ARMONIA-WORKREQ-001.12
-  Scenario: A heartbeat at the exact expiry instant is refused and extends nothing
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
-    When the lease duration passes
+  @AC-ARMONIA-WORKREQ-001.12 @clause:late-heartbeat-rejected
+  Scenario: A heartbeat after the lease ran out is refused and extends nothing
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When the lease runs out
     And "bob" tries to heartbeat "survey"
     Then the attempt is refused with "lease_expired" and nothing changes
     And "survey" is open again
 
-  @AC-ARMONIA-WORKREQ-001.12
-  Scenario: A heartbeat from a replaced holder is refused and leaves the new lease alone
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
+  @AC-ARMONIA-WORKREQ-001.12 @interpretation:WR-8 @clause:late-heartbeat-rejected
+  Scenario: A heartbeat at the exact expiry instant is refused and extends nothing
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
     When the lease duration passes
+    And "bob" tries to heartbeat "survey"
+    Then as WR-8 reads it, the attempt is refused with "lease_expired" and nothing changes
+
+  @AC-ARMONIA-WORKREQ-001.12 @clause:stale-heartbeat-rejected
+  Scenario: A heartbeat from a replaced holder is refused and leaves the new lease alone
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When the lease runs out
     And "carol" claims "survey"
     And "bob" tries to heartbeat "survey"
-    Then the attempt is refused with "stale_generation" and nothing changes
-    And "carol" holds "survey" at generation 2
+    Then the attempt is refused with "stale_generation" or "lease_expired" and nothing changes
+    And "carol" holds "survey" under her current lease
 
-  @AC-ARMONIA-WORKREQ-001.12
-  Scenario Outline: A heartbeat whose holder and generation are not the current pair is refused
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And "bob" claims "survey"
-    When "<holder>" tries to heartbeat "survey" at generation <generation>
+  @AC-ARMONIA-WORKREQ-001.12 @clause:stale-heartbeat-rejected
+  Scenario Outline: A heartbeat whose holder and generation are not the current pair is refused: <case>
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When "<holder>" tries to heartbeat "survey" <fence>
     Then the attempt is refused with "stale_generation" and nothing changes
-    And "bob" holds "survey" at generation 1
+    And "bob" holds "survey" under his current lease
 
     Examples:
-      | holder | generation |
-      | bob    | 2          |
-      | carol  | 1          |
+      | case               | holder | fence                             |
+      | a generation ahead | bob    | one generation ahead of his lease |
+      | another holder     | carol  | under the lease "bob" was granted |
 
   # ---------------------------------------------------------------------------
   # 001.13  The child's usage draws from its slice and never exceeds it
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.13
+  @AC-ARMONIA-WORKREQ-001.13 @clause:usage-draws-on-campaign
   Scenario: A child's usage is charged to its slice, not to what the campaign has left
-    Given session "root" delegates "survey" by spawn with a slice of 100
+    Given session "root" has delegated "survey" by spawn with a slice of 100
     When the child session of "survey" records usage of 60
     Then "survey" has spent 60 of its slice of 100
     And the budget of "launch" is 1000 in total, 900 available, 40 reserved and 60 spent
 
-  @AC-ARMONIA-WORKREQ-001.13
+  @AC-ARMONIA-WORKREQ-001.13 @clause:usage-within-slice
   Scenario: Usage beyond what is left of the slice is refused and charges nothing
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And the child session of "survey" records usage of 70
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And the child session of "survey" has recorded usage of 70
     When the child session of "survey" tries to record usage of 31
     Then the attempt is refused with "usage_exceeds_slice" and nothing changes
     When the child session of "survey" records usage of 30
     Then "survey" has spent 100 of its slice of 100
     And the budget of "launch" is 1000 in total, 900 available, 0 reserved and 100 spent
 
-  @AC-ARMONIA-WORKREQ-001.13
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-1 @clause:usage-within-slice
   Scenario: Slices carved out for grandchildren are no longer the child's to spend
-    Given session "root" delegates "survey" by spawn with a slice of 100
-    And the child session of "survey" delegates "fact check" by subagent with a slice of 70
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And the child session of "survey" has delegated "fact check" by subagent with a slice of 70
     When the child session of "survey" tries to record usage of 31
-    Then the attempt is refused with "usage_exceeds_slice" and nothing changes
+    Then as WR-1 reads it, the attempt is refused with "usage_exceeds_slice" and nothing changes
     When the child session of "survey" records usage of 30
     And the child session of "fact check" records usage of 70
-    Then the budget of "launch" is 1000 in total, 900 available, 0 reserved and 100 spent
+    Then the budget of "launch" is conserved
+    And as WR-1 reads it, the budget of "launch" is 1000 in total, 900 available, 0 reserved and 100 spent
 
-  @AC-ARMONIA-WORKREQ-001.13
-  Scenario Outline: Usage with bad input is refused with a typed error and charges nothing
-    Given session "root" delegates "survey" by spawn with a slice of 100
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-13 @clause:usage-within-slice
+  Scenario Outline: Usage of an amount below 1 is refused and charges nothing: <session> records <amount>
+    Given session "root" has delegated "survey" by spawn with a slice of 100
     When <session> tries to record usage of <amount>
-    Then the attempt is refused with "<code>" and nothing changes
+    Then as WR-13 reads it, the attempt is refused with "invalid_input" and nothing changes
 
     Examples:
-      | session                       | amount | code          |
-      | the child session of "survey" | 0      | invalid_input |
-      | the child session of "survey" | -3     | invalid_input |
-      | session "root"                | 0      | invalid_input |
-      | session "phantom"             | 5      | not_found     |
+      | session                       | amount |
+      | the child session of "survey" | 0      |
+      | the child session of "survey" | -3     |
+      | session "root"                | 0      |
+
+  @AC-ARMONIA-WORKREQ-001.13 @clause:usage-draws-on-campaign
+  Scenario: Usage by a session that does not exist is refused and charges nothing
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    When session "phantom" tries to record usage of 5
+    Then the attempt is refused with "not_found" or "invalid_input" and nothing changes

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
+import pytest
 from pytest_bdd import given, parsers, when
 
 from conformance.driver import Capability, Driver
 from conformance.pytest_plugin import require
 from conformance.restart_forecast import RESTART_STEP
+
+BEFORE_RESTART = pytest.StashKey[list[Callable[[], None]]]()
+"""What the scenario's state keepers note just before a restart (see `implementation_restarts`)."""
 
 _UNITS = {
     "microsecond": timedelta(microseconds=1),
@@ -53,6 +58,10 @@ def time_passes(driver: Driver, duration: str) -> None:
 
 @when(RESTART_STEP)
 @given(RESTART_STEP)
-def implementation_restarts(driver: Driver) -> None:
+def implementation_restarts(driver: Driver, request: pytest.FixtureRequest) -> None:
+    """Stop and start the implementation on its store; first, whatever keeps the scenario's
+    state notes what must read the same afterwards."""
     require(driver, Capability.RESTART)
+    for note in request.node.stash.get(BEFORE_RESTART, []):
+        note()
     driver.restart()

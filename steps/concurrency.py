@@ -1,48 +1,112 @@
-"""Race steps: concurrent batches through `run_concurrently`, judged by the history checker.
+"""Race and crash steps: concurrent batches through `run_concurrently`, judged by the history
+checker, and crashes the harness causes in the middle of one.
 
 The race programs live in `conformance.races`; the checker's counts (the largest
-over-admission observed, how many operations were checked) go into the
-scenario's result record as evidence, whether it passes or fails.
+over-admission observed, definite and indeterminate outcomes, budget returned
+by completions) go into the scenario's result record as evidence, whether it
+passes or fails. A batch that leaves too many outcomes unknown cannot show the
+implementation right or wrong: the scenario is then `errored`, never passed.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
+import pytest
 from pytest_bdd import given, parsers, then, when
 
-from conformance.checker import over_admission_evidence
-from conformance.driver import Capability, Driver
+from conformance.checker import CheckResult, over_admission_evidence
+from conformance.clause_check import Cite, expect, port_requires, scenario_value
+from conformance.driver import (
+    Capability,
+    ConcurrentCall,
+    Driver,
+    DriverError,
+    ErrorCode,
+)
 from conformance.history import HistoryRecorder
 from conformance.pytest_plugin import require
 from conformance.races import (
+    MINIMUM_DEFINITE_SHARE,
     PUBLISHED_RESULTS,
     RaceVerdict,
     claim_race,
     delegation_race,
-    office_wake_race,
+    full_window_rounds,
+    office_wake_checks,
+    one_place_rounds,
     publish_race,
 )
+from conformance.recorder import NOT_APPLICABLE_PREFIX
+from steps.office_scene import OfficeScene, Wake
 
 RACE_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
+CHECK_CLAUSES: dict[str, Cite] = {
+    "allowance": (
+        "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early",
+        "AC-OFFICE-ASSIGN-RATE-002.1/over-admission-bounded",
+        "AC-OFFICE-ASSIGN-RATE-001.2/concurrent-may-exceed",
+        "OF-5",
+    ),
+    "assignment_generations": "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept",
+    "claims": ("AC-ARMONIA-WORKREQ-001.7/fenced", "AC-ARMONIA-WORKREQ-001.7/stale-rejected"),
+    "publishes": (
+        "AC-ARMONIA-WORKREQ-001.6/records-result",
+        "AC-ARMONIA-WORKREQ-001.6/closes-once",
+    ),
+    "budget": "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
+}
+"""The clauses each of the checker's checks enforces."""
 
-def recorder_for(driver: Driver) -> HistoryRecorder:
-    recorder = HistoryRecorder(driver)
-    recorder.set_clock(RACE_START)
-    return recorder
+
+@dataclass
+class Race:
+    """The scenario's recorded history: every race step of a scenario adds to the same one."""
+
+    driver: Driver
+    evidence: list[str]
+    verdict: RaceVerdict | None = None
+    _recorder: HistoryRecorder | None = field(default=None, repr=False)
+
+    @property
+    def recorder(self) -> HistoryRecorder:
+        if self._recorder is None:
+            self._recorder = HistoryRecorder(self.driver)
+            self._recorder.set_clock(RACE_START)
+        return self._recorder
+
+    def judged(self, verdict: RaceVerdict) -> RaceVerdict:
+        """Keep the verdict, put every check's counts into the evidence, refuse unknowns."""
+        self.verdict = verdict
+        self.evidence.extend(
+            f"{check.check}: {check.operations_checked} operations checked, counts "
+            f"{dict(check.counts)}"
+            for check in verdict.checks
+        )
+        share = verdict.check("definite_share")
+        port_requires(
+            share.ok,
+            "the concurrent batches left too many outcomes unknown to judge anything "
+            f"(at least {MINIMUM_DEFINITE_SHARE:.0%} of each batch must be definite):\n{share}",
+        )
+        return verdict
 
 
-def record(evidence: list[str], verdict: RaceVerdict) -> RaceVerdict:
-    evidence.extend(
-        f"{check.check}: {check.operations_checked} operations checked, counts {dict(check.counts)}"
-        for check in verdict.checks
-    )
-    return verdict
+@pytest.fixture
+def race(driver: Driver, evidence: list[str]) -> Race:
+    return Race(driver, evidence)
 
 
-def assert_clean(verdict: RaceVerdict) -> None:
-    assert verdict.ok, f"the history checker found violations:\n{verdict}"
+def expect_clean(check: CheckResult) -> None:
+    expect(check.ok, CHECK_CLAUSES[check.check], f"the history checker found:\n{check}")
+
+
+def the_verdict(race: Race) -> RaceVerdict:
+    return scenario_value(race.verdict, "no race was run in this scenario")
 
 
 @given("the implementation evaluates operations concurrently")
@@ -50,43 +114,67 @@ def evaluates_concurrently(driver: Driver) -> None:
     require(driver, Capability.CONCURRENCY)
 
 
+# --------------------------------------------------------------------------
+# Office races
+# --------------------------------------------------------------------------
+
+
 @when(
     parsers.parse(
-        "in each of {rounds:d} rounds, {concurrent:d} agent wakes at once meet a task "
+        "in each of {rounds:d} rounds, {concurrent:d} agent wakes at once meet a fresh task "
         "with one place left in its allowance"
-    ),
-    target_fixture="race",
+    )
 )
-def agent_wakes_race(
-    driver: Driver, evidence: list[str], rounds: int, concurrent: int
-) -> RaceVerdict:
-    verdict = office_wake_race(recorder_for(driver), rounds=rounds, concurrent=concurrent)
-    evidence.append(over_admission_evidence(verdict.check("allowance")))
-    return record(evidence, verdict)
+def wakes_at_one_place(race: Race, rounds: int, concurrent: int) -> None:
+    one_place_rounds(race.recorder, rounds=rounds, concurrent=concurrent)
+
+
+@when(
+    parsers.parse(
+        "in each of {rounds:d} rounds, {concurrent:d} agent wakes at once meet one task "
+        "whose allowance is already used up"
+    )
+)
+def wakes_at_full_window(race: Race, rounds: int, concurrent: int) -> None:
+    full_window_rounds(race.recorder, rounds=rounds, concurrent=concurrent)
 
 
 @then(
     parsers.parse(
-        "no wake was refused before the allowance was reached, and no round admitted "
-        "more than {bound:d} beyond it"
+        "no wake was refused before the allowance was reached, no window admitted more than "
+        "{bound:d} beyond it, and at least {share:d}% of the outcomes were definite"
     )
 )
-def allowance_held_under_race(race: RaceVerdict, bound: int) -> None:
-    assert_clean(race)
-    largest = race.check("allowance").counts.get("largest_over_admission", 0)
-    assert largest <= bound, f"over-admission of {largest} beyond the allowance, bound {bound}"
+def allowance_held_under_race(race: Race, bound: int, share: int) -> None:
+    verdict = race.judged(office_wake_checks(race.recorder))
+    allowance = verdict.check("allowance")
+    race.evidence.append(over_admission_evidence(allowance))
+    expect_clean(allowance)
+    expect_clean(verdict.check("assignment_generations"))
+    largest = allowance.counts.get("largest_over_admission", 0)
+    expect(
+        largest <= bound,
+        CHECK_CLAUSES["allowance"],
+        f"over-admission of {largest} beyond the allowance, bound {bound}",
+    )
+    definite = verdict.check("definite_share").counts
+    total = definite.get("definite", 0) + definite.get("indeterminate", 0)
+    port_requires(
+        total > 0 and definite.get("definite", 0) * 100 >= share * total,
+        f"{definite.get('definite', 0)} of {total} outcomes definite, fewer than {share}%",
+    )
+
+
+# --------------------------------------------------------------------------
+# Work-request races
+# --------------------------------------------------------------------------
 
 
 @when(
-    parsers.parse(
-        "{claimants:d} members claim one open request at once, for {requests:d} requests"
-    ),
-    target_fixture="race",
+    parsers.parse("{claimants:d} members claim one open request at once, for {requests:d} requests")
 )
-def claims_race(driver: Driver, evidence: list[str], claimants: int, requests: int) -> RaceVerdict:
-    return record(
-        evidence, claim_race(recorder_for(driver), requests=requests, claimants=claimants)
-    )
+def claims_race(race: Race, claimants: int, requests: int) -> None:
+    race.judged(claim_race(race.recorder, requests=requests, claimants=claimants))
 
 
 @then(
@@ -94,60 +182,153 @@ def claims_race(driver: Driver, evidence: list[str], claimants: int, requests: i
         'each request had exactly one winning claim and {losers:d} refused with "lease_held"'
     )
 )
-def one_winner_per_request(race: RaceVerdict, losers: int) -> None:
-    assert_clean(race)
-    claims = race.check("claims")
-    requests = claims.counts.get("succeeded", 0)
-    assert requests > 0, f"no claim succeeded: {claims}"
-    assert claims.counts.get("refused_lease_held", 0) == requests * losers, str(claims)
+def one_winner_per_request(race: Race, losers: int) -> None:
+    claims = the_verdict(race).check("claims")
+    expect_clean(claims)
+    requests = claims.counts.get("requests", 0)
+    won = claims.counts.get("succeeded", 0)
+    expect(
+        won == requests > 0 and claims.counts.get("refused_lease_held", 0) == requests * losers,
+        CHECK_CLAUSES["claims"],
+        f"expected one winner and {losers} lease_held refusals per request: {claims}",
+    )
 
 
 @when(
     parsers.parse(
         "the holder of each of {requests:d} claimed requests publishes it several times at once"
-    ),
-    target_fixture="race",
+    )
 )
-def publishes_race(driver: Driver, evidence: list[str], requests: int) -> RaceVerdict:
-    evidence.append(f"results published at once per request: {list(PUBLISHED_RESULTS)}")
-    return record(evidence, publish_race(recorder_for(driver), requests=requests))
+def publishes_race(race: Race, requests: int) -> None:
+    race.evidence.append(f"results published at once per request: {list(PUBLISHED_RESULTS)}")
+    race.judged(publish_race(race.recorder, requests=requests))
 
 
 @then(parsers.parse("each request was completed by exactly one publish and its lease closed once"))
-def completed_once(race: RaceVerdict) -> None:
-    assert_clean(race)
-    publishes = race.check("publishes")
-    accepted = publishes.counts.get("accepted", 0)
-    assert accepted > 0, f"no publish was accepted: {publishes}"
-    assert publishes.counts.get("lease_closes", 0) == accepted, str(publishes)
+def completed_once(race: Race) -> None:
+    verdict = the_verdict(race)
+    publishes, budget = verdict.check("publishes"), verdict.check("budget")
+    expect_clean(publishes)
+    expect(
+        publishes.counts.get("accepted", 0) > 0,
+        CHECK_CLAUSES["publishes"],
+        f"no publish was accepted: {publishes}",
+    )
+    acknowledged = budget.counts.get("returned_acknowledged", 0)
+    observed = budget.counts.get("returned_observed", 0)
+    race.evidence.append(
+        f"closing transitions observed through the budget: completions acknowledged returning "
+        f"{acknowledged}, the campaign shows {observed} returned"
+    )
+    expect(
+        budget.ok and observed == acknowledged,
+        "AC-ARMONIA-WORKREQ-001.6/closes-once",
+        f"each completion closes its lease (and returns its slice) once: acknowledged "
+        f"{acknowledged} returned, the campaign shows {observed}\n{budget}",
+    )
 
 
 @when(
     parsers.parse(
         "{delegations:d} delegations of {budget_slice:d} are made at once from a campaign "
         "with a budget of {budget:d}"
-    ),
-    target_fixture="race",
-)
-def delegations_race(
-    driver: Driver, evidence: list[str], delegations: int, budget_slice: int, budget: int
-) -> RaceVerdict:
-    verdict = delegation_race(
-        recorder_for(driver),
-        budget=budget,
-        delegations=delegations,
-        budget_slice=budget_slice,
-        sessions=5,
     )
-    return record(evidence, verdict)
+)
+def delegations_race(race: Race, delegations: int, budget_slice: int, budget: int) -> None:
+    race.judged(
+        delegation_race(
+            race.recorder,
+            budget=budget,
+            delegations=delegations,
+            budget_slice=budget_slice,
+            sessions=5,
+        )
+    )
 
 
 @then(
     parsers.parse(
-        "at most {most:d} delegations succeeded and the budget was conserved and never negative"
+        "at most {most:d} delegations succeeded, and every budget read matches the delegations "
+        "that succeeded before it"
     )
 )
-def budget_held_under_race(race: RaceVerdict, most: int) -> None:
-    assert_clean(race)
-    succeeded = race.check("budget").counts.get("delegations_succeeded", 0)
-    assert 0 < succeeded <= most, f"{succeeded} delegations succeeded, expected 1 to {most}"
+def budget_held_under_race(race: Race, most: int) -> None:
+    budget = the_verdict(race).check("budget")
+    expect_clean(budget)
+    succeeded = budget.counts.get("delegations_succeeded", 0)
+    expect(
+        0 < succeeded <= most,
+        CHECK_CLAUSES["budget"],
+        f"{succeeded} delegations succeeded, expected 1 to {most}",
+    )
+
+
+# --------------------------------------------------------------------------
+# Crashes the harness causes in the middle of a batch
+# --------------------------------------------------------------------------
+
+
+def timed_warm_up(driver: Driver, warm_up: list[ConcurrentCall]) -> timedelta:
+    """Run a first batch, which readies the implementation's workers, and time it."""
+    require(driver, Capability.RESTART)
+    require(driver, Capability.CONCURRENCY)
+    started = time.perf_counter()
+    driver.run_concurrently(warm_up)
+    return timedelta(seconds=time.perf_counter() - started)
+
+
+def crash_during(driver: Driver, calls: list[ConcurrentCall], batch_takes: timedelta) -> None:
+    """Kill the implementation halfway into a batch (wherever the kill lands, what follows
+    must hold). An adapter that cannot kill its implementation makes the scenario not
+    applicable."""
+    try:
+        driver.crash_during(calls, after=batch_takes / 2)
+    except DriverError as error:
+        if error.code is not ErrorCode.NOT_SUPPORTED:
+            raise
+        pytest.skip(f"{NOT_APPLICABLE_PREFIX}{error.message}")
+
+
+def assignment_calls(
+    task_id: str, acting: str, assignees: Iterator[str], count: int
+) -> list[ConcurrentCall]:
+    return [
+        ConcurrentCall(
+            operation="assign_task",
+            arguments={
+                "task_id": task_id,
+                "assignee_agent_id": next(assignees),
+                "acting_agent_id": acting,
+            },
+        )
+        for _ in range(count)
+    ]
+
+
+def alternating(names: list[str]) -> Iterator[str]:
+    while True:
+        yield from names
+
+
+@when(
+    parsers.re(
+        r"the implementation crashes while (?P<count>\d+) agent wakes for task "
+        r'"(?P<task_id>[^"]+)" are being evaluated at once'
+    )
+)
+def crash_during_wakes(office: OfficeScene, count: str, task_id: str) -> None:
+    """The warm-up batch goes to a task of the step's own, so the scenario's task sees only
+    the batch the crash cuts short."""
+    warm_task = f"{task_id}-warm-up"
+    office.driver.create_task(office.workspace_id, warm_task)
+    agents = alternating(["ada", "bob"])
+    batch_takes = timed_warm_up(
+        office.driver, assignment_calls(warm_task, "ada", agents, int(count))
+    )
+    calls = assignment_calls(task_id, "ada", agents, int(count))
+
+    def crash() -> list[Wake]:
+        crash_during(office.driver, calls, batch_takes)
+        return []
+
+    office.act(crash)

@@ -1,0 +1,254 @@
+"""Office Then steps about the rate-limit counter and the warning logs (REQ-OFFICE-ASSIGN-RATE-003).
+
+The counter is read under the names the implementation declares (its sample
+name, its reason label and the label's three values), summed over any other
+labels it carries. Warnings are read through the protocol's field names; a
+warning may carry more fields, and other warnings may be logged beside it, so
+a check looks for a warning that carries what the clause asks and lacks what
+the clause forbids.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_bdd import parsers, then
+
+from conformance.clause_check import expect, scenario_requires
+from conformance.driver import RateLimitReason, WarningLog
+from steps.office_scene import SINCE, OfficeScene, Telemetry, moves_between, quiet_cites
+
+COUNTED_BY_REASON = "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason"
+NO_IDENTIFIER_LABELS = "AC-OFFICE-ASSIGN-RATE-003.2/no-identifier-labels"
+MOVE_CLAUSES: dict[RateLimitReason, tuple[str, ...]] = {
+    RateLimitReason.ALLOWANCE_EXHAUSTED: (COUNTED_BY_REASON,),
+    RateLimitReason.COUNT_READ_FAILED: (COUNTED_BY_REASON, "AC-OFFICE-ASSIGN-RATE-002.2/counted"),
+    RateLimitReason.TASK_UNATTRIBUTED: (
+        COUNTED_BY_REASON,
+        "AC-OFFICE-ASSIGN-RATE-002.3/admitted-unattributed",
+    ),
+}
+"""The clauses that make each reason's counter move."""
+
+LOGGED_CLAUSES = {
+    "refusal": "AC-OFFICE-ASSIGN-RATE-003.3/refusal-logged",
+    "degraded admission": "AC-OFFICE-ASSIGN-RATE-002.2/logged",
+    "unattributed admission": "AC-OFFICE-ASSIGN-RATE-002.3/logged",
+}
+FORBIDDEN_FIELD_CLAUSES = {
+    "observed_count": "AC-OFFICE-ASSIGN-RATE-002.2/no-observed-count",
+    "task_id": "AC-OFFICE-ASSIGN-RATE-002.3/no-task-id",
+}
+REQUIRED_FIELD_CLAUSES = {"error": "AC-OFFICE-ASSIGN-RATE-002.2/logged"}
+
+_MOVE = re.compile(r"(\w+) \+(\d+)")
+
+
+def parse_moves(office: OfficeScene, text: str) -> dict[RateLimitReason, float]:
+    """`none`, or `allowance_exhausted +1 and task_unattributed +1`."""
+    if text == "none":
+        return {}
+    moves = {RateLimitReason(reason): float(amount) for reason, amount in _MOVE.findall(text)}
+    leftover = re.sub(r",|\band\b", "", _MOVE.sub("", text)).strip()
+    scenario_requires(
+        bool(moves) and not leftover, f"{text!r} is neither 'none' nor 'reason +n and ...'"
+    )
+    return moves
+
+
+def declared(telemetry: Telemetry, moves: dict[RateLimitReason, float]) -> dict[str, float]:
+    """Canonical reasons as the implementation's own label values."""
+    return {telemetry.label_of(reason): amount for reason, amount in moves.items()}
+
+
+def check_moves(office: OfficeScene, since: str, expected: dict[RateLimitReason, float]) -> None:
+    before = office.baseline(since).telemetry
+    after = office.telemetry()
+    moved = moves_between(before, after)
+    want = declared(after, expected)
+    cites = tuple(c for reason in expected for c in MOVE_CLAUSES[reason])
+    counter = office.vocabulary.rate_limit_counter
+    expect(
+        moved == want,
+        cites or quiet_cites(office.wakes if since != "in this scenario" else []),
+        f"expected {counter} to move {since} by {want or 'nothing'}, observed {moved or 'nothing'} "
+        f"(reason label {office.vocabulary.reason_label!r})",
+    )
+
+
+@then(parsers.re(rf"the rate-limit counters moved {SINCE} by: (?P<moves>.+)"))
+def rate_limit_moves(office: OfficeScene, since: str, moves: str) -> None:
+    check_moves(office, since, parse_moves(office, moves))
+
+
+@then(parsers.re(rf"no rate-limit counter moved {SINCE}"))
+def no_rate_limit_move(office: OfficeScene, since: str) -> None:
+    check_moves(office, since, {})
+
+
+@then(
+    "every sample of the rate-limit counter carries its reason label, "
+    "with one of the three declared reasons"
+)
+def rate_limit_reasons_closed(office: OfficeScene) -> None:
+    telemetry = office.telemetry()
+    vocabulary = office.vocabulary
+    allowed = {telemetry.label_of(reason) for reason in RateLimitReason}
+    samples = telemetry.rate_limit_samples()
+    stray = [s.labels for s in samples if s.labels.get(vocabulary.reason_label) not in allowed]
+    expect(
+        bool(samples) and not stray,
+        "AC-OFFICE-ASSIGN-RATE-003.1/closed-reasons",
+        f"every {vocabulary.rate_limit_counter} sample carries {vocabulary.reason_label!r} with "
+        f"one of {sorted(allowed)}; samples {[s.labels for s in samples] or 'none'}, "
+        f"outside the set {stray}",
+    )
+
+
+@then(
+    parsers.parse(
+        'the rate-limit counter holds one series for "{reason}", up by {delta:d} in this scenario'
+    )
+)
+def one_series_per_reason(office: OfficeScene, reason: str, delta: int) -> None:
+    telemetry = office.telemetry()
+    label = telemetry.label_of(RateLimitReason(reason))
+    reason_label = office.vocabulary.reason_label
+    series = [s for s in telemetry.rate_limit_samples() if s.labels.get(reason_label) == label]
+    expect(
+        len(series) == 1,
+        NO_IDENTIFIER_LABELS,
+        f"refusals on two tasks by two agents land in one series for {label!r}; "
+        f"found {[s.labels for s in series]}",
+    )
+    rise = moves_between(office.baseline("in this scenario").telemetry, telemetry).get(label, 0.0)
+    expect(
+        rise == delta,
+        COUNTED_BY_REASON,
+        f"expected {label!r} to rise by {delta} in this scenario, it rose by {rise:g}",
+    )
+
+
+def holds_identifier(value: str, identifier: str) -> bool:
+    """Whether `identifier` appears in `value` as a whole token (so run "2" is not in "200")."""
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(identifier)}(?![A-Za-z0-9])", value) is not None
+
+
+@then("no label of the rate-limit counter holds an identifier of a workspace, agent, task or run")
+def no_identifier_labels(office: OfficeScene) -> None:
+    identifiers = office.identifiers | {run.run_id for run in office.driver.list_runs()}
+    labels = {
+        (name, value)
+        for sample in office.telemetry().rate_limit_samples()
+        for name, value in sample.labels.items()
+    }
+    leaks = sorted(
+        (name, value, ident)
+        for name, value in labels
+        for ident in identifiers
+        if holds_identifier(value, ident)
+    )
+    expect(
+        not leaks,
+        NO_IDENTIFIER_LABELS,
+        f"labels of the rate-limit counter carry identifiers (label, value, identifier): {leaks}",
+    )
+
+
+@then(
+    parsers.parse(
+        "one reading of the telemetry surface shows, since the scenario began, a declared dedup "
+        'counter risen and the rate-limit counter up by 1 for "{reason}"'
+    )
+)
+def one_surface(office: OfficeScene, reason: str) -> None:
+    before = office.baseline("in this scenario").telemetry
+    reading = office.telemetry()
+    label = reading.label_of(RateLimitReason(reason))
+    dedup_rise = reading.dedup_total() - before.dedup_total()
+    rate_rise = moves_between(before, reading).get(label, 0.0)
+    expect(
+        dedup_rise >= 1 and rate_rise == 1,
+        "AC-OFFICE-ASSIGN-RATE-003.6/same-surface",
+        f"one reading shows the declared dedup counters {office.vocabulary.dedup_counters} up by "
+        f"{dedup_rise:g} (expected at least 1) and {office.vocabulary.rate_limit_counter} "
+        f"{{{office.vocabulary.reason_label}={label!r}}} up by {rate_rise:g} (expected 1)",
+    )
+
+
+# --------------------------------------------------------------------------
+# Warning logs
+# --------------------------------------------------------------------------
+
+
+def carries(warning: WarningLog, name: str, expected: str, office: OfficeScene) -> bool:
+    """A field holds the expected value; a reason may be canonical or the declared label."""
+    if name not in warning.fields:
+        return False
+    observed = str(warning.fields[name])
+    if name == "reason":
+        reason = RateLimitReason(expected)
+        return observed in (reason.value, office.vocabulary.reasons.of(reason))
+    return observed == expected
+
+
+def matching_warnings(office: OfficeScene, table: list[list[str]]) -> list[WarningLog]:
+    wanted = {name: value for name, value in table[1:]}
+    return [
+        warning
+        for warning in office.warnings_since_action()
+        if all(carries(warning, name, value, office) for name, value in wanted.items())
+    ]
+
+
+@then(
+    parsers.re(
+        r"a warning logged by that wake names the "
+        r"(?P<what>refusal|degraded admission|unattributed admission) with:"
+    )
+)
+def warning_names(office: OfficeScene, what: str, datatable: list[list[str]]) -> None:
+    found = matching_warnings(office, datatable)
+    expect(
+        bool(found),
+        LOGGED_CLAUSES[what],
+        f"expected a warning with {dict(datatable[1:])}, the wake logged "
+        f"{office.warnings_since_action() or 'no warning'}",
+    )
+    office.checked_warnings = found
+
+
+@then(parsers.parse("each of those {count:d} refusals was logged as a warning with:"))
+def each_refusal_logged(office: OfficeScene, count: int, datatable: list[list[str]]) -> None:
+    found = matching_warnings(office, datatable)
+    expect(
+        len(found) >= count,
+        LOGGED_CLAUSES["refusal"],
+        f"expected a warning with {dict(datatable[1:])} for each of {count} refusals, "
+        f"found {len(found)} among {office.warnings_since_action()}",
+    )
+
+
+@then(parsers.re(r'that warning has no "(?P<name>[^"]+)" field'))
+def warning_lacks(office: OfficeScene, name: str) -> None:
+    scenario_requires(bool(office.checked_warnings), "no warning has been found yet")
+    kept = [w for w in office.checked_warnings if name not in w.fields]
+    expect(
+        bool(kept),
+        FORBIDDEN_FIELD_CLAUSES[name],
+        f"the warning must not carry {name!r}; found {[w.fields for w in office.checked_warnings]}",
+    )
+    office.checked_warnings = kept
+
+
+@then(parsers.re(r'that warning has a non-empty "(?P<name>[^"]+)" field'))
+def warning_carries(office: OfficeScene, name: str) -> None:
+    scenario_requires(bool(office.checked_warnings), "no warning has been found yet")
+    kept = [w for w in office.checked_warnings if str(w.fields.get(name) or "").strip()]
+    expect(
+        bool(kept),
+        REQUIRED_FIELD_CLAUSES[name],
+        f"the warning must carry a non-empty {name!r}; "
+        f"found {[w.fields for w in office.checked_warnings]}",
+    )
+    office.checked_warnings = kept

@@ -1,0 +1,762 @@
+"""Work-request Then steps (REQ-ARMONIA-WORKREQ-001): every check names the clause it enforces.
+
+A step prefixed "as WR-n reads it," checks a value that only the registered
+interpretation fixes: it cites the interpretation alone, so an implementation
+that reads the open question otherwise is `diverged`, not failed. Those
+scenarios check the clause-level invariant (conservation, a refusal, a newer
+generation) first, without the prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from pytest_bdd import parsers, then
+
+from conformance.clause_check import (
+    Cite,
+    expect,
+    port_requires,
+    scenario_requires,
+    scenario_value,
+    violated,
+)
+from conformance.driver import (
+    DelegationKind,
+    DriverError,
+    ErrorCode,
+    Permissions,
+    RequestState,
+    WorkRequest,
+)
+from steps.workreq_actions import KIND_CREATES, parse_grants
+from steps.workreq_world import (
+    UNKNOWN_ENVIRONMENT,
+    WRITES_NOTHING,
+    Observation,
+    WorkRequestWorld,
+    refusal_cites,
+)
+
+READING = r"(?:as (?P<reading>(?:WR|OF)-\d+) reads it, )?"
+"""An optional `as WR-n reads it, `: the check then rests on that interpretation alone."""
+
+SLICE_DEDUCTED = "AC-ARMONIA-WORKREQ-001.1/slice-deducted"
+NO_BUDGET_CREATED = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
+USAGE_DRAWS = "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign"
+CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
+FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
+LEASE_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/lease-survives"
+REQUEST_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/request-survives"
+RECORDS_RESULT = "AC-ARMONIA-WORKREQ-001.6/records-result"
+CLOSES_ONCE = "AC-ARMONIA-WORKREQ-001.6/closes-once"
+NO_WIDER_GRANT = "AC-ARMONIA-WORKREQ-001.2/no-wider-grant"
+NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
+MEMBERS_LIST = "AC-ARMONIA-WORKREQ-001.5/members-list"
+
+
+def cite_or_reading(reading: str | None, cite: Cite) -> Cite:
+    """The interpretation a prefixed step rests on, else the clauses the check enforces."""
+    return reading if reading is not None else cite
+
+
+def quoted(text: str) -> list[str]:
+    return re.findall(r'"([^"]*)"', text)
+
+
+def within(inner: Permissions, outer: Permissions) -> bool:
+    """Tools within tools and devices within devices: a device never stands in for a tool."""
+    return inner.tools <= outer.tools and inner.devices <= outer.devices
+
+
+def request(world: WorkRequestWorld, name: str) -> WorkRequest:
+    return world.driver.get_request(world.request_id(name))
+
+
+# --------------------------------------------------------------------------
+# Refusals
+# --------------------------------------------------------------------------
+
+
+def check_nothing_changed(world: WorkRequestWorld, cites: tuple[str, ...]) -> None:
+    attempt = scenario_value(world.last, "no attempt was made")
+    after = world.observe()
+    written = cites + ((WRITES_NOTHING,) if attempt.operation == "delegate" else ())
+    expect(
+        after == attempt.before,
+        written,
+        lambda: (
+            "a refused operation writes nothing; it changed:\n" + attempt.before.differences(after)
+        ),
+    )
+
+
+def check_refused(
+    world: WorkRequestWorld, codes: list[ErrorCode], reading: str | None
+) -> tuple[DriverError, tuple[str, ...]]:
+    attempt = scenario_value(world.last, "no attempt was made")
+    cites = refusal_cites(attempt.operation, codes)
+    error = attempt.error
+    if error is None:
+        raise violated(
+            cite_or_reading(reading, cites),
+            f"expected {attempt.what} to be refused with {' or '.join(c.value for c in codes)}, "
+            "observed it accepted",
+        )
+    port_requires(error.definite, f"a refusal is definite; observed an indeterminate one: {error}")
+    expect(
+        error.code in codes,
+        cite_or_reading(reading, cites),
+        f"expected {attempt.what} refused with {' or '.join(c.value for c in codes)}, "
+        f"observed {error.code.value!r} ({error.message})",
+    )
+    return error, cites
+
+
+@then(
+    parsers.re(
+        READING + r'the attempt is refused with (?P<codes>"[a-z_]+"(?: or "[a-z_]+")*)'
+        r" and nothing changes"
+    )
+)
+def refused_and_nothing_changes(
+    workreq_world: WorkRequestWorld, reading: str | None, codes: str
+) -> None:
+    expected = [ErrorCode(code) for code in quoted(codes)]
+    _, cites = check_refused(workreq_world, expected, reading)
+    check_nothing_changed(workreq_world, cites)
+
+
+@then("the listing is refused and nothing changes")
+def listing_refused(workreq_world: WorkRequestWorld) -> None:
+    attempt = scenario_value(workreq_world.last, "no attempt was made")
+    cites = ("AC-ARMONIA-WORKREQ-001.5/non-members-cannot",)
+    expect(
+        attempt.error is not None,
+        cites,
+        f"a non-member's listing is refused; observed {attempt.what} accepted",
+    )
+    check_nothing_changed(workreq_world, cites)
+
+
+@then(
+    parsers.re(
+        READING + r"the refusal reads exactly like listing an environment that does not exist"
+    )
+)
+def refusal_reads_like_unknown_environment(
+    workreq_world: WorkRequestWorld, reading: str | None
+) -> None:
+    """Compare code and message; the caller's own environment id may differ, nothing else."""
+    environment, principal = scenario_value(workreq_world.last_listing, "no listing was tried")
+    refused = scenario_value(
+        workreq_world.last.error if workreq_world.last else None, "no refused listing to compare"
+    )
+    try:
+        workreq_world.driver.list_requests(UNKNOWN_ENVIRONMENT, principal)
+    except DriverError as unknown:
+        observed = (
+            refused.code,
+            re.sub(rf"\b{re.escape(environment)}\b", "<environment>", refused.message),
+        )
+        expected = (unknown.code, unknown.message.replace(UNKNOWN_ENVIRONMENT, "<environment>"))
+        expect(
+            observed == expected,
+            cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"),
+            f"the non-member's refusal {observed} does not read like an unknown environment's "
+            f"{expected}",
+        )
+        return
+    raise violated(
+        cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"),
+        "listing an environment that does not exist was answered with a list",
+    )
+
+
+@then(
+    "the child was granted nothing its originator lacks: the attempt was refused with "
+    '"permission_escalation" and nothing changed, or the request narrowed the grant'
+)
+def refused_or_narrowed(workreq_world: WorkRequestWorld) -> None:
+    attempt = scenario_value(workreq_world.last, "no delegation was tried")
+    cites = (NO_WIDER_GRANT, NO_AUTHORITY)
+    if attempt.error is not None:
+        check_refused(workreq_world, [ErrorCode.PERMISSION_ESCALATION], None)
+        check_nothing_changed(workreq_world, cites)
+        return
+    origin = scenario_value(workreq_world.attempted_from, "no delegation was tried")
+    held = scenario_value(
+        workreq_world.session_permissions.get(origin), f"the scenario never made {origin!r}"
+    )
+    made = [r for r in workreq_world.requests.values() if r.originating_session_id == origin]
+    granted = workreq_world.driver.get_request(made[-1].request_id).permissions
+    expect(
+        within(granted, held),
+        cites,
+        f"the request was accepted granting {granted}, beyond its originator's {held}",
+    )
+
+
+@then(
+    parsers.re(
+        r'the re-claim was refused with "lease_held" and nothing changed, or "(?P<holder>[^"]+)" '
+        r'still holds "(?P<name>[^"]+)"'
+    )
+)
+def reclaim_refused_or_kept(workreq_world: WorkRequestWorld, holder: str, name: str) -> None:
+    attempt = scenario_value(workreq_world.last, "no claim was tried")
+    if attempt.error is not None:
+        _, cites = check_refused(workreq_world, [ErrorCode.LEASE_HELD], None)
+        check_nothing_changed(workreq_world, cites)
+        return
+    current = request(workreq_world, name)
+    expect(
+        current.state is RequestState.IN_PROGRESS and current.lease.holder == holder,
+        FENCED,
+        f"a live holder's accepted re-claim leaves it holding the lease, observed {current.lease}",
+    )
+
+
+# --------------------------------------------------------------------------
+# Budgets
+# --------------------------------------------------------------------------
+
+
+@then(
+    parsers.re(
+        READING + r'the budget of "(?P<campaign>[^"]+)" is (?P<total>\d+) in total,'
+        r" (?P<available>\d+) available, (?P<reserved>\d+) reserved and (?P<spent>\d+) spent"
+    )
+)
+def budget_is(
+    workreq_world: WorkRequestWorld,
+    reading: str | None,
+    campaign: str,
+    total: str,
+    available: str,
+    reserved: str,
+    spent: str,
+) -> None:
+    snapshot = workreq_world.driver.budget(campaign)
+    observed = (snapshot.total, snapshot.available, snapshot.reserved, snapshot.spent)
+    expected = (int(total), int(available), int(reserved), int(spent))
+    expect(
+        observed == expected,
+        cite_or_reading(reading, (SLICE_DEDUCTED, USAGE_DRAWS, NO_BUDGET_CREATED)),
+        f"expected budget (total, available, reserved, spent) {expected}, observed {observed}",
+    )
+
+
+@then(parsers.re(r'the budget of "(?P<campaign>[^"]+)" is conserved'))
+def budget_is_conserved(workreq_world: WorkRequestWorld, campaign: str) -> None:
+    snapshot = workreq_world.driver.budget(campaign)
+    parts = (snapshot.available, snapshot.reserved, snapshot.spent)
+    expect(
+        snapshot.total == workreq_world.campaigns[campaign]
+        and snapshot.total == sum(parts)
+        and min(parts) >= 0,
+        NO_BUDGET_CREATED,
+        f"expected a total of {workreq_world.campaigns[campaign]} == available + reserved + "
+        f"spent, none negative; observed total {snapshot.total}, (available, reserved, spent) "
+        f"{parts}",
+    )
+
+
+@then(
+    parsers.re(
+        r'the budget of "(?P<campaign>[^"]+)" reads as if each completed request had returned '
+        r"its slice once"
+    )
+)
+def budget_returned_once(workreq_world: WorkRequestWorld, campaign: str) -> None:
+    """Nothing created (available never above what a single return of each completed slice
+    leaves) and nothing lost (never below what the slices took); no usage was recorded."""
+    requests = [
+        workreq_world.driver.get_request(r.request_id)
+        for r in workreq_world.requests.values()
+        if r.campaign_id == campaign
+    ]
+    taken = sum(r.budget_slice for r in requests)
+    returned_once = sum(r.budget_slice for r in requests if r.state is RequestState.COMPLETED)
+    total = workreq_world.campaigns[campaign]
+    available = workreq_world.driver.budget(campaign).available
+    expect(
+        total - taken <= available <= total - taken + returned_once,
+        (CLOSES_ONCE, NO_BUDGET_CREATED),
+        f"{available} available; the slices took {taken} of {total}, and the completed "
+        f"requests could have given back {returned_once} once",
+    )
+
+
+@then(parsers.re(READING + r'the completion of "(?P<name>[^"]+)" returned (?P<amount>\d+)'))
+def completion_returned(
+    workreq_world: WorkRequestWorld, reading: str | None, name: str, amount: str
+) -> None:
+    completion = scenario_value(
+        workreq_world.completions.get(name), f"no publish of {name!r} was accepted"
+    )
+    expect(
+        completion.budget_returned == int(amount),
+        cite_or_reading(reading, CLOSES_ONCE),
+        f"expected the completion of {name!r} to return {amount}, "
+        f"observed {completion.budget_returned}",
+    )
+
+
+@then(
+    parsers.re(r'"(?P<name>[^"]+)" has spent (?P<spent>\d+) of its slice of (?P<budget_slice>\d+)')
+)
+def spent_of_slice(
+    workreq_world: WorkRequestWorld, name: str, spent: str, budget_slice: str
+) -> None:
+    current = request(workreq_world, name)
+    observed = (current.budget_spent, current.budget_slice)
+    expect(
+        observed == (int(spent), int(budget_slice)),
+        (USAGE_DRAWS, "AC-ARMONIA-WORKREQ-001.13/usage-within-slice"),
+        f"expected {name!r} (spent, slice) {(int(spent), int(budget_slice))}, observed {observed}",
+    )
+
+
+# --------------------------------------------------------------------------
+# States, leases and completions
+# --------------------------------------------------------------------------
+
+STATE_CLAUSES = {
+    "open": "AC-ARMONIA-WORKREQ-001.1/creates-request",
+    "open again": "AC-ARMONIA-WORKREQ-001.4/claimable-again",
+}
+
+
+@then(parsers.re(r'"(?P<name>[^"]+)" is (?P<state>open again|open)$'))
+def request_is_open(workreq_world: WorkRequestWorld, name: str, state: str) -> None:
+    observed = request(workreq_world, name).state
+    expect(
+        observed is RequestState.OPEN,
+        STATE_CLAUSES[state],
+        f"expected {name!r} to be open, observed {observed.value}",
+    )
+
+
+@then(parsers.re(r'"(?P<name>[^"]+)" was made by (?P<kind>spawn|subagent)'))
+def made_by(workreq_world: WorkRequestWorld, name: str, kind: str) -> None:
+    observed = request(workreq_world, name).kind
+    expected = DelegationKind(kind)
+    expect(
+        observed is expected,
+        KIND_CREATES[expected],
+        f"expected {name!r} to be a request made by {kind}, it reads {observed.value}",
+    )
+
+
+def lease_clause(world: WorkRequestWorld) -> str:
+    return LEASE_SURVIVES if world.restarted else FENCED
+
+
+@then(parsers.re(r'"(?P<holder>[^"]+)" holds "(?P<name>[^"]+)" under (?:his|her) current lease'))
+def holds_as_granted(workreq_world: WorkRequestWorld, holder: str, name: str) -> None:
+    granted = workreq_world.granted(name, holder)
+    current = request(workreq_world, name)
+    observed = (current.state, current.lease.holder, current.lease.generation)
+    expected = (RequestState.IN_PROGRESS, holder, granted.generation)
+    expect(
+        observed == expected,
+        lease_clause(workreq_world),
+        f"expected {name!r} (state, holder, generation) {expected}, observed {observed}",
+    )
+
+
+@then(
+    parsers.re(
+        r'"(?P<holder>[^"]+)" holds "(?P<name>[^"]+)" under a newer generation than '
+        r'(?:"(?P<other>[^"]+)" held|(?P<own>his first claim))'
+    )
+)
+def holds_newer(
+    workreq_world: WorkRequestWorld, holder: str, name: str, other: str | None, own: str | None
+) -> None:
+    older = (
+        workreq_world.first_grant(name, holder) if own else workreq_world.granted(name, other or "")
+    )
+    current = request(workreq_world, name)
+    expect(
+        current.state is RequestState.IN_PROGRESS
+        and current.lease.holder == holder
+        and current.lease.generation > older.generation,
+        FENCED,
+        f"expected {holder!r} to hold {name!r} under a generation above {older.generation}, "
+        f"observed {current.state.value} {current.lease}",
+    )
+
+
+@then(
+    parsers.re(
+        READING + r'"(?P<holder>[^"]+)" holds "(?P<name>[^"]+)" at generation (?P<generation>\d+)'
+    )
+)
+def holds_at_generation(
+    workreq_world: WorkRequestWorld, reading: str | None, holder: str, name: str, generation: str
+) -> None:
+    current = request(workreq_world, name)
+    observed = (current.lease.holder, current.lease.generation)
+    expect(
+        observed == (holder, int(generation)),
+        cite_or_reading(reading, FENCED),
+        f"expected {name!r} held by {holder!r} at generation {generation}, observed {observed}",
+    )
+
+
+@then(parsers.re(r'the lease of "(?P<name>[^"]+)" expires when the heartbeat said it would'))
+def expiry_as_renewed(workreq_world: WorkRequestWorld, name: str) -> None:
+    renewed = scenario_value(workreq_world.renewed.get(name), f"{name!r} was never heartbeaten")
+    stored = request(workreq_world, name).lease.expires_at
+    expect(
+        stored == renewed.expires_at,
+        LEASE_SURVIVES,
+        f"the heartbeat renewed the lease to {renewed.expires_at}, it reads {stored}",
+    )
+
+
+@then(parsers.re(READING + r'the lease of "(?P<name>[^"]+)" expires one lease duration from now'))
+def expires_one_duration_from_now(
+    workreq_world: WorkRequestWorld, reading: str | None, name: str
+) -> None:
+    expected = workreq_world.now() + workreq_world.lease_duration()
+    observed = request(workreq_world, name).lease.expires_at
+    expect(
+        observed == expected,
+        cite_or_reading(reading, CONTRACT),
+        f"expected the lease of {name!r} to expire at {expected}, observed {observed}",
+    )
+
+
+@then(
+    parsers.re(
+        r'the heartbeat pushed the lease of "(?P<name>[^"]+)" later than the claim had it expire'
+    )
+)
+def heartbeat_pushed_later(workreq_world: WorkRequestWorld, name: str) -> None:
+    renewed = scenario_value(workreq_world.renewed.get(name), f"{name!r} was never heartbeaten")
+    holder = scenario_value(renewed.holder, "the heartbeat answered a lease without a holder")
+    granted = workreq_world.claimed(name, holder)
+    stored = request(workreq_world, name).lease.expires_at
+    later = (
+        renewed.expires_at is not None
+        and granted.expires_at is not None
+        and renewed.expires_at > granted.expires_at
+        and stored == renewed.expires_at
+    )
+    expect(
+        later,
+        "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends",
+        f"the claim's lease expired at {granted.expires_at}; the heartbeat answered "
+        f"{renewed.expires_at} and the request reads {stored}",
+    )
+
+
+@then(parsers.re(READING + r'the heartbeat kept the generation "(?P<holder>[^"]+)" was granted'))
+def heartbeat_kept_generation(
+    workreq_world: WorkRequestWorld, reading: str | None, holder: str
+) -> None:
+    renewed = [
+        (name, lease) for name, lease in workreq_world.renewed.items() if lease.holder == holder
+    ]
+    scenario_value(renewed or None, f"{holder!r} never heartbeat")
+    for name, lease in renewed:
+        granted = workreq_world.claimed(name, holder)
+        expect(
+            lease.generation == granted.generation,
+            cite_or_reading(reading, FENCED),
+            f"the heartbeat moved the generation from {granted.generation} to {lease.generation}",
+        )
+
+
+@then(
+    parsers.re(
+        r'"(?P<name>[^"]+)" is completed with result "(?P<result>[^"]+)" by "(?P<holder>[^"]+)"'
+        r" under (?:his|her) current lease"
+    )
+)
+def completed_with_result(
+    workreq_world: WorkRequestWorld, name: str, result: str, holder: str
+) -> None:
+    generation = workreq_world.granted(name, holder).generation
+    current = request(workreq_world, name)
+    observed = (current.state, current.result_ref, current.lease.holder, current.lease.generation)
+    expected = (RequestState.COMPLETED, result, holder, generation)
+    expect(
+        observed == expected,
+        RECORDS_RESULT,
+        f"expected {name!r} (state, result, holder, generation) {expected}, observed {observed}",
+    )
+    completion = scenario_value(
+        workreq_world.completions.get(name), f"no publish of {name!r} was accepted"
+    )
+    acknowledged = (completion.holder, completion.generation, completion.result_ref)
+    expect(
+        acknowledged == (holder, generation, result),
+        RECORDS_RESULT,
+        f"the publish was acknowledged as {acknowledged}, not ({holder!r}, {generation}, "
+        f"{result!r})",
+    )
+    expect(
+        current.lease.closed_at is not None,
+        CLOSES_ONCE,
+        f"the completed request's lease is closed, observed {current.lease}",
+    )
+
+
+@then(
+    parsers.re(
+        READING + r'the retry answers with the completion of "(?P<name>[^"]+)" recorded the first'
+        " time"
+    )
+)
+def retry_answers_recorded_completion(
+    workreq_world: WorkRequestWorld, reading: str | None, name: str
+) -> None:
+    recorded = scenario_value(workreq_world.completions.get(name), "no first publish recorded")
+    retry = scenario_value(workreq_world.retry, "no retry was accepted")
+    expect(
+        retry == recorded,
+        cite_or_reading(reading, CLOSES_ONCE),
+        f"expected the retry to answer {recorded!r}, observed {retry!r}",
+    )
+
+
+# --------------------------------------------------------------------------
+# Permissions, contract fields, identity
+# --------------------------------------------------------------------------
+
+
+@then(parsers.re(r'"(?P<name>[^"]+)" grants (?P<grants>.+)'))
+def request_grants(workreq_world: WorkRequestWorld, name: str, grants: str) -> None:
+    observed = request(workreq_world, name).permissions
+    expected = parse_grants(grants)
+    expect(
+        observed == expected,
+        (CONTRACT, NO_WIDER_GRANT),
+        f"expected {name!r} to carry the permission set it was delegated with, {expected}, "
+        f"observed {observed}",
+    )
+
+
+@then(
+    parsers.re(
+        r'no request of "(?P<environment>[^"]+)" grants anything its originating session lacks'
+    )
+)
+def no_request_widens(workreq_world: WorkRequestWorld, environment: str) -> None:
+    for name, made in workreq_world.requests.items():
+        if made.environment_id != environment:
+            continue
+        granted = request(workreq_world, name).permissions
+        held = workreq_world.session_permissions.get(made.originating_session_id)
+        expect(
+            held is not None and within(granted, held),
+            NO_AUTHORITY,
+            f"{name!r} grants {granted}, its originating session holds {held}",
+        )
+
+
+def render(value: object) -> str:
+    """A contract field as the feature writes it."""
+    if value is None:
+        return "<none>"
+    if isinstance(value, frozenset):
+        return ", ".join(sorted(value))
+    if isinstance(value, list):
+        return "; ".join(str(item) for item in value)
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, RequestState):
+        return value.value
+    return str(value)
+
+
+CONTRACT_FIELDS: dict[str, Callable[[WorkRequest], object]] = {
+    "request id": lambda r: r.request_id,
+    "campaign": lambda r: r.campaign_id,
+    "originating session": lambda r: r.originating_session_id,
+    "deliverable": lambda r: r.deliverable,
+    "acceptance checks": lambda r: r.acceptance_checks,
+    "budget slice": lambda r: r.budget_slice,
+    "tool grants": lambda r: r.permissions.tools,
+    "device grants": lambda r: r.permissions.devices,
+    "assignee": lambda r: r.assignee,
+    "lease holder": lambda r: r.lease.holder,
+    "lease generation": lambda r: r.lease.generation,
+    "lease expiry": lambda r: r.lease.expires_at,
+    "state": lambda r: r.state,
+    "result reference": lambda r: r.result_ref,
+}
+"""The data contract's fields, and where a WorkRequest carries each."""
+
+
+def field_matches(
+    world: WorkRequestWorld, current: WorkRequest, expected: str, value: object
+) -> bool:
+    """`<set>` present and non-empty, `<none>` absent, `<any>` anything, `<as granted>` the
+    generation the holder's claim was granted; otherwise the rendered value."""
+    if expected == "<any>":
+        return True
+    if expected == "<set>":
+        return value is not None and render(value) != ""
+    if expected == "<as granted>":
+        holder = current.lease.holder
+        name = world.name_of(current.request_id)
+        return holder is not None and value == world.granted(name, holder).generation
+    return render(value) == expected
+
+
+@then(parsers.re(r'"(?P<name>[^"]+)" reports every contract field as:'))
+def reports_contract_fields(
+    workreq_world: WorkRequestWorld, name: str, datatable: list[list[str]]
+) -> None:
+    current = request(workreq_world, name)
+    expected = {field_name.strip(): value.strip() for field_name, value in datatable[1:]}
+    scenario_requires(
+        set(expected) == set(CONTRACT_FIELDS),
+        f"the table must name every contract field: {sorted(CONTRACT_FIELDS)}",
+    )
+    mismatches = {
+        field_name: (wanted, render(CONTRACT_FIELDS[field_name](current)))
+        for field_name, wanted in expected.items()
+        if not field_matches(workreq_world, current, wanted, CONTRACT_FIELDS[field_name](current))
+    }
+    expect(
+        not mismatches,
+        CONTRACT,
+        f"expected vs observed contract fields of {name!r}: {mismatches}",
+    )
+
+
+@then(
+    parsers.re(
+        r'"(?P<first>[^"]+)" and "(?P<second>[^"]+)" have distinct ids'
+        r" and distinct new child sessions"
+    )
+)
+def distinct_ids_and_sessions(workreq_world: WorkRequestWorld, first: str, second: str) -> None:
+    one, two = request(workreq_world, first), request(workreq_world, second)
+    expect(
+        one.request_id != two.request_id,
+        CONTRACT,
+        f"two requests share the id {one.request_id!r}",
+    )
+    sessions = {one.child_session_id, two.child_session_id, one.originating_session_id}
+    port_requires(
+        len(sessions) == 3,
+        "each request names a child session of its own, new and not its originator: "
+        f"{one.child_session_id!r}, {two.child_session_id!r}",
+    )
+
+
+# --------------------------------------------------------------------------
+# Listings
+# --------------------------------------------------------------------------
+
+
+def listed(world: WorkRequestWorld, environment: str, principal: str) -> dict[str, str]:
+    try:
+        requests = world.driver.list_requests(environment, principal)
+    except DriverError as error:
+        raise violated(
+            MEMBERS_LIST, f"{principal!r}'s listing of {environment!r} was refused: {error}"
+        ) from error
+    return {world.name_of(r.request_id): r.state.value for r in requests}
+
+
+def check_listing(
+    world: WorkRequestWorld, environment: str, principal: str, expected: dict[str, str]
+) -> None:
+    """Every open and in-progress request listed (the clause); nothing else (WR-17)."""
+    observed = listed(world, environment, principal)
+    missing = {name: state for name, state in expected.items() if observed.get(name) != state}
+    expect(
+        not missing,
+        MEMBERS_LIST,
+        f"expected {principal!r} to list {expected} (in any order), observed {observed}",
+    )
+    extra = sorted(set(observed) - set(expected))
+    expect(
+        not extra,
+        "WR-17",
+        f"{principal!r}'s listing holds {extra} besides the open and in-progress requests",
+    )
+
+
+@then(parsers.re(r'"(?P<principal>[^"]+)" lists in "(?P<environment>[^"]+)":'))
+def lists_in_environment(
+    workreq_world: WorkRequestWorld, principal: str, environment: str, datatable: list[list[str]]
+) -> None:
+    expected = {name: state.replace(" ", "_") for name, state in datatable[1:]}
+    check_listing(workreq_world, environment, principal, expected)
+
+
+@then(parsers.re(r'"(?P<principal>[^"]+)" lists no requests in "(?P<environment>[^"]+)"'))
+def lists_nothing(workreq_world: WorkRequestWorld, principal: str, environment: str) -> None:
+    check_listing(workreq_world, environment, principal, {})
+
+
+# --------------------------------------------------------------------------
+# Restarts and crashes
+# --------------------------------------------------------------------------
+
+
+@then("every request, listing, budget and session reads as it did before the restart")
+def reads_as_before_restart(workreq_world: WorkRequestWorld) -> None:
+    noted: Observation = scenario_value(
+        workreq_world.before_restart, "the implementation did not restart in this scenario"
+    )
+    after = workreq_world.observe()
+    expect(
+        after == noted,
+        (REQUEST_SURVIVES, LEASE_SURVIVES),
+        lambda: (
+            "expected everything to read as before the restart, observed:\n"
+            + noted.differences(after)
+        ),
+    )
+
+
+@then(
+    parsers.re(
+        r'every one of them is still held by "(?P<holder>[^"]+)" under his lease, or completed '
+        r'by "(?P<completer>[^"]+)" under it with his result'
+    )
+)
+def held_or_completed(workreq_world: WorkRequestWorld, holder: str, completer: str) -> None:
+    scenario_value(workreq_world.batch or None, "no batch of requests was made")
+    for name in workreq_world.batch:
+        granted = workreq_world.granted(name, holder)
+        current = request(workreq_world, name)
+        pair = (current.lease.holder, current.lease.generation)
+        expect(
+            pair == (holder, granted.generation),
+            LEASE_SURVIVES,
+            f"{name!r} was held by {holder!r} at generation {granted.generation} before the "
+            f"crash; after it, its lease reads {current.lease}",
+        )
+        expected_result = f"s3://results/{name.replace(' ', '-')}"
+        expect(
+            current.state is not RequestState.COMPLETED or current.result_ref == expected_result,
+            RECORDS_RESULT,
+            f"{name!r} completed with {current.result_ref!r}, not the result {completer!r} "
+            f"published ({expected_result!r})",
+        )
+
+
+@then(
+    parsers.re(
+        r'"(?P<holder>[^"]+)" holds each of them she claimed under a newer generation than '
+        r'"(?P<other>[^"]+)" held'
+    )
+)
+def holds_each_newer(workreq_world: WorkRequestWorld, holder: str, other: str) -> None:
+    for name in workreq_world.batch:
+        if (name, holder) not in workreq_world.leases:
+            continue
+        holds_newer(workreq_world, holder, name, other, None)
