@@ -1,24 +1,35 @@
-"""The kit's strength: the suite run against every mutant, and which criteria kill which.
+"""The kit's strength, from both sides: mutants it must kill, variants it must accept.
 
-Each mutant (see the `mutants` package) is run through the Gherkin suite in a
-subprocess of its own, a few at a time, each writing a results stream. A
-mutant is killed by a criterion when a scenario tagged with that criterion did
-not pass, among the scenarios that passed against the reference in the same
-strength run (the control): a scenario the reference fails proves nothing. A
-mutant no criterion kills survives, and a criterion that kills nothing is
-weakly tested.
+Mutants (see `mutants`) each break one clause; every one must be killed by the
+criterion it targets. Variants (see `variants`) differ from the reference only
+where the specs leave freedom; every one must pass, or come out `diverged` on
+the interpretations it names, and nothing else: a kit that fails a correct
+implementation is as wrong as one that passes a broken one.
 
-A mutant patches one capability's reference modules, so by default it is run
-against that capability's feature files only (`--all-features` runs them all).
-Scratch stores go to /dev/shm when the machine has it: on disk the suite's
-cost is mostly SQLite's fsyncs, which a RAM-backed directory makes free. Runs
-use plain asserts (no rewriting): a verdict needs no assertion introspection.
+Every suite run is a subprocess of its own writing a results stream, a few at a
+time. A verdict only counts scenarios that passed against the reference in the
+same strength run (the control): a scenario the reference fails proves nothing.
+
+A mutant is first run against its own criterion's scenarios only, stopping at
+the first that does not pass: that kill is the verdict that matters, and it
+takes seconds. A mutant its own criterion does not kill is run again against
+its capability's whole suite, to show which criterion (if any) catches it;
+`thorough` runs every mutant through the whole suite, so that the table of
+kills per criterion is complete. Variants run through `exec:` against
+`conformance serve-reference --variant`, so that what a variant declares in its
+handshake crosses the wire as any implementation's would.
+
+Scratch stores go to /dev/shm when the machine has it: on disk the suite's cost
+is mostly SQLite's fsyncs. Runs use plain asserts: a verdict needs no
+assertion introspection.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -26,40 +37,52 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.table import Table
 
+from conformance.adapters.patched import Capability
 from conformance.results import ResultsRun, Status, read_results
-from mutants import MUTANTS, Capability, Mutant
+from mutants import MUTANTS, Mutant
+from variants import VARIANTS, Variant
 
 SUITE_ROOT = Path(__file__).resolve().parent.parent
 FEATURES: dict[Capability, str] = {
     Capability.OFFICE: "office_*.feature",
     Capability.WORK_REQUESTS: "armonia_workreq_*.feature",
 }
-NOT_A_KILL = frozenset({Status.PASSED, Status.NOT_APPLICABLE})
+NOT_A_KILL = frozenset({Status.PASSED, Status.NOT_APPLICABLE, Status.DIVERGED})
+"""A divergence is a legal reading of an open question, not a defect caught."""
 CRASHES = frozenset({Status.ERRORED, Status.TIMEOUT})
 DEFAULT_TIMEOUT_S = 900.0
 VERDICT_EXIT_CODES = frozenset({0, 1})
 """pytest's exit codes for "the tests ran" (all passed, some failed); others mean they did not."""
 RAM_DIRECTORY = Path("/dev/shm")
+A = TypeVar("A", Mutant, Variant)
 
 
 @dataclass(frozen=True)
 class Target:
-    """One suite run: the reference control or a mutant, over some feature files."""
+    """One suite run: the reference control, a mutant or a variant, over some feature files.
+
+    With `criterion`, only that criterion's scenarios run, and the run stops at
+    the first that does not pass.
+    """
 
     impl: str
     features: tuple[str, ...]
+    criterion: str | None = None
 
     @property
     def label(self) -> str:
-        return self.impl.removeprefix("mutant:")
+        """A file name for the run's stream and log: the mutant's or variant's name."""
+        name = self.impl.split("--variant ")[-1] if "--variant" in self.impl else self.impl
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name.removeprefix("mutant:"))[-80:]
+        return safe + (".own" if self.criterion else "")
 
 
 @dataclass(frozen=True)
@@ -70,14 +93,24 @@ class TargetRun:
     seconds: float
 
     def statuses(self) -> dict[str, tuple[str | None, Status]]:
-        """Scenario key -> (criterion, status), for the scenarios of the target's features."""
+        """Scenario key -> (criterion, status), for the scenarios of the target's features (and
+        of its criterion, when it has one) that ran: one left undefined proves nothing."""
         if self.results is None:
             return {}
+        criterion = self.target.criterion
         return {
             result.key: (result.criterion, result.status)
             for result in self.results.scenarios
             if _in_features(result.feature, self.target.features)
+            and (criterion is None or result.criterion == criterion)
+            and not (criterion is not None and result.status is Status.UNDEFINED)
         }
+
+    def violated(self) -> dict[str, list[str]]:
+        """Scenario key -> what its failing check cited."""
+        if self.results is None:
+            return {}
+        return {result.key: result.violated for result in self.results.scenarios}
 
 
 @dataclass(frozen=True)
@@ -86,6 +119,8 @@ class MutantVerdict:
 
     A mutant killed only through errors (crashes, timeouts) is suspect: it shows
     the mutant is broken, not that a scenario's checks catch the defect.
+    `complete` says whether its whole capability suite ran (else only its own
+    criterion's scenarios, up to the first kill).
     """
 
     mutant: Mutant
@@ -93,6 +128,7 @@ class MutantVerdict:
     failed_by: frozenset[str]
     error: str | None
     seconds: float
+    complete: bool = True
 
     @property
     def killed_only_by_errors(self) -> bool:
@@ -108,15 +144,32 @@ class MutantVerdict:
 
 
 @dataclass(frozen=True)
+class VariantVerdict:
+    """What a variant's run showed: divergences as declared, or false failures."""
+
+    variant: Variant
+    diverged_on: frozenset[str]
+    false_failures: tuple[str, ...]
+    error: str | None
+    seconds: float
+
+    @property
+    def accepted(self) -> bool:
+        return self.error is None and not self.false_failures
+
+
+@dataclass(frozen=True)
 class StrengthReport:
     control: TargetRun
     verdicts: list[MutantVerdict]
     criteria: list[str]
     jobs: int
     wall_seconds: float
+    variants: list[VariantVerdict] = field(default_factory=list)
     select: str | None = None
     partial: bool = False
     """True when only some mutants or scenarios ran: a criterion killing none is then no finding."""
+    thorough: bool = False
 
     def control_failures(self) -> list[str]:
         """What the reference did not pass; with -k, scenarios left unselected do not count."""
@@ -147,64 +200,131 @@ class StrengthReport:
     def crashed(self) -> list[str]:
         return [v.mutant.name for v in self.verdicts if v.killed_only_by_errors]
 
+    def rejected_variants(self) -> list[VariantVerdict]:
+        return [verdict for verdict in self.variants if not verdict.accepted]
+
     def succeeded(self) -> bool:
-        return not (self.control_failures() or self.survivors() or self.errors() or self.crashed())
+        return not (
+            self.control_failures()
+            or self.survivors()
+            or self.errors()
+            or self.crashed()
+            or self.rejected_variants()
+        )
 
 
 def select_mutants(patterns: Sequence[str]) -> list[Mutant]:
     """Mutants whose name matches any of the glob patterns; every mutant when there are none."""
+    return _select(MUTANTS, patterns, "mutant")
+
+
+def select_variants(patterns: Sequence[str]) -> list[Variant]:
+    """Variants whose name matches any of the glob patterns; every variant when there are none."""
+    return _select(VARIANTS, patterns, "variant")
+
+
+def _select(known: dict[str, A], patterns: Sequence[str], kind: str) -> list[A]:
     chosen = [
-        m for m in MUTANTS.values() if not patterns or any(fnmatch(m.name, p) for p in patterns)
+        item
+        for name, item in known.items()
+        if not patterns or any(fnmatch(name, pattern) for pattern in patterns)
     ]
     if not chosen:
-        raise ValueError(f"no mutant matches {', '.join(patterns)}")
+        raise ValueError(f"no {kind} matches {', '.join(patterns)}")
     return chosen
 
 
 def run_strength(
     mutants: Sequence[Mutant],
     *,
+    variants: Sequence[Variant] = (),
     jobs: int = 2,
     select: str | None = None,
     partial: bool = False,
     all_features: bool = False,
+    thorough: bool = False,
     keep: Path | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> StrengthReport:
-    """Run the control and every mutant through the suite, `jobs` at a time."""
-    targets = [_mutant_target(mutant, all_features) for mutant in mutants]
-    scope = () if all_features else tuple(sorted({g for t in targets for g in t.features}))
+    """Run the control, every mutant and every variant through the suite, `jobs` at a time."""
+    whole = {mutant.name: _mutant_target(mutant, all_features) for mutant in mutants}
+    variant_targets = [_variant_target(variant, all_features) for variant in variants]
+    features = [*whole.values(), *variant_targets]
+    scope = () if all_features else tuple(sorted({g for t in features for g in t.features}))
     control = Target("reference", scope)
+    first = [
+        whole[m.name] if thorough or select else _own_criterion(whole[m.name], m) for m in mutants
+    ]
     started = time.perf_counter()
     with _workspace(keep) as workdir, ThreadPoolExecutor(max_workers=jobs) as pool:
-        runs = list(
-            pool.map(lambda t: run_target(t, workdir, select, timeout_s), [control, *targets])
-        )
-    wall = time.perf_counter() - started
-    from conformance.registry import default_registry
 
-    control_run, mutant_runs = runs[0], runs[1:]
-    return StrengthReport(
-        control=control_run,
-        verdicts=[
+        def run_all(targets: list[Target]) -> list[TargetRun]:
+            return list(pool.map(lambda t: run_target(t, workdir, select, timeout_s), targets))
+
+        runs = run_all([control, *first, *variant_targets])
+        control_run = runs[0]
+        mutant_runs = runs[1 : 1 + len(first)]
+        verdicts = [
             _verdict(mutant, run, control_run)
             for mutant, run in zip(mutants, mutant_runs, strict=True)
-        ],
+        ]
+        verdicts = _complete_the_missed(verdicts, whole, control_run, run_all)
+    from conformance.registry import default_registry
+
+    return StrengthReport(
+        control=control_run,
+        verdicts=verdicts,
         criteria=default_registry().ids(),
         jobs=jobs,
-        wall_seconds=wall,
+        wall_seconds=time.perf_counter() - started,
+        variants=[
+            _variant_verdict(variant, run, control_run)
+            for variant, run in zip(variants, runs[1 + len(first) :], strict=True)
+        ],
         select=select,
         partial=partial or select is not None,
+        thorough=thorough,
     )
+
+
+def _complete_the_missed(
+    verdicts: list[MutantVerdict],
+    whole: dict[str, Target],
+    control: TargetRun,
+    run_all: Any,
+) -> list[MutantVerdict]:
+    """A mutant its own criterion did not kill runs the whole suite: who else catches it?"""
+    missed = [v for v in verdicts if not v.complete and not v.intended_kill and v.error is None]
+    if not missed:
+        return verdicts
+    reruns = run_all([whole[v.mutant.name] for v in missed])
+    redone = {
+        v.mutant.name: _verdict(v.mutant, run, control)
+        for v, run in zip(missed, reruns, strict=True)
+    }
+    return [redone.get(v.mutant.name, v) for v in verdicts]
 
 
 def _mutant_target(mutant: Mutant, all_features: bool) -> Target:
     return Target(f"mutant:{mutant.name}", () if all_features else (FEATURES[mutant.capability],))
 
 
+def _own_criterion(target: Target, mutant: Mutant) -> Target:
+    return Target(target.impl, target.features, mutant.criterion)
+
+
+def _variant_target(variant: Variant, all_features: bool) -> Target:
+    served = shlex.join([sys.executable, "-m", "conformance.serve", "--variant", variant.name])
+    return Target(f"exec:{served}", () if all_features else (FEATURES[variant.capability],))
+
+
+def _trusted(control: TargetRun) -> set[str]:
+    return {key for key, (_, status) in control.statuses().items() if status is Status.PASSED}
+
+
 def _verdict(mutant: Mutant, run: TargetRun, control: TargetRun) -> MutantVerdict:
     """The criteria whose scenarios passed against the control but not against the mutant."""
-    trusted = {key for key, (_, status) in control.statuses().items() if status is Status.PASSED}
+    trusted = _trusted(control)
     kills = [
         (criterion, status)
         for key, (criterion, status) in run.statuses().items()
@@ -212,7 +332,24 @@ def _verdict(mutant: Mutant, run: TargetRun, control: TargetRun) -> MutantVerdic
     ]
     killed_by = frozenset(criterion for criterion, _ in kills)
     failed_by = frozenset(criterion for criterion, status in kills if status not in CRASHES)
-    return MutantVerdict(mutant, killed_by, failed_by, run.error, run.seconds)
+    complete = run.target.criterion is None
+    return MutantVerdict(mutant, killed_by, failed_by, run.error, run.seconds, complete)
+
+
+def _variant_verdict(variant: Variant, run: TargetRun, control: TargetRun) -> VariantVerdict:
+    """Every trusted scenario passed, or diverged on the interpretations the variant names."""
+    trusted = _trusted(control)
+    cited = run.violated()
+    diverged: set[str] = set()
+    false: list[str] = []
+    for key, (_, status) in run.statuses().items():
+        if key not in trusted or status in (Status.PASSED, Status.NOT_APPLICABLE):
+            continue
+        if status is Status.DIVERGED and set(cited.get(key, [])) <= variant.diverges:
+            diverged |= set(cited.get(key, []))
+            continue
+        false.append(f"{key}: {status.value} {cited.get(key) or ''}".rstrip())
+    return VariantVerdict(variant, frozenset(diverged), tuple(false), run.error, run.seconds)
 
 
 def run_target(target: Target, workdir: Path, select: str | None, timeout_s: float) -> TargetRun:
@@ -244,6 +381,8 @@ def run_target(target: Target, workdir: Path, select: str | None, timeout_s: flo
     ]
     for pattern in target.features:
         command += ["--feature-glob", pattern]
+    if target.criterion is not None:
+        command += ["--criterion", target.criterion, "--exitfirst"]
     command += ["-k", select] if select else []
     started = time.perf_counter()
     try:
@@ -310,8 +449,11 @@ def short_id(criterion: str) -> str:
 
 
 def print_report(report: StrengthReport, console: Console) -> None:
-    console.print(_criteria_table(report))
-    console.print(_mutants_table(report))
+    if report.verdicts:
+        console.print(_criteria_table(report))
+        console.print(_mutants_table(report))
+    if report.variants:
+        console.print(_variants_table(report))
     for failure in report.control_failures():
         console.print(f"[bold red]the reference itself did not pass:[/] {failure}")
     for verdict in report.errors():
@@ -322,6 +464,13 @@ def print_report(report: StrengthReport, console: Console) -> None:
         console.print(
             f"[bold red]mutant {name} was killed only by errors: is the mutant broken?[/]"
         )
+    for rejected in report.rejected_variants():
+        reasons = rejected.error or "; ".join(rejected.false_failures)
+        console.print(
+            f"[bold red]variant {rejected.variant.name} was failed by the kit "
+            f"(a false failure):[/] {reasons}",
+            highlight=False,
+        )
     console.print(summary_line(report))
 
 
@@ -330,18 +479,24 @@ def summary_line(report: StrengthReport) -> str:
     judged = [v for v in report.verdicts if v.error is None]
     killed = [v for v in judged if not v.survived]
     missed = [v.mutant.name for v in killed if not v.intended_kill]
+    accepted = [v for v in report.variants if v.accepted]
+    diverging = [v for v in accepted if v.diverged_on]
     return (
         f"{len(report.verdicts)} mutants: {len(killed)} killed, {len(survivors)} survived"
         f"{' (' + ', '.join(survivors) + ')' if survivors else ''}, "
         f"{len(report.errors())} not judged; "
         f"killed by their own criterion: {len(killed) - len(missed)} of {len(killed)}"
-        f"{' (not: ' + ', '.join(missed) + ')' if missed else ''}; "
-        f"wall time {report.wall_seconds:.0f} s, {report.jobs} at a time"
+        f"{' (not: ' + ', '.join(missed) + ')' if missed else ''}. "
+        f"{len(report.variants)} variants: {len(accepted)} accepted "
+        f"({len(diverging)} diverging only on the interpretations they name), "
+        f"{len(report.variants) - len(accepted)} falsely failed. "
+        f"Wall time {report.wall_seconds:.0f} s, {report.jobs} at a time"
     )
 
 
 def _criteria_table(report: StrengthReport) -> Table:
-    table = Table(title="Mutants killed, per criterion", title_justify="left")
+    scope = "" if report.thorough else " (each mutant's own criterion first; see --thorough)"
+    table = Table(title=f"Mutants killed, per criterion{scope}", title_justify="left")
     for column in ("criterion", "kills", "mutants killed"):
         table.add_column(column, no_wrap=column != "mutants killed")
     none = "none in this selection" if report.partial else "[bold yellow]none: weakly tested[/]"
@@ -373,6 +528,25 @@ def _mutants_table(report: StrengthReport) -> Table:
     return table
 
 
+def _variants_table(report: StrengthReport) -> Table:
+    table = Table(title="Verdict per legal variant (through exec:)", title_justify="left")
+    for column in ("variant", "freedom it takes", "verdict", "s"):
+        table.add_column(column, no_wrap=column in ("variant", "s"))
+    for verdict in report.variants:
+        if verdict.error is not None:
+            outcome = f"[bold red]error: {verdict.error}[/]"
+        elif verdict.false_failures:
+            outcome = f"[bold red]FAILED by the kit ({len(verdict.false_failures)})[/]"
+        elif verdict.diverged_on:
+            outcome = f"[yellow]diverged on {', '.join(sorted(verdict.diverged_on))}[/]"
+        else:
+            outcome = "[green]passed[/]"
+        table.add_row(
+            verdict.variant.name, verdict.variant.description, outcome, f"{verdict.seconds:.0f}"
+        )
+    return table
+
+
 def _criterion_order(criterion: str) -> tuple[str, int, int]:
     prefix, _, number = criterion.rpartition("-")
     major, _, minor = number.partition(".")
@@ -383,6 +557,7 @@ def report_json(report: StrengthReport) -> dict[str, Any]:
     return {
         "wall_seconds": round(report.wall_seconds, 1),
         "jobs": report.jobs,
+        "thorough": report.thorough,
         "control": {"seconds": report.control.seconds, "failures": report.control_failures()},
         "survivors": report.survivors(),
         "criteria": report.kills_by_criterion(),
@@ -394,10 +569,24 @@ def report_json(report: StrengthReport) -> dict[str, Any]:
                 "killed_by": sorted(v.killed_by, key=_criterion_order),
                 "failed_by": sorted(v.failed_by, key=_criterion_order),
                 "intended_kill": v.intended_kill,
+                "whole_suite_ran": v.complete,
                 "error": v.error,
                 "seconds": v.seconds,
             }
             for v in report.verdicts
+        ],
+        "variants": [
+            {
+                "name": v.variant.name,
+                "description": v.variant.description,
+                "declared_divergences": sorted(v.variant.diverges),
+                "diverged_on": sorted(v.diverged_on),
+                "false_failures": list(v.false_failures),
+                "accepted": v.accepted,
+                "error": v.error,
+                "seconds": v.seconds,
+            }
+            for v in report.variants
         ],
     }
 

@@ -3,7 +3,7 @@
 A conformance kit is only as strong as the broken implementations it turns
 away. Every mutant here names the criterion it breaks, says how in one line,
 and is applied as targeted patches on the reference while its driver is open
-(see `mutants.patching`); the reference's files are never edited.
+(see `conformance.adapters.patched`); the reference's files are never edited.
 
 Select one with `conformance run --impl mutant:<name>`; `conformance strength`
 runs the suite against all of them and reports which criteria kill which.
@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conformance.adapters.patched import Capability, PatchedDriver, open_patched
 from mutants import (
+    false_passes,
     office_count,
     office_decision,
     office_memory,
@@ -27,7 +29,7 @@ from mutants import (
     workreq_listing,
     workreq_restart,
 )
-from mutants.patching import Capability, Mutant, MutantDriver, open_patched
+from mutants.mutant import Mutant
 
 __all__ = [
     "MUTANTS",
@@ -55,6 +57,7 @@ MUTANTS: dict[str, Mutant] = {
         workreq_lease,
         workreq_restart,
         workreq_listing,
+        false_passes,
     )
     for mutant in module.MUTANTS
 }
@@ -90,11 +93,11 @@ def _mutant(name: str) -> Mutant:
         raise UnknownMutant(name) from None
 
 
-def open_mutant(name: str, database: str | None, scratch: Path) -> MutantDriver:
+def open_mutant(name: str, database: str | None, scratch: Path) -> PatchedDriver:
     """A driver for the named mutant on an empty store (the in-process adapter's factory)."""
     return open_patched(_mutant(name), database, scratch)
 
 
-def driver_on(name: str, url: str) -> MutantDriver:
+def driver_on(name: str, url: str) -> PatchedDriver:
     """A driver for the named mutant on the store at `url`, as it is (for a served relaunch)."""
-    return MutantDriver(_mutant(name), url)
+    return PatchedDriver(_mutant(name), url)

@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, Select, distinct, func, select
 from sqlalchemy.orm import Session
 
-from mutants.patching import Capability, Mutant, Patch
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
 from reference.office import allowance_count as reference_count
 from reference.office import constants as office_constants
 from reference.office import gate as reference_gate

@@ -6,7 +6,8 @@ rule (`refuses`) or the answer when the count cannot be read (`admits_unread`).
 
 from __future__ import annotations
 
-from mutants.patching import Capability, Mutant, Patch
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
 from reference.office import service as office_service
 from reference.office.constants import ASSIGNMENT_ALLOWANCE
 from reference.office.gate import AllowanceGate

@@ -11,8 +11,9 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
 from mutants.office_count import count_within
-from mutants.patching import Capability, Mutant, Patch
 from reference.office import service as office_service
 from reference.office.classifier import Scope, gate_subject
 from reference.office.constants import ASSIGNMENT_WINDOW

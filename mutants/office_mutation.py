@@ -6,7 +6,8 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy import select
 
-from mutants.patching import Capability, Mutant, Patch
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
 from reference.office import service as office_service
 from reference.office.assignment import AssigneeMutation, AssignmentResult
 from reference.office.models import OfficeSessionRow, Task

@@ -7,14 +7,13 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
-from mutants.patching import Capability, Mutant, Patch
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
 from reference.office import dedup as office_dedup
-from reference.office import run_queue
 from reference.office import service as office_service
-from reference.office.coalescer import _merge_target, coalesce
+from reference.office.coalescer import coalesce
 from reference.office.dedup import recent_duplicate
 from reference.office.gate import GateVerdict
-from reference.office.models import Run
 from reference.office.run_queue import RunQueue, _insert
 from reference.office.telemetry import DedupKind
 from reference.office.wake import EnqueueResult, Outcome, Wake
@@ -93,14 +92,6 @@ class AuditedRefusalQueue(RunQueue):
         return decided
 
 
-def coalesce_keeping_payload(session: Session, wake: Wake, now: datetime) -> Run | None:
-    """Merges without overwriting the payload: the first wake's payload stays on the run."""
-    target = _merge_target(session, wake, now)
-    if target is not None:
-        target.coalesced_count = Run.coalesced_count + 1
-    return target
-
-
 def _queue(replacement: type[RunQueue]) -> Patch:
     return Patch(office_service, "RunQueue", replacement)
 
@@ -119,13 +110,6 @@ MUTANTS = [
         Capability.OFFICE,
         "applies the allowance after duplicate lookup but before coalescing",
         lambda: [_queue(GateBeforeCoalescingQueue)],
-    ),
-    Mutant(
-        "coalesce_keeps_payload",
-        "AC-OFFICE-ASSIGN-RATE-001.4",
-        Capability.OFFICE,
-        "a merge keeps the queued run's payload instead of taking the incoming wake's",
-        lambda: [Patch(run_queue, "coalesce", coalesce_keeping_payload)],
     ),
     Mutant(
         "refusal_records_row",

@@ -9,7 +9,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter
 from sqlalchemy.orm import Session
 
-from mutants.patching import Capability, Mutant, Patch
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
 from reference.office import gate as reference_gate
 from reference.office import service as office_service
 from reference.office.constants import ASSIGNMENT_ALLOWANCE

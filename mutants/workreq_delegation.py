@@ -8,7 +8,8 @@ from datetime import datetime
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from mutants.patching import Capability, Mutant, Patch
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
 from reference.errors import CountCap, DepthCap, PermissionEscalation
 from reference.workreq import delegation
 from reference.workreq import service as workreq_service

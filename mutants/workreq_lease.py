@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, or_, update
+from sqlalchemy import ColumnElement, update
 from sqlalchemy.orm import Session
 
-from mutants.patching import Capability, Mutant, Patch
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
 from reference.errors import AlreadyCompleted, LeaseHeld
 from reference.workreq import lease
 from reference.workreq.lease import _refuse_claim as reference_refuse_claim
@@ -15,29 +16,6 @@ from reference.workreq.lease import claim as reference_claim
 from reference.workreq.lease import heartbeat as reference_heartbeat
 from reference.workreq.models import State, WorkRequestRecord
 from reference.workreq.store import conditional_update, find_request
-
-
-def live_through_expiry(expires_at: datetime | None, now: datetime) -> bool:
-    """Expired only once the clock is past the expiry: the expiry instant itself is still live."""
-    return expires_at is not None and now <= expires_at
-
-
-def not_live_after_expiry(now: datetime) -> ColumnElement[bool]:
-    return or_(
-        WorkRequestRecord.lease_expires_at.is_(None), WorkRequestRecord.lease_expires_at < now
-    )
-
-
-def holds_lease_through_expiry(
-    record: WorkRequestRecord, holder: str, generation: int, now: datetime
-) -> ColumnElement[bool]:
-    return (
-        (WorkRequestRecord.request_id == record.request_id)
-        & (WorkRequestRecord.lease_holder == holder)
-        & (WorkRequestRecord.lease_generation == generation)
-        & (WorkRequestRecord.state == State.IN_PROGRESS)
-        & (WorkRequestRecord.lease_expires_at >= now)
-    )
 
 
 def holds_lease_on_any_request(
@@ -98,20 +76,6 @@ def claim_keeping_holder_generation(
     return find_request(tx, record.request_id)
 
 
-def heartbeat_bumping_generation(
-    tx: Session,
-    record: WorkRequestRecord,
-    holder: str,
-    generation: int,
-    now: datetime,
-    duration: timedelta,
-) -> WorkRequestRecord:
-    """Renews the lease as a fresh grant, with the next generation."""
-    renewed = reference_heartbeat(tx, record, holder, generation, now, duration)
-    _set_generation(tx, record.request_id, renewed.lease_generation + 1)
-    return find_request(tx, record.request_id)
-
-
 def heartbeat_by_holder_only(
     tx: Session,
     record: WorkRequestRecord,
@@ -135,17 +99,6 @@ def _set_generation(tx: Session, request_id: str, generation: int) -> None:
 
 
 MUTANTS = [
-    Mutant(
-        "expiry_checked_with_gt",
-        "AC-ARMONIA-WORKREQ-001.4",
-        Capability.WORK_REQUESTS,
-        "treats a lease as expired only when now > expiry, so it is still live at its expiry",
-        lambda: [
-            Patch(lease, "is_live", live_through_expiry),
-            Patch(lease, "_lease_not_live", not_live_after_expiry),
-            Patch(lease, "_holds_live_lease", holds_lease_through_expiry),
-        ],
-    ),
     Mutant(
         "expired_lease_not_reclaimable",
         "AC-ARMONIA-WORKREQ-001.4",
@@ -174,13 +127,6 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "a holder reclaiming its own expired lease keeps its old generation",
         lambda: [Patch(lease, "claim", claim_keeping_holder_generation)],
-    ),
-    Mutant(
-        "heartbeat_bumps_generation",
-        "AC-ARMONIA-WORKREQ-001.12",
-        Capability.WORK_REQUESTS,
-        "each heartbeat moves the generation on by one",
-        lambda: [Patch(lease, "heartbeat", heartbeat_bumping_generation)],
     ),
     Mutant(
         "heartbeat_ignores_generation",

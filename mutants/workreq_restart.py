@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from sqlalchemy import update
 
-from mutants.patching import Capability, Mutant, Patch
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
 from reference import app
 from reference.clock import Clock
 from reference.db import Database

@@ -9,12 +9,13 @@ import pytest
 
 import mutants
 from conformance.adapters.factory import ConfigurationError, open_driver
+from conformance.adapters.patched import Capability, Patch, open_patched
 from conformance.driver import Driver, Outcome
 from conformance.registry import default_registry
+from mutants.mutant import Mutant
 from mutants.office_count import StatementGate
 from mutants.office_pipeline import ReorderedQueue
 from mutants.office_reporting import ReportingGate
-from mutants.patching import Capability, Mutant, Patch, open_patched
 from reference.office import service as office_service
 
 

@@ -6,34 +6,37 @@ import pytest
 from typer.testing import CliRunner
 
 from conformance.cli import EXIT_USAGE, app
-from conformance.strength import StrengthReport, run_strength, select_mutants
+from conformance.strength import StrengthReport, run_strength, select_mutants, select_variants
 
 # One Office and one work-request scenario, so that every run stays short.
-SCENARIOS = "refused_assignment_reports_the_outcome or heartbeat_moves_the_expiry"
+SCENARIOS = (
+    "refused_assignment_reports_the_outcome or heartbeat_whose_holder_and_generation_are_not"
+)
 
 
 @pytest.fixture(scope="module")
 def report() -> StrengthReport:
     chosen = select_mutants(
-        ["refusal_reported_as_none", "heartbeat_bumps_generation", "per_agent_allowance"]
+        ["refusal_reported_as_none", "heartbeat_ignores_generation", "per_agent_allowance"]
     )
-    return run_strength(chosen, jobs=2, select=SCENARIOS)
+    legal = select_variants(["idempotent_reclaim"])
+    return run_strength(chosen, variants=legal, jobs=2, select=SCENARIOS)
 
 
 def test_the_reference_control_passes_every_selected_scenario(report: StrengthReport) -> None:
     assert report.control.error is None
     assert report.control_failures() == []
     ran = [status for _, status in report.control.statuses().values() if status == "passed"]
-    assert len(ran) == 2
+    assert len(ran) == 3, "one Office scenario and the two rows of a work-request outline"
 
 
 def test_mutants_are_killed_by_the_criterion_they_break(report: StrengthReport) -> None:
     verdicts = {verdict.mutant.name: verdict for verdict in report.verdicts}
     assert verdicts["refusal_reported_as_none"].killed_by == {"AC-OFFICE-ASSIGN-RATE-003.5"}
-    assert verdicts["heartbeat_bumps_generation"].killed_by == {"AC-ARMONIA-WORKREQ-001.12"}
+    assert verdicts["heartbeat_ignores_generation"].killed_by == {"AC-ARMONIA-WORKREQ-001.12"}
     assert all(
         verdicts[name].intended_kill
-        for name in ("refusal_reported_as_none", "heartbeat_bumps_generation")
+        for name in ("refusal_reported_as_none", "heartbeat_ignores_generation")
     )
     kills = report.kills_by_criterion()
     assert kills["AC-OFFICE-ASSIGN-RATE-003.5"] == ["refusal_reported_as_none"]
@@ -52,3 +55,14 @@ def test_an_unknown_mutant_pattern_is_a_usage_error() -> None:
     outcome = CliRunner().invoke(app, ["strength", "--mutant", "no_such_mutant*"])
     assert outcome.exit_code == EXIT_USAGE
     assert "no mutant matches no_such_mutant*" in outcome.output
+
+
+def test_a_variant_the_selected_scenarios_accept_is_accepted(report: StrengthReport) -> None:
+    (verdict,) = report.variants
+    assert verdict.accepted and verdict.diverged_on == frozenset()
+
+
+def test_an_unknown_variant_pattern_is_a_usage_error() -> None:
+    outcome = CliRunner().invoke(app, ["strength", "--variant", "no_such_variant*"])
+    assert outcome.exit_code == EXIT_USAGE
+    assert "no variant matches no_such_variant*" in outcome.output

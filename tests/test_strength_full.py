@@ -1,7 +1,9 @@
-"""Every hand-written mutant must be killed, each by the criterion it targets.
+"""Both halves of the kit's strength: every mutant killed by its own criterion, every legal
+variant accepted (passed, or diverged only on the interpretations it names).
 
-This is the CI run of `conformance strength` (a few minutes on two cores). Deselect it locally
-with `-m "not slow"`.
+This is the CI run of `conformance strength`: mutants run their own criterion's scenarios first
+(in-process), variants their capability's whole suite through `exec:` against
+`serve-reference --variant`. Deselect it locally with `-m "not slow"`.
 """
 
 from __future__ import annotations
@@ -9,16 +11,22 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from conformance.strength import print_report, run_strength, select_mutants
+from conformance.strength import print_report, run_strength, select_mutants, select_variants
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 
-def test_every_hand_written_mutant_is_killed_by_its_own_criterion() -> None:
-    report = run_strength(select_mutants([]), jobs=2)
+def test_every_mutant_is_killed_by_its_own_criterion_and_every_variant_is_accepted() -> None:
+    report = run_strength(select_mutants([]), variants=select_variants([]), jobs=2)
     print_report(report, Console(width=160))
     assert report.control.error is None and report.control_failures() == [], "the reference fails"
     assert report.survivors() == [], f"mutants the suite does not kill: {report.survivors()}"
-    assert report.succeeded()
     missed_own = [v.mutant.name for v in report.verdicts if not v.intended_kill]
     assert missed_own == [], f"mutants not killed by the criterion they target: {missed_own}"
+    falsely_failed = {v.variant.name: v.false_failures for v in report.rejected_variants()}
+    assert falsely_failed == {}, f"legal variants the kit fails: {falsely_failed}"
+    undeclared = [
+        v.variant.name for v in report.variants if not v.diverged_on <= v.variant.diverges
+    ]
+    assert undeclared == []
+    assert report.succeeded()

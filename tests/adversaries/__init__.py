@@ -1,0 +1,1 @@
+"""Wrong implementations the kit must not pass: adversaries written against the port or the wire."""

@@ -1,0 +1,75 @@
+"""Wrong or incomplete implementations through the harness: none of them gets a pass.
+
+Each adversary stands for a false pass found by writing it: answering every
+concurrent call "indeterminate", or declaring too little for some criteria to
+be verified at all.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conformance.cli import EXIT_FAILURES, EXIT_OK, app
+from conformance.results import Status, read_results
+from conformance.strength import Target, run_target
+
+HERE = Path(__file__).parent
+
+
+def test_a_batch_answered_only_with_unknown_outcomes_is_never_a_pass(tmp_path: Path) -> None:
+    command = shlex.join([sys.executable, str(HERE / "indeterminate_batches.py")])
+    races = {
+        "AC-OFFICE-ASSIGN-RATE-002.1": "office_*.feature",
+        "AC-ARMONIA-WORKREQ-001.9": "armonia_*.feature",
+    }
+    for criterion, features in races.items():
+        run = run_target(
+            Target(f"exec:{command}", (features,), criterion), tmp_path, None, timeout_s=300
+        )
+        assert run.error is None, run.error
+        assert run.results is not None
+        race = [
+            s
+            for s in run.results.scenarios
+            if " at once " in s.scenario and s.criterion == criterion
+        ]
+        assert race, "the race scenario did not run"
+        assert all(s.status is Status.ERRORED for s in race), [s.status for s in race]
+        assert "too many outcomes unknown" in (race[0].evidence or "")
+
+
+@pytest.mark.timeout(300)
+def test_a_run_that_cannot_verify_a_criterion_fails_and_names_it(tmp_path: Path) -> None:
+    impl = "python:tests.adversaries.without_capabilities:office_without_hooks"
+    results = tmp_path / "results.jsonl"
+    outcome = CliRunner().invoke(
+        app, ["run", "--impl", impl, "--claim", "office", "--quiet", "--results", str(results)]
+    )
+    assert outcome.exit_code == EXIT_FAILURES, outcome.output
+    assert "unverified: AC-OFFICE-ASSIGN-RATE-002.2" in outcome.output
+    assert "hook:count_read_failure" in outcome.output
+    header = read_results(results).header
+    assert header.claim.specs == ["office"]
+
+    allowed = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--impl",
+            impl,
+            "--claim",
+            "office",
+            "--allow-unverified",
+            "AC-OFFICE-ASSIGN-RATE-002.2",
+            "--quiet",
+            "--results",
+            str(results),
+        ],
+    )
+    assert allowed.exit_code == EXIT_OK, allowed.output
+    assert read_results(results).header.claim.allow_unverified == ["AC-OFFICE-ASSIGN-RATE-002.2"]

@@ -1,0 +1,297 @@
+"""Work-request variants in what the spec leaves open.
+
+Listing order, which refusal wins when several apply, refusing or narrowing an
+over-wide grant, how generations are numbered (per request or one global
+fencing token), what a live holder's second claim gets, how a heartbeat extends
+the lease: the spec fixes none of them, so these must pass. The last ones read
+a registered interpretation otherwise and must only diverge on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from conformance.adapters.patched import Capability, Patch
+from reference import app
+from reference.errors import InsufficientBudget, NotFound
+from reference.workreq import delegation, lease, service
+from reference.workreq.budget_ledger import _draw_from_campaign, reserve_slice
+from reference.workreq.delegation import DelegationOrder
+from reference.workreq.lease import claim as reference_claim
+from reference.workreq.lease import heartbeat as reference_heartbeat
+from reference.workreq.lease import refuse_unless_current
+from reference.workreq.models import DelegationSession, State, WorkRequestRecord
+from reference.workreq.permissions import PermissionSet, ensure_narrowing
+from reference.workreq.service import LISTING_REFUSAL, WorkRequestService
+from reference.workreq.settings import WorkRequestSettings
+from reference.workreq.store import find_campaign, find_request, find_session, is_member
+from reference.workreq.views import RequestView, request_view
+from variants.variant import Variant
+
+reference_delegate = delegation.delegate
+
+# --------------------------------------------------------------------------
+# Listing
+# --------------------------------------------------------------------------
+
+
+class NewestFirstService(WorkRequestService):
+    """Lists the newest request first."""
+
+    def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
+        return list(reversed(super().list_requests(environment_id, principal)))
+
+
+class EveryRequestService(WorkRequestService):
+    """Lists every request of the environment, completed ones included (reads WR-17 otherwise)."""
+
+    def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            if not is_member(tx, environment_id, principal):
+                raise NotFound(LISTING_REFUSAL)
+            records = tx.scalars(
+                select(WorkRequestRecord)
+                .where(WorkRequestRecord.environment_id == environment_id)
+                .order_by(WorkRequestRecord.seq)
+            )
+            return [request_view(record, now) for record in records]
+
+
+class FreeUsageService(WorkRequestService):
+    """Takes usage of 0 as nothing to charge, and accepts it (reads WR-13 otherwise)."""
+
+    def record_usage(self, session_id: str, amount: int) -> None:
+        if amount == 0:
+            with self._db.transaction() as tx:
+                find_session(tx, session_id)
+            return
+        super().record_usage(session_id, amount)
+
+
+# --------------------------------------------------------------------------
+# Delegation
+# --------------------------------------------------------------------------
+
+
+def delegate_budget_first(
+    tx: Session, order: DelegationOrder, settings: WorkRequestSettings, now: datetime
+) -> WorkRequestRecord:
+    """Asks whether the slice is affordable before whether the grant narrows."""
+    originator = find_session(tx, order.originating_session_id)
+    affordable = (
+        find_campaign(tx, originator.campaign_id).available
+        if originator.request_id is None
+        else find_request(tx, originator.request_id).remaining
+    )
+    if order.budget_slice > affordable:
+        raise InsufficientBudget(f"slice {order.budget_slice} exceeds the {affordable} available")
+    return reference_delegate(tx, order, settings, now)
+
+
+def delegate_narrowed(
+    tx: Session, order: DelegationOrder, settings: WorkRequestSettings, now: datetime
+) -> WorkRequestRecord:
+    """Grants what was asked, narrowed to what the originator holds, instead of refusing."""
+    originator = find_session(tx, order.originating_session_id)
+    held = PermissionSet.from_lists(originator.tools, originator.devices)
+    narrowed = PermissionSet(
+        order.permissions.tools & held.tools, order.permissions.devices & held.devices
+    )
+    ensure_narrowing(narrowed, held)
+    return reference_delegate(tx, replace(order, permissions=narrowed), settings, now)
+
+
+def reserve_from_campaign(tx: Session, originator: DelegationSession, amount: int) -> None:
+    """Takes every slice out of the campaign, nested ones included (reads WR-1 otherwise)."""
+    if originator.request_id is None:
+        reserve_slice(tx, originator, amount)
+        return
+    if not _draw_from_campaign(tx, originator.campaign_id, amount, spend=False):
+        raise InsufficientBudget(f"slice {amount} exceeds the campaign's available budget")
+
+
+def any_assignee(tx: Session, campaign: object, assignee: str | None) -> None:
+    """Takes any principal as an assignee (reads WR-13 otherwise)."""
+
+
+# --------------------------------------------------------------------------
+# The lease
+# --------------------------------------------------------------------------
+
+
+def claim_with_global_token(
+    tx: Session, record: WorkRequestRecord, holder: str, now: datetime, duration: timedelta
+) -> WorkRequestRecord:
+    """Each grant gets a fencing token above every token ever issued, on any request."""
+    claimed = reference_claim(tx, record, holder, now, duration)
+    highest = tx.scalar(select(func.max(WorkRequestRecord.lease_generation))) or 0
+    tx.execute(
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == claimed.request_id)
+        .values(lease_generation=max(highest, claimed.lease_generation) + 1)
+    )
+    return find_request(tx, claimed.request_id)
+
+
+def claim_or_keep(
+    tx: Session, record: WorkRequestRecord, holder: str, now: datetime, duration: timedelta
+) -> WorkRequestRecord:
+    """A live holder's second claim answers its own lease, unchanged."""
+    own = (
+        record.state == State.IN_PROGRESS
+        and record.lease_holder == holder
+        and lease.is_live(record.lease_expires_at, now)
+    )
+    return record if own else reference_claim(tx, record, holder, now, duration)
+
+
+def heartbeat_from_old_expiry(
+    tx: Session,
+    record: WorkRequestRecord,
+    holder: str,
+    generation: int,
+    now: datetime,
+    duration: timedelta,
+) -> WorkRequestRecord:
+    """Extends the lease by one duration from where it was due, not from now."""
+    refuse_unless_current(record, holder, generation, now)
+    due = record.lease_expires_at
+    tx.execute(
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == record.request_id)
+        .values(lease_expires_at=(due or now) + duration)
+    )
+    return find_request(tx, record.request_id)
+
+
+def heartbeat_bumping_generation(
+    tx: Session,
+    record: WorkRequestRecord,
+    holder: str,
+    generation: int,
+    now: datetime,
+    duration: timedelta,
+) -> WorkRequestRecord:
+    """Renews the lease as a fresh grant with the next generation (reads WR-7 otherwise)."""
+    renewed = reference_heartbeat(tx, record, holder, generation, now, duration)
+    tx.execute(
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == record.request_id)
+        .values(lease_generation=renewed.lease_generation + 1)
+    )
+    return find_request(tx, record.request_id)
+
+
+def live_through_expiry(expires_at: datetime | None, now: datetime) -> bool:
+    """Expired only once the clock is past the expiry (reads WR-8 otherwise)."""
+    return expires_at is not None and now <= expires_at
+
+
+def not_live_after_expiry(now: datetime) -> ColumnElement[bool]:
+    return or_(
+        WorkRequestRecord.lease_expires_at.is_(None), WorkRequestRecord.lease_expires_at < now
+    )
+
+
+def holds_lease_through_expiry(
+    record: WorkRequestRecord, holder: str, generation: int, now: datetime
+) -> ColumnElement[bool]:
+    return (
+        (WorkRequestRecord.request_id == record.request_id)
+        & (WorkRequestRecord.lease_holder == holder)
+        & (WorkRequestRecord.lease_generation == generation)
+        & (WorkRequestRecord.state == State.IN_PROGRESS)
+        & (WorkRequestRecord.lease_expires_at >= now)
+    )
+
+
+VARIANTS = [
+    Variant(
+        "newest_first_listing",
+        Capability.WORK_REQUESTS,
+        "lists the newest request first",
+        lambda: [Patch(app, "WorkRequestService", NewestFirstService)],
+    ),
+    Variant(
+        "budget_checked_before_permissions",
+        Capability.WORK_REQUESTS,
+        "refuses for budget before it looks at permissions when both apply",
+        lambda: [Patch(service, "delegate_request", delegate_budget_first)],
+    ),
+    Variant(
+        "narrowed_permissions",
+        Capability.WORK_REQUESTS,
+        "narrows an over-wide grant to what the originator holds instead of refusing it",
+        lambda: [Patch(service, "delegate_request", delegate_narrowed)],
+    ),
+    Variant(
+        "global_fencing_token",
+        Capability.WORK_REQUESTS,
+        "numbers leases with one fencing token rising across all requests",
+        lambda: [Patch(lease, "claim", claim_with_global_token)],
+        diverges=frozenset({"WR-7"}),
+    ),
+    Variant(
+        "idempotent_reclaim",
+        Capability.WORK_REQUESTS,
+        "a live holder claiming again gets its own lease back",
+        lambda: [Patch(lease, "claim", claim_or_keep)],
+    ),
+    Variant(
+        "renewal_from_old_expiry",
+        Capability.WORK_REQUESTS,
+        "a heartbeat extends the lease by one duration from its old expiry",
+        lambda: [Patch(lease, "heartbeat", heartbeat_from_old_expiry)],
+    ),
+    Variant(
+        "lease_live_at_expiry",
+        Capability.WORK_REQUESTS,
+        "a lease is still live at its expiry instant, expired only after it",
+        lambda: [
+            Patch(lease, "is_live", live_through_expiry),
+            Patch(lease, "_lease_not_live", not_live_after_expiry),
+            Patch(lease, "_holds_live_lease", holds_lease_through_expiry),
+        ],
+        diverges=frozenset({"WR-8"}),
+    ),
+    Variant(
+        "heartbeat_bumps_generation",
+        Capability.WORK_REQUESTS,
+        "each heartbeat renews the lease under the next generation",
+        lambda: [Patch(lease, "heartbeat", heartbeat_bumping_generation)],
+        diverges=frozenset({"WR-7"}),
+    ),
+    Variant(
+        "listing_includes_completed",
+        Capability.WORK_REQUESTS,
+        "lists completed requests beside the open and in-progress ones",
+        lambda: [Patch(app, "WorkRequestService", EveryRequestService)],
+        diverges=frozenset({"WR-17"}),
+    ),
+    Variant(
+        "nested_slice_from_campaign",
+        Capability.WORK_REQUESTS,
+        "takes a nested delegation's slice from the campaign, not the child's remainder",
+        lambda: [Patch(delegation, "reserve_slice", reserve_from_campaign)],
+        diverges=frozenset({"WR-1", "WR-15"}),
+    ),
+    Variant(
+        "zero_usage_accepted",
+        Capability.WORK_REQUESTS,
+        "accepts usage of 0 as nothing to charge",
+        lambda: [Patch(app, "WorkRequestService", FreeUsageService)],
+        diverges=frozenset({"WR-13"}),
+    ),
+    Variant(
+        "any_principal_as_assignee",
+        Capability.WORK_REQUESTS,
+        "accepts an assignee who is not a member of the environment",
+        lambda: [Patch(delegation, "_ensure_assignee_is_member", any_assignee)],
+        diverges=frozenset({"WR-13"}),
+    ),
+]
