@@ -31,6 +31,10 @@ class OfficeWindowOracle:
         """The oracle for the constants an implementation reports."""
         return cls(constants.allowance, timedelta(seconds=constants.window_seconds))
 
+    def admitted(self, task_id: str) -> tuple[datetime, ...]:
+        """The request instants of the agent wakes admitted for `task_id`, oldest first."""
+        return tuple(self._admitted[task_id])
+
     def in_window(self, task_id: str, now: datetime) -> int:
         """How many admitted agent wakes of `task_id` lie in (now - W, now]."""
         start = now - self.window

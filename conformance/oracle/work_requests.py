@@ -1,15 +1,21 @@
 """A model of delegation work requests: lineage, leases, budgets and permissions.
 
-Each operation answers what the canonical semantics predict: the value an
-implementation must return, or the ErrorCode it must refuse with. A refused
-operation changes nothing in the model. The limits (depth and count caps, lease
-duration) are the ones the implementation reports, never assumed numbers.
+Each operation is predicted in two halves. `*_refusals` answers the set of
+refusal codes that apply to it: empty when it must be accepted, otherwise every
+code whose condition holds, since the spec never ranks one refusal above
+another and an implementation may answer with any of them. The recording half
+(`delegate`, `claim`, `extend`, `complete`, `record_usage`) then records an
+accepted operation, adopting the values the spec leaves to the implementation:
+the identifiers it chose, the grant it narrowed to, the generation of a claim
+(the spec asks only that it be newer), the expiry a renewal moved to, the
+instant a completion was recorded. Where no value is given, the recording half
+takes the reference's reading (WR-7: the next generation; an expiry one lease
+duration from now), so the model also serves hand-written cases.
 
-Both kinds of delegation (spawn, subagent) obey the same rules, so the model
-does not distinguish them. Identifiers of requests and child sessions are
-chosen by the implementation, so a delegation is predicted in two halves:
-`delegation_refusal` says whether it must be refused, and `delegate` records
-the accepted one under the identifiers the implementation returned.
+A refused operation changes nothing in the model. The limits (depth and count
+caps, lease duration) are the ones the implementation reports, never assumed
+numbers (WR-12). Both kinds of delegation obey the same rules; the model only
+remembers which kind made each request.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from datetime import datetime, timedelta
 from conformance.driver import (
     BudgetSnapshot,
     Completion,
+    DelegationKind,
     ErrorCode,
     Lease,
     Permissions,
@@ -27,6 +34,11 @@ from conformance.driver import (
     WorkRequest,
     WorkRequestLimits,
 )
+
+Refusals = frozenset[ErrorCode]
+"""Every refusal code that applies to an operation; empty when it must be accepted."""
+
+ACCEPTED: Refusals = frozenset()
 
 
 @dataclass
@@ -52,6 +64,7 @@ class _Session:
 @dataclass
 class _Request:
     request_id: str
+    kind: DelegationKind
     environment_id: str
     campaign_id: str
     originating_session_id: str
@@ -62,9 +75,11 @@ class _Request:
     permissions: Permissions
     assignee: str | None
     remaining: int
+    generation: int
+    """The generation of the newest grant, or what the unclaimed request reported."""
+    claimed: bool = False
     spent: int = 0
     holder: str | None = None
-    generation: int = 0
     expires_at: datetime | None = None
     completion: Completion | None = None
 
@@ -72,6 +87,11 @@ class _Request:
 def within(inner: Permissions, outer: Permissions) -> bool:
     """Whether `inner` grants nothing `outer` lacks, tools and devices separately."""
     return inner.tools <= outer.tools and inner.devices <= outer.devices
+
+
+def applying(*conditions: tuple[bool, ErrorCode]) -> Refusals:
+    """The codes whose condition holds."""
+    return frozenset(code for holds, code in conditions if holds)
 
 
 class WorkRequestOracle:
@@ -103,6 +123,10 @@ class WorkRequestOracle:
             and request.expires_at > self.now
         )
 
+    def fresh_expiry(self) -> datetime:
+        """When a lease granted now expires, by the duration the implementation reports."""
+        return self.now + self.lease_duration
+
     # -- setup ---------------------------------------------------------------
     def create_environment(self, environment_id: str, members: list[str]) -> ErrorCode | None:
         if not environment_id or not members or environment_id in self._members:
@@ -132,7 +156,7 @@ class WorkRequestOracle:
         return None
 
     # -- delegation ----------------------------------------------------------
-    def delegation_refusal(
+    def delegation_refusals(
         self,
         originating_session_id: str,
         *,
@@ -140,31 +164,39 @@ class WorkRequestOracle:
         budget_slice: int,
         permissions: Permissions,
         assignee: str | None,
-    ) -> ErrorCode | None:
-        """The refusal a delegation must meet, in the canonical check order; None admits it."""
+    ) -> Refusals:
+        """Every refusal that applies to a delegation, whatever order an implementation checks in.
+
+        PERMISSION_ESCALATION is the one an implementation may also meet by
+        narrowing the grant (see `may_narrow`).
+        """
+        bad_input = not deliverable or budget_slice < 1
         origin = self._sessions.get(originating_session_id)
-        if not deliverable or budget_slice <= 0:
-            return ErrorCode.INVALID_INPUT
-        if origin is not None and assignee is not None:
-            environment = self._campaigns[origin.campaign_id].environment_id
-            if assignee not in self._members[environment]:
-                return ErrorCode.INVALID_INPUT
         if origin is None:
-            return ErrorCode.NOT_FOUND
-        if origin.depth + 1 > self.limits.max_depth:
-            return ErrorCode.DEPTH_CAP
-        if origin.delegations >= self.limits.max_children_per_session:
-            return ErrorCode.COUNT_CAP
-        if not within(permissions, origin.permissions):
-            return ErrorCode.PERMISSION_ESCALATION
-        if budget_slice > self._available_to(origin):
-            return ErrorCode.INSUFFICIENT_BUDGET
-        return None
+            return applying((bad_input, ErrorCode.INVALID_INPUT), (True, ErrorCode.NOT_FOUND))
+        environment = self._campaigns[origin.campaign_id].environment_id
+        stranger = assignee is not None and assignee not in self._members[environment]
+        served = self._requests.get(origin.request_id or "")
+        return applying(
+            (bad_input or stranger, ErrorCode.INVALID_INPUT),
+            (origin.depth + 1 > self.limits.max_depth, ErrorCode.DEPTH_CAP),
+            (origin.delegations >= self.limits.max_children_per_session, ErrorCode.COUNT_CAP),
+            (not within(permissions, origin.permissions), ErrorCode.PERMISSION_ESCALATION),
+            (budget_slice > self._available_to(origin), ErrorCode.INSUFFICIENT_BUDGET),
+            (served is not None and served.completion is not None, ErrorCode.ALREADY_COMPLETED),
+        )
+
+    @staticmethod
+    def may_narrow(refusals: Refusals) -> bool:
+        """Whether a delegation may be accepted with a narrowed grant instead of refused:
+        only when asking too much is all that is wrong with it."""
+        return refusals == {ErrorCode.PERMISSION_ESCALATION}
 
     def delegate(
         self,
         originating_session_id: str,
         *,
+        kind: DelegationKind,
         deliverable: str,
         acceptance_checks: list[str],
         budget_slice: int,
@@ -172,14 +204,29 @@ class WorkRequestOracle:
         assignee: str | None,
         request_id: str,
         child_session_id: str,
+        generation: int = 0,
     ) -> WorkRequest:
-        """Record an admitted delegation under the identifiers the implementation chose."""
+        """Record an accepted delegation under the identifiers the implementation chose.
+
+        `permissions` is the set the child was granted (narrowed, if the
+        implementation narrowed it); `generation` the one its unclaimed lease reports.
+        """
+        refusals = self.delegation_refusals(
+            originating_session_id,
+            deliverable=deliverable,
+            budget_slice=budget_slice,
+            permissions=permissions,
+            assignee=assignee,
+        )
+        if refusals:
+            raise ValueError(f"the delegation must be refused: {sorted(refusals)}")
         origin = self._sessions[originating_session_id]
         campaign = self._campaigns[origin.campaign_id]
         self._draw(origin, budget_slice)
         origin.delegations += 1
         self._requests[request_id] = _Request(
             request_id=request_id,
+            kind=kind,
             environment_id=campaign.environment_id,
             campaign_id=campaign.campaign_id,
             originating_session_id=originating_session_id,
@@ -190,6 +237,7 @@ class WorkRequestOracle:
             permissions=permissions,
             assignee=assignee,
             remaining=budget_slice,
+            generation=generation,
         )
         self._sessions[child_session_id] = _Session(
             child_session_id,
@@ -200,49 +248,111 @@ class WorkRequestOracle:
         )
         return self._view(self._requests[request_id])
 
+    def available_to(self, session_id: str) -> int:
+        """What a session may still hand out (a root: its campaign's available budget; a
+        child: what is left of its slice, WR-1), so that a harness can ask for affordable slices."""
+        return self._available_to(self._sessions[session_id])
+
     # -- lease -----------------------------------------------------------------
-    def claim(self, request_id: str, holder: str) -> Lease | ErrorCode:
+    def claim_refusals(self, request_id: str, holder: str) -> Refusals:
+        """Every refusal that applies to a claim.
+
+        LEASE_HELD is one the live holder itself may be spared: it may instead
+        be answered with the lease it holds (see `held_by`).
+        """
         request = self._requests.get(request_id)
-        if request is None or holder not in self._members[request.environment_id]:
-            return ErrorCode.NOT_FOUND
-        if request.assignee is not None and holder != request.assignee:
-            return ErrorCode.NOT_ASSIGNEE
-        if request.completion is not None:
-            return ErrorCode.ALREADY_COMPLETED
-        if self._live(request):
-            return ErrorCode.LEASE_HELD
-        request.generation += 1
+        if request is None:
+            return frozenset({ErrorCode.NOT_FOUND})
+        return applying(
+            (holder not in self._members[request.environment_id], ErrorCode.NOT_FOUND),
+            (request.assignee not in (None, holder), ErrorCode.NOT_ASSIGNEE),
+            (request.completion is not None, ErrorCode.ALREADY_COMPLETED),
+            (self._live(request), ErrorCode.LEASE_HELD),
+        )
+
+    def held_by(self, request_id: str, holder: str) -> Lease | None:
+        """The live lease `holder` holds on the request, which claiming again may answer."""
+        request = self._requests[request_id]
+        if self._live(request) and request.holder == holder:
+            return self._lease(request)
+        return None
+
+    def claim(
+        self,
+        request_id: str,
+        holder: str,
+        *,
+        generation: int | None = None,
+        expires_at: datetime | None = None,
+    ) -> Lease:
+        """Record a new grant: the implementation's generation and expiry, or WR-7's reading."""
+        request = self._requests[request_id]
+        refusals = self.claim_refusals(request_id, holder)
+        if self.held_by(request_id, holder) is not None:
+            refusals -= {ErrorCode.LEASE_HELD}
+        if refusals:
+            raise ValueError(f"the claim must be refused: {sorted(refusals)}")
+        request.generation = request.generation + 1 if generation is None else generation
+        request.claimed = True
         request.holder = holder
-        request.expires_at = self.now + self.lease_duration
+        request.expires_at = self.fresh_expiry() if expires_at is None else expires_at
         return self._lease(request)
 
-    def heartbeat(self, request_id: str, holder: str, generation: int) -> Lease | ErrorCode:
+    def heartbeat_refusals(self, request_id: str, holder: str, generation: int) -> Refusals:
+        """Every refusal that applies to a heartbeat."""
         request = self._requests.get(request_id)
         if request is None:
-            return ErrorCode.NOT_FOUND
-        refusal = self._fence(request, holder, generation)
-        if refusal is not None:
-            return refusal
-        request.expires_at = self.now + self.lease_duration
+            return frozenset({ErrorCode.NOT_FOUND})
+        return self._fence(request, holder, generation)
+
+    def extend(self, request_id: str, expires_at: datetime | None = None) -> Lease:
+        """Record a renewal of the current lease: to `expires_at`, or a lease duration from now."""
+        request = self._requests[request_id]
+        if not self._live(request):
+            raise ValueError(f"{request_id} holds no live lease to extend")
+        request.expires_at = self.fresh_expiry() if expires_at is None else expires_at
         return self._lease(request)
 
-    def publish(
+    def publish_refusals(
         self, request_id: str, holder: str, generation: int, result_ref: str
-    ) -> Completion | ErrorCode:
-        if not result_ref:
-            return ErrorCode.INVALID_INPUT
+    ) -> Refusals:
+        """Every refusal that applies to a publish (an exact retry is `recorded_retry`'s)."""
         request = self._requests.get(request_id)
         if request is None:
-            return ErrorCode.NOT_FOUND
-        recorded = request.completion
-        if recorded is not None:
-            retry = (recorded.holder, recorded.generation, recorded.result_ref)
-            if retry == (holder, generation, result_ref):
-                return recorded
-            return ErrorCode.ALREADY_COMPLETED
-        refusal = self._fence(request, holder, generation)
-        if refusal is not None:
-            return refusal
+            return applying((not result_ref, ErrorCode.INVALID_INPUT), (True, ErrorCode.NOT_FOUND))
+        fence = self._fence(request, holder, generation)
+        return fence | applying((not result_ref, ErrorCode.INVALID_INPUT))
+
+    def recorded_retry(
+        self, request_id: str, holder: str, generation: int, result_ref: str
+    ) -> Completion | None:
+        """The recorded completion, when a publish repeats it exactly (WR-10 answers it)."""
+        request = self._requests.get(request_id)
+        recorded = request.completion if request is not None else None
+        if recorded is None:
+            return None
+        if (recorded.holder, recorded.generation, recorded.result_ref) != (
+            holder,
+            generation,
+            result_ref,
+        ):
+            return None
+        return recorded
+
+    def complete(
+        self,
+        request_id: str,
+        holder: str,
+        generation: int,
+        result_ref: str,
+        *,
+        completed_at: datetime | None = None,
+    ) -> Completion:
+        """Record an accepted publish; the unspent slice goes back (WR-3, WR-15)."""
+        refusals = self.publish_refusals(request_id, holder, generation, result_ref)
+        if refusals:
+            raise ValueError(f"the publish must be refused: {sorted(refusals)}")
+        request = self._requests[request_id]
         returned = request.remaining
         self._give_back(request)
         request.completion = Completion(
@@ -250,33 +360,45 @@ class WorkRequestOracle:
             holder=holder,
             generation=generation,
             result_ref=result_ref,
-            completed_at=self.now,
+            completed_at=self.now if completed_at is None else completed_at,
             budget_returned=returned,
         )
         return request.completion
 
     # -- budget ----------------------------------------------------------------
-    def record_usage(self, session_id: str, amount: int) -> ErrorCode | None:
-        if amount <= 0:
-            return ErrorCode.INVALID_INPUT
+    def usage_refusals(self, session_id: str, amount: int) -> Refusals:
+        """Every refusal that applies to recording usage."""
+        bad_input = amount < 1
         session = self._sessions.get(session_id)
         if session is None:
-            return ErrorCode.NOT_FOUND
+            return applying((bad_input, ErrorCode.INVALID_INPUT), (True, ErrorCode.NOT_FOUND))
+        if session.request_id is None:
+            available = self._campaigns[session.campaign_id].available
+            return applying(
+                (bad_input, ErrorCode.INVALID_INPUT),
+                (amount > available, ErrorCode.INSUFFICIENT_BUDGET),
+            )
+        request = self._requests[session.request_id]
+        return applying(
+            (bad_input, ErrorCode.INVALID_INPUT),
+            (request.completion is not None, ErrorCode.ALREADY_COMPLETED),
+            (amount > request.remaining, ErrorCode.USAGE_EXCEEDS_SLICE),
+        )
+
+    def record_usage(self, session_id: str, amount: int) -> None:
+        """Record accepted usage: a root's from the campaign (WR-14), a child's from its slice."""
+        refusals = self.usage_refusals(session_id, amount)
+        if refusals:
+            raise ValueError(f"the usage must be refused: {sorted(refusals)}")
+        session = self._sessions[session_id]
         if session.request_id is None:
             campaign = self._campaigns[session.campaign_id]
-            if amount > campaign.available:
-                return ErrorCode.INSUFFICIENT_BUDGET
             campaign.available -= amount
             campaign.root_spent += amount
-            return None
+            return
         request = self._requests[session.request_id]
-        if request.completion is not None:
-            return ErrorCode.ALREADY_COMPLETED
-        if amount > request.remaining:
-            return ErrorCode.USAGE_EXCEEDS_SLICE
         request.remaining -= amount
         request.spent += amount
-        return None
 
     def budget(self, campaign_id: str) -> BudgetSnapshot | ErrorCode:
         campaign = self._campaigns.get(campaign_id)
@@ -298,8 +420,14 @@ class WorkRequestOracle:
             return ErrorCode.NOT_FOUND
         return self._view(request)
 
+    def listing_refusals(self, environment_id: str, principal: str) -> Refusals:
+        """A non-member, or anyone asking for an unknown environment, is refused alike (WR-11)."""
+        members = self._members.get(environment_id, set())
+        return applying((principal not in members, ErrorCode.NOT_FOUND))
+
     def list_requests(self, environment_id: str, principal: str) -> list[WorkRequest] | ErrorCode:
-        if principal not in self._members.get(environment_id, set()):
+        """The environment's open and in-progress requests (WR-17), in no particular order."""
+        if self.listing_refusals(environment_id, principal):
             return ErrorCode.NOT_FOUND
         views = (
             self._view(r) for r in self._requests.values() if r.environment_id == environment_id
@@ -338,15 +466,20 @@ class WorkRequestOracle:
             and self.now < request.expires_at
         )
 
-    def _fence(self, request: _Request, holder: str, generation: int) -> ErrorCode | None:
-        """The refusal of a heartbeat or publish that does not hold the current live lease."""
-        if request.completion is not None:
-            return ErrorCode.ALREADY_COMPLETED
-        if request.holder is None or (request.holder, request.generation) != (holder, generation):
-            return ErrorCode.STALE_GENERATION
-        if not self._live(request):
-            return ErrorCode.LEASE_EXPIRED
-        return None
+    def _fence(self, request: _Request, holder: str, generation: int) -> Refusals:
+        """Every refusal of a heartbeat or publish by someone not holding the current live lease.
+
+        A stranger to the environment may be told the request is not found; a
+        pair that is not the newest grant is stale; no live lease (never
+        claimed, expired, or closed by completion) is an expired one.
+        """
+        current = request.claimed and (request.holder, request.generation) == (holder, generation)
+        return applying(
+            (holder not in self._members[request.environment_id], ErrorCode.NOT_FOUND),
+            (request.completion is not None, ErrorCode.ALREADY_COMPLETED),
+            (not current, ErrorCode.STALE_GENERATION),
+            (not self._live(request), ErrorCode.LEASE_EXPIRED),
+        )
 
     def _lease(self, request: _Request) -> Lease:
         closed_at = request.completion.completed_at if request.completion else None
@@ -365,6 +498,7 @@ class WorkRequestOracle:
     def _view(self, request: _Request) -> WorkRequest:
         return WorkRequest(
             request_id=request.request_id,
+            kind=request.kind,
             environment_id=request.environment_id,
             campaign_id=request.campaign_id,
             originating_session_id=request.originating_session_id,

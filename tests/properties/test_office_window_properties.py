@@ -1,9 +1,12 @@
-"""Office allowance properties, through the driver port.
+"""Office allowance properties, through the driver port, each check citing its clause.
 
 (a) Every admission decision for random request instants, boundary offsets
-    included, equals the rolling-window oracle's.
+    included, equals the rolling-window oracle's: a refusal the oracle admits
+    breaks 002.1/never-refuse-early (and 001.11 or 001.4/frees-after-window when
+    the decision sits on a window's edge), an admission it refuses breaks
+    001.2/serial-bound.
 (b) A batch of same-instant wakes admits the same number per task whatever the
-    order they arrive in.
+    order they arrive in (001.10/count-not-order, 001.10/no-tiebreak).
 (c) Read back from the stored runs alone: no window (t - W, t] ever holds more
     than N admitted agent wakes for one task (checked at the end over every
     window that ends on a stored wake, where the busiest windows end), and no
@@ -29,6 +32,7 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
+from conformance.clause_check import expect, port_value, scenario_requires, violated
 from conformance.driver import Capability, Driver, OfficeConstants, Outcome, Run, RunStatus
 from conformance.oracle.office_window import OfficeWindowOracle
 
@@ -42,6 +46,20 @@ ASSIGNER = "assigner"
 ASSIGNEES = ("a1", "a2")
 TASKS = ("t1", "t2")
 SETTLED: tuple[RunStatus, ...] = ("finished", "running", "claimed", "failed", "cancelled")
+
+SERIAL_BOUND = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
+FREES_AFTER_WINDOW = "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window"
+COUNT_NOT_ORDER = "AC-OFFICE-ASSIGN-RATE-001.10/count-not-order"
+NO_TIEBREAK = "AC-OFFICE-ASSIGN-RATE-001.10/no-tiebreak"
+HALF_OPEN = "AC-OFFICE-ASSIGN-RATE-001.11/half-open"
+EXACTLY_W_OLD = "AC-OFFICE-ASSIGN-RATE-001.11/exactly-w-old"
+NEVER_REFUSE_EARLY = "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early"
+OTHERS_ADMITTED = "AC-OFFICE-ASSIGN-RATE-001.1/others-admitted"
+NO_ROW = "AC-OFFICE-ASSIGN-RATE-001.6/no-row"
+NOT_REPORTED_ADMITTED = "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted"
+DISTINCT_OUTCOME = "AC-OFFICE-ASSIGN-RATE-003.5/distinct-outcome"
+NOT_ABSENCE = "AC-OFFICE-ASSIGN-RATE-003.5/not-absence"
+STATELESS = "AC-OFFICE-ASSIGN-RATE-002.4/stateless"
 
 
 @dataclass(frozen=True)
@@ -200,21 +218,32 @@ def prepare(driver: Driver) -> None:
 
 
 def perform(driver: Driver, wake: Wake) -> Outcome:
-    """Assign at the wake's instant and settle its run if one was inserted."""
+    """Assign at the wake's instant and settle its run if one was inserted.
+
+    Nothing but the gate can decide these wakes (no run stays queued, no key
+    repeats), so a user wake is queued, and an agent wake is queued or told
+    rate_limited: never left unreported, nor reported coalesced or deduplicated.
+    """
     if wake.restart_first:
         driver.restart()
     driver.set_clock(wake.at)
     acting = ASSIGNER if wake.by_agent else ""
     result = driver.assign_task(wake.task_id, wake.assignee, acting_agent_id=acting)
-    assert result.wake is not None, "an assignment to an agent must produce a wake"
+    if result.wake is None:
+        raise violated(NOT_ABSENCE if wake.by_agent else OTHERS_ADMITTED, f"{wake!r}: no wake")
     outcome = result.wake.outcome
-    assert outcome in (Outcome.QUEUED, Outcome.RATE_LIMITED), (
-        f"{wake!r} met nothing but the gate, yet came out {outcome.value}"
-    )
-    if outcome is Outcome.QUEUED:
-        assert result.wake.run_id is not None, "a queued wake must name its run"
-        driver.set_run_status(result.wake.run_id, wake.settle_as)
     note(f"{wake!r} -> {outcome.value}")
+    if wake.by_agent:
+        expect(
+            outcome in (Outcome.QUEUED, Outcome.RATE_LIMITED),
+            (DISTINCT_OUTCOME, NOT_REPORTED_ADMITTED),
+            f"{wake!r} met nothing but the gate, yet came out {outcome.value}",
+        )
+    else:
+        expect(outcome is Outcome.QUEUED, OTHERS_ADMITTED, f"{wake!r} came out {outcome.value}")
+    if outcome is Outcome.QUEUED:
+        run_id = port_value(result.wake.run_id, f"{wake!r} was queued without naming its run")
+        driver.set_run_status(run_id, wake.settle_as)
     return outcome
 
 
@@ -222,6 +251,24 @@ def predicted(oracle: OfficeWindowOracle, wake: Wake) -> Outcome:
     """User wakes are outside the gate; agent wakes are the oracle's to decide."""
     admitted = oracle.offer(wake.task_id, wake.at) if wake.by_agent else True
     return Outcome.QUEUED if admitted else Outcome.RATE_LIMITED
+
+
+def decision_cites(oracle: OfficeWindowOracle, wake: Wake) -> tuple[str, ...]:
+    """The clauses an agent wake's decision rests on, read before the oracle decides it.
+
+    Admissible: a refusal breaks never-refuse-early; when an admitted wake is
+    exactly W old, its no longer counting is exactly-w-old; when any has left
+    the window, its place coming back is frees-after-window. Not admissible: an
+    admission breaks serial-bound; when the oldest wake in the window is a
+    microsecond from leaving it, it still counting is half-open.
+    """
+    earlier = oracle.admitted(wake.task_id)
+    start = wake.at - oracle.window
+    if oracle.admits(wake.task_id, wake.at):
+        edge = (EXACTLY_W_OLD, HALF_OPEN) if start in earlier else ()
+        freed = (FREES_AFTER_WINDOW,) if any(i <= start for i in earlier) else ()
+        return (NEVER_REFUSE_EARLY, *edge, *freed)
+    return (SERIAL_BOUND, HALF_OPEN) if start + MICRO in earlier else (SERIAL_BOUND,)
 
 
 def agent_wake_instants(runs: Sequence[Run], task_id: str) -> list[datetime]:
@@ -256,7 +303,7 @@ def admitted_per_task(driver: Driver, wakes: Sequence[Wake]) -> Counter[tuple[st
 def test_a_schedule_never_goes_back_in_time(office: Office, data: st.DataObject) -> None:
     """The checks below judge windows over stored instants, which assumes a forward clock."""
     instants = [wake.at for wake in data.draw(schedules(office, 15), label="schedule")]
-    assert instants == sorted(instants)
+    scenario_requires(instants == sorted(instants), f"a schedule goes back in time: {instants}")
 
 
 @given(data=st.data())
@@ -268,8 +315,10 @@ def test_admission_decisions_match_the_rolling_window(
     with drivers.fresh() as driver:
         prepare(driver)
         for wake in schedule:
+            cites = decision_cites(oracle, wake) if wake.by_agent else (OTHERS_ADMITTED,)
             expected = predicted(oracle, wake)
-            assert perform(driver, wake) is expected, f"{wake!r}: the oracle says {expected.value}"
+            outcome = perform(driver, wake)
+            expect(outcome is expected, cites, f"{wake!r}: {outcome.value}, not {expected.value}")
 
 
 @given(data=st.data())
@@ -301,12 +350,15 @@ def test_same_instant_wakes_are_decided_independently_of_their_order(
     expected = Counter(
         (w.task_id, w.by_agent) for w in batch if predicted(oracle, w) is Outcome.QUEUED
     )
+    cites = (SERIAL_BOUND, NEVER_REFUSE_EARLY, NO_TIEBREAK)
     for order in (batch, reordered):
         with drivers.fresh() as driver:
             prepare(driver)
             for wake in prelude:
                 perform(driver, wake)
-            assert admitted_per_task(driver, order) == expected, f"order {order!r}"
+            admitted = admitted_per_task(driver, order)
+        expect(admitted == expected, cites, f"order {order!r} admitted {dict(admitted)}")
+        cites = (COUNT_NOT_ORDER, NO_TIEBREAK)
 
 
 @given(data=st.data())
@@ -323,13 +375,36 @@ def test_no_window_ever_holds_more_than_the_allowance(
             if outcome is Outcome.QUEUED:
                 admitted[wake.task_id] += 1 if wake.by_agent else 0
                 continue
-            assert wake.by_agent, f"{wake!r}: a user wake is outside the gate"
             instants = agent_wake_instants(driver.list_runs(), wake.task_id)
             held = held_in_window(instants, wake.at, window)
-            assert held >= allowance, f"{wake!r} refused with only {held} in its window"
+            expect(
+                held >= allowance,
+                (NEVER_REFUSE_EARLY, HALF_OPEN),
+                f"{wake!r} refused with only {held} in its window",
+            )
         runs = driver.list_runs()
     for task_id in TASKS:
-        instants = agent_wake_instants(runs, task_id)
-        assert len(instants) == admitted[task_id], f"stored agent runs of {task_id}"
-        busiest = max((held_in_window(instants, end, window) for end in instants), default=0)
-        assert busiest <= allowance, f"a window of {task_id} holds {busiest} agent wakes"
+        check_stored(agent_wake_instants(runs, task_id), admitted[task_id], task_id, office)
+
+
+def check_stored(instants: list[datetime], admitted: int, task_id: str, office: Office) -> None:
+    """The stored agent runs are the admitted wakes, and no window of them holds more than N.
+
+    A stored run no admission accounts for is a refused wake's row; an admitted
+    wake with no stored run is one the count, made from the store, cannot see.
+    """
+    expect(
+        len(instants) <= admitted, NO_ROW, f"{task_id}: {len(instants)} rows, {admitted} admitted"
+    )
+    expect(
+        len(instants) >= admitted,
+        STATELESS,
+        f"{task_id}: {len(instants)} rows, {admitted} admitted",
+    )
+    window = office.window
+    busiest = max((held_in_window(instants, end, window) for end in instants), default=0)
+    expect(
+        busiest <= office.allowance,
+        (SERIAL_BOUND, HALF_OPEN),
+        f"a window of {task_id} holds {busiest} agent wakes",
+    )
