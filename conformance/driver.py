@@ -130,6 +130,16 @@ class ReasonLabels(Value):
         value: str = getattr(self, reason.value)
         return value
 
+    @model_validator(mode="after")
+    def _distinct(self) -> ReasonLabels:
+        """Three reasons must stay three label values, or a count could not be told apart."""
+        values = [self.allowance_exhausted, self.count_read_failed, self.task_unattributed]
+        if any(not value for value in values):
+            raise ValueError("every reason needs a non-empty label value")
+        if len(set(values)) != len(values):
+            raise ValueError(f"the three reason label values must be distinct, got {values}")
+        return self
+
 
 class OfficeVocabulary(Value):
     """How the implementation names what the Office spec leaves unnamed.
@@ -150,6 +160,17 @@ class OfficeVocabulary(Value):
     """The event type of the task-updated publication."""
     interrupted_session_state: str | None = None
     """The state an interrupted assignee's office session row moves to; None: any other state."""
+
+    @model_validator(mode="after")
+    def _usable(self) -> OfficeVocabulary:
+        """A vocabulary the telemetry checks could not read is refused at the handshake."""
+        if not self.rate_limit_counter or not self.reason_label or not self.task_updated_event:
+            raise ValueError("the counter name, the reason label and the event type are required")
+        if not self.dedup_counters or any(not name for name in self.dedup_counters):
+            raise ValueError("at least one run-deduplication counter must be named")
+        if self.rate_limit_counter in self.dedup_counters:
+            raise ValueError("the rate-limit counter cannot also be a deduplication counter")
+        return self
 
 
 class OfficeConstants(Value):

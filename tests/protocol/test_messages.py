@@ -6,7 +6,10 @@ import inspect
 import typing
 from datetime import datetime
 
-from conformance.driver import Driver
+import pytest
+from pydantic import ValidationError
+
+from conformance.driver import Driver, OfficeVocabulary
 from conformance.protocol import messages as m
 
 PROCESS_LIFECYCLE = {"restart", "close", "crash_during"}
@@ -51,3 +54,26 @@ def test_the_handshake_carries_the_description() -> None:
         is typing.get_type_hints(Driver.describe)["return"]
     )
     assert m.ADVANCE_CLOCK.result is datetime
+
+
+@pytest.mark.parametrize(
+    "vocabulary",
+    [
+        {"reasons": {"allowance_exhausted": "x", "count_read_failed": "x"}},
+        {"reasons": {"task_unattributed": ""}},
+        {"dedup_counters": []},
+        {"dedup_counters": ["office_assignment_rate_limit_total"]},
+        {"reason_label": ""},
+    ],
+    ids=["reasons-collide", "empty-reason", "no-dedup-counter", "counter-reused", "no-label"],
+)
+def test_a_vocabulary_the_checks_could_not_read_is_refused(vocabulary: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        OfficeVocabulary.model_validate(vocabulary)
+
+
+def test_a_declared_vocabulary_with_its_own_names_is_accepted() -> None:
+    declared = OfficeVocabulary.model_validate(
+        {"rate_limit_counter": "wake_throttle_total", "dedup_counters": ["runs_merged_total"]}
+    )
+    assert declared.dedup_counters == ["runs_merged_total"]
