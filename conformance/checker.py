@@ -104,6 +104,7 @@ def check_claims(history: Sequence[Operation], *, exact_steps: bool = False) -> 
         counts["requests"] += 1
         counts["succeeded"] += len(granted)
         counts["unknown"] += len(unknown)
+        counts["unclaimed"] += int(not granted and not unknown)
         violations += _holder_mismatches(subject, granted)
         violations += _generation_violations(
             subject,
@@ -274,7 +275,10 @@ def check_publishes(history: Sequence[Operation]) -> CheckResult:
     for request_id, ops in _group(publishes, "request_id").items():
         subject = f"request {request_id}"
         accepted = [op for op in ops if op.outcome == "ok"]
-        counts["unknown"] += sum(1 for op in ops if op.outcome == "info")
+        unknown = sum(1 for op in ops if op.outcome == "info")
+        counts["requests"] += 1
+        counts["unknown"] += unknown
+        counts["uncompleted"] += int(not accepted and not unknown)
         completions = {_canonical(op.value) for op in accepted}
         counts["accepted"] += len(completions)
         counts["retries"] += len(accepted) - len(completions)
@@ -363,14 +367,61 @@ def _open_after_completion(
 def _unjustified_publish_refusal(
     subject: str, refusal: Operation, history: Sequence[Operation]
 ) -> list[str]:
+    """A fencing refusal needs a reason the history allows: a completion, a newer grant, expiry.
+
+    `already_completed` needs a publish that may have come first. `stale_generation`
+    and `lease_expired` are unjustified only when the publisher's own grant surely
+    came first, nothing newer may have come between, nothing may have completed the
+    request, and (for expiry) that grant's lease ran past the refused instant.
+    """
     where = f"{subject}: process {refusal.process}"
+    request_id = refusal.arguments["request_id"]
+    completed = _completion_possibly_before(refusal, request_id, history)
     if refusal.error == ErrorCode.ALREADY_COMPLETED:
-        if not _completion_possibly_before(refusal, refusal.arguments["request_id"], history):
+        if not completed:
             return [f"{where} was refused already_completed before any completion"]
         return []
-    if refusal.error in _EXPECTED_PUBLISH_REFUSALS:
+    if refusal.error not in _EXPECTED_PUBLISH_REFUSALS:
+        return [f"{where} was refused with {refusal.error}, not a fencing refusal"]
+    grant = None if completed else _grant_surely_current(refusal, history)
+    if grant is None:
         return []
-    return [f"{where} was refused with {refusal.error}, not a fencing refusal"]
+    if refusal.error == ErrorCode.STALE_GENERATION:
+        return [
+            f"{where} was refused stale_generation under generation "
+            f"{refusal.arguments['generation']}, the newest any claim could have granted"
+        ]
+    expiry = _instant(grant.value["expires_at"])
+    if refusal.error == ErrorCode.LEASE_EXPIRED and refusal.clock and expiry > refusal.clock:
+        return [
+            f"{where} was refused lease_expired at {refusal.clock.isoformat()}, but its lease "
+            f"ran until {expiry.isoformat()}"
+        ]
+    return []
+
+
+def _grant_surely_current(refusal: Operation, history: Sequence[Operation]) -> Operation | None:
+    """The publisher's own grant, when it surely came first and nothing newer may have followed."""
+    request_id, holder = refusal.arguments["request_id"], refusal.arguments["holder"]
+    generation = refusal.arguments["generation"]
+    claims = [
+        op
+        for op in _select(history, "claim")
+        if _about(op, request_id) and op.outcome != "fail" and op.possibly_before(refusal)
+    ]
+    own = [
+        op
+        for op in claims
+        if op.outcome == "ok"
+        and (op.value["holder"], op.value["generation"]) == (holder, generation)
+        and op.surely_before(refusal)
+    ]
+    rivals = [
+        op
+        for op in claims
+        if op not in own and (op.outcome == "info" or op.value["generation"] > generation)
+    ]
+    return own[0] if own and not rivals else None
 
 
 def _publish_key(op: Operation) -> tuple[Any, Any, Any]:

@@ -89,12 +89,21 @@ def one_place_rounds(recorder: HistoryRecorder, *, rounds: int, concurrent: int)
 
 def full_window_rounds(recorder: HistoryRecorder, *, rounds: int, concurrent: int) -> None:
     """One task gets N agent wakes, then `rounds` batches of `concurrent` at once within the
-    same window: a gate admits none of them, and a missing gate goes past any bound."""
+    same window: a gate admits none of them, and a missing gate goes past any bound.
+
+    Batches are spaced past the coalescing window, so a wake of one batch is never folded
+    into a wake of the one before (that would hide a missing gate); all of them still fall
+    inside one rolling window.
+    """
+    office = _office(recorder)
+    spacing = timedelta(seconds=office.coalesce_window_seconds + 1)
+    if spacing * rounds >= timedelta(seconds=office.window_seconds):
+        raise ValueError(f"{rounds} rounds spaced {spacing} do not fit in one window")
     office_race_cast(recorder, concurrent)
     task = _fresh_task(recorder)
-    _sequential_wakes(recorder, task, _office(recorder).allowance)
+    _sequential_wakes(recorder, task, office.allowance)
     for _ in range(rounds):
-        recorder.advance_clock(timedelta(seconds=1))
+        recorder.advance_clock(spacing)
         _concurrent_wakes(recorder, task, concurrent)
 
 

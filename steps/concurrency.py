@@ -183,14 +183,20 @@ def claims_race(race: Race, claimants: int, requests: int) -> None:
     )
 )
 def one_winner_per_request(race: Race, losers: int) -> None:
+    """Unknown outcomes may stand for a winner or a loser; every definite one must fit."""
     claims = the_verdict(race).check("claims")
     expect_clean(claims)
-    requests = claims.counts.get("requests", 0)
-    won = claims.counts.get("succeeded", 0)
+    counts = claims.counts
+    requests, won = counts.get("requests", 0), counts.get("succeeded", 0)
+    accounted = won + counts.get("refused_lease_held", 0) + counts.get("unknown", 0)
     expect(
-        won == requests > 0 and claims.counts.get("refused_lease_held", 0) == requests * losers,
+        requests > 0
+        and won <= requests
+        and counts.get("unclaimed", 0) == 0
+        and accounted == requests * (losers + 1),
         CHECK_CLAUSES["claims"],
-        f"expected one winner and {losers} lease_held refusals per request: {claims}",
+        f"expected one winner and {losers} lease_held refusals per request (an unknown outcome "
+        f"may stand for either): {claims}",
     )
 
 
@@ -209,10 +215,12 @@ def completed_once(race: Race) -> None:
     verdict = the_verdict(race)
     publishes, budget = verdict.check("publishes"), verdict.check("budget")
     expect_clean(publishes)
+    uncompleted = publishes.counts.get("uncompleted", 0)
     expect(
-        publishes.counts.get("accepted", 0) > 0,
-        CHECK_CLAUSES["publishes"],
-        f"no publish was accepted: {publishes}",
+        publishes.counts.get("requests", 0) > 0 and uncompleted == 0,
+        "AC-ARMONIA-WORKREQ-001.6/records-result",
+        f"{uncompleted} request(s) whose holder published under its current lease were never "
+        f"completed, and no unknown outcome explains it: {publishes}",
     )
     acknowledged = budget.counts.get("returned_acknowledged", 0)
     observed = budget.counts.get("returned_observed", 0)

@@ -233,7 +233,9 @@ def test_publishes_one_accepted_with_a_retry_and_a_refusal_pass() -> None:
 
     assert result.ok, result
     assert result.counts == {
+        "requests": 1,
         "unknown": 0,
+        "uncompleted": 0,
         "accepted": 1,
         "retries": 1,
         "lease_closes": 1,
@@ -303,6 +305,43 @@ def test_publishes_refusal_is_excused_by_an_unknown_publish() -> None:
     assert result.ok, result
     assert result.counts["unknown"] == 1
     assert result.counts["accepted"] == 0
+
+
+@pytest.mark.parametrize("error", [ErrorCode.STALE_GENERATION, ErrorCode.LEASE_EXPIRED])
+def test_publishes_a_fencing_refusal_of_the_current_live_holder_is_caught(error: ErrorCode) -> None:
+    history = _claimed()
+    _publish(history, (4, 5), "x", outcome="fail", error=error)
+
+    result = check_publishes(history.operations())
+
+    assert any(f"refused {error}" in v for v in result.violations), result
+    assert result.counts["uncompleted"] == 1
+
+
+def test_publishes_stale_generation_is_justified_by_a_newer_grant() -> None:
+    history = _claimed()
+    later = T0 + LEASE
+    _claim(history, (4, 5), "b", value=_lease("b", 2, later), clock=later)
+    _publish(history, (6, 7), "x", outcome="fail", error=ErrorCode.STALE_GENERATION, clock=later)
+
+    assert check_publishes(history.operations()).ok
+
+
+def test_publishes_lease_expired_is_justified_once_the_lease_ran_out() -> None:
+    history = _claimed()
+    late = T0 + LEASE + timedelta(seconds=1)
+    _publish(history, (4, 5), "x", outcome="fail", error=ErrorCode.LEASE_EXPIRED, clock=late)
+
+    assert check_publishes(history.operations()).ok
+
+
+def test_publishes_a_request_left_uncompleted_is_counted_unless_an_outcome_is_unknown() -> None:
+    refused, unknown = _claimed(), _claimed()
+    _publish(refused, (4, 5), "x", outcome="fail", error=ErrorCode.NOT_FOUND)
+    _publish(unknown, (4, None), "x", outcome="info")
+
+    assert check_publishes(refused.operations()).counts["uncompleted"] == 1
+    assert check_publishes(unknown.operations()).counts["uncompleted"] == 0
 
 
 # -- budget ------------------------------------------------------------------------
