@@ -337,7 +337,11 @@ def _verdict(mutant: Mutant, run: TargetRun, control: TargetRun) -> MutantVerdic
 
 
 def _variant_verdict(variant: Variant, run: TargetRun, control: TargetRun) -> VariantVerdict:
-    """Every trusted scenario passed, or diverged on the interpretations the variant names."""
+    """Every trusted scenario passed, or diverged on an interpretation the variant names.
+
+    A divergence cites every reading its check rests on; any one of them read otherwise
+    explains it, so one named by the variant is enough.
+    """
     trusted = _trusted(control)
     cited = run.violated()
     diverged: set[str] = set()
@@ -345,8 +349,9 @@ def _variant_verdict(variant: Variant, run: TargetRun, control: TargetRun) -> Va
     for key, (_, status) in run.statuses().items():
         if key not in trusted or status in (Status.PASSED, Status.NOT_APPLICABLE):
             continue
-        if status is Status.DIVERGED and set(cited.get(key, [])) <= variant.diverges:
-            diverged |= set(cited.get(key, []))
+        explained = set(cited.get(key, [])) & variant.diverges
+        if status is Status.DIVERGED and explained:
+            diverged |= explained
             continue
         false.append(f"{key}: {status.value} {cited.get(key) or ''}".rstrip())
     return VariantVerdict(variant, frozenset(diverged), tuple(false), run.error, run.seconds)

@@ -49,7 +49,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And session "root" delegates "draft" by subagent with a slice of 300
     Then the budget of "launch" is 1000 in total, 500 available, 500 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-1 @clause:slice-deducted
+  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-1 @interpretation:WR-4 @clause:slice-deducted
   Scenario: A nested slice comes out of the child's remainder, not out of the campaign again
     Given session "root" has delegated "survey" by spawn with a slice of 200
     When the child session of "survey" delegates "fact check" by subagent with a slice of 50
@@ -60,7 +60,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When the child session of "survey" delegates "second check" by subagent with a slice of 150
     Then as WR-1 reads it, the budget of "launch" is 1000 in total, 800 available, 200 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-13 @clause:creates-request
+  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-13 @interpretation:WR-4 @clause:creates-request
   Scenario Outline: A delegation with bad input is refused and writes nothing: <case>
     Given session "root" has delegated "survey" by spawn with a slice of 100
     When session "root" tries to delegate "bad request" by spawn with a slice of <slice> for "<assignee>" to deliver "<deliverable>"
@@ -74,7 +74,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | an assignee of another env  | 100   | mallory  | a short summary | "invalid_input" or "not_found"      |
       | an assignee nobody knows    | 100   | zed      | a short summary | "invalid_input" or "not_found"      |
 
-  @AC-ARMONIA-WORKREQ-001.1 @clause:creates-request
+  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-4 @clause:creates-request
   Scenario: A delegation from a session that does not exist is refused and writes nothing
     Given session "root" has delegated "survey" by spawn with a slice of 100
     When session "phantom" tries to delegate "bad request" by spawn with a slice of 100
@@ -89,7 +89,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When session "root" delegates "survey" by spawn with a slice of 100 granting tools "shell" and devices "gpu"
     Then "survey" grants tools "shell" and devices "gpu"
 
-  @AC-ARMONIA-WORKREQ-001.2 @clause:no-wider-grant
+  @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-4 @clause:no-wider-grant
   Scenario Outline: A delegation asking for a grant its originator lacks is refused or narrowed: <grants>
     When session "root" tries to delegate "survey" by spawn with a slice of 100 granting <grants>
     Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
@@ -101,7 +101,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | tools "compiler"                                 |
       | devices "microphone"                             |
 
-  @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-5 @clause:no-wider-grant
+  @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-5 @interpretation:WR-4 @clause:no-wider-grant
   Scenario Outline: A device grant cannot be passed off as a tool grant, nor the reverse: <grants>
     When session "root" tries to delegate "survey" by spawn with a slice of 100 granting <grants>
     Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
@@ -111,7 +111,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | tools "gpu"      |
       | devices "shell"  |
 
-  @AC-ARMONIA-WORKREQ-001.2 @clause:no-wider-grant
+  @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-4 @clause:no-wider-grant
   Scenario: A grandchild cannot regain a permission its parent dropped, although the root holds it
     Given session "root" has delegated "survey" by spawn with a slice of 100 granting tools "shell" and devices "gpu"
     When the child session of "survey" tries to delegate "browse" by subagent with a slice of 10 granting tools "shell, browser"
@@ -121,7 +121,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When the child session of "survey" delegates "compute" by subagent with a slice of 10 granting tools "shell" and devices "gpu"
     Then "compute" grants tools "shell" and devices "gpu"
 
-  @AC-ARMONIA-WORKREQ-001.2 @clause:no-wider-grant
+  @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-4 @clause:no-wider-grant
   Scenario: A child granted nothing can pass nothing on
     Given session "root" has delegated "survey" by spawn with a slice of 100 granting nothing
     When the child session of "survey" tries to delegate "shell work" by subagent with a slice of 10 granting tools "shell"
@@ -198,20 +198,22 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" tries to publish "survey" with result "s3://reports/survey"
     Then as WR-8 reads it, the attempt is refused with "lease_expired" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.3 @clause:request-survives
+  @AC-ARMONIA-WORKREQ-001.3 @interpretation:WR-4 @clause:request-survives
   Scenario: The depth of a delegated session is remembered across a restart
     Given a chain of spawn delegations from session "root" reaching the depth cap
     When the implementation restarts
     And the deepest child session tries to delegate "one level too deep" by spawn with a slice of 1
     Then the attempt is refused with "depth_cap" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.3 @clause:request-survives
+  @AC-ARMONIA-WORKREQ-001.3 @interpretation:WR-2 @clause:request-survives
   Scenario: What a child may still spend is remembered across a restart
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And the child session of "survey" has recorded usage of 70
     When the implementation restarts
-    And the child session of "survey" tries to record usage of 31
-    Then the attempt is refused with "usage_exceeds_slice" and nothing changes
+    Then "survey" has spent 70 of its slice of 100
+    When the child session of "survey" tries to record usage of 31
+    Then "survey" has spent no more than its slice
+    And as WR-2 reads it, the attempt is refused with "usage_exceeds_slice" and nothing changes
     When the child session of "survey" records usage of 30
     Then "survey" has spent 100 of its slice of 100
 
@@ -521,7 +523,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   # 001.8  Depth and count caps still guard delegation
   # ---------------------------------------------------------------------------
 
-  @AC-ARMONIA-WORKREQ-001.8 @clause:depth-cap
+  @AC-ARMONIA-WORKREQ-001.8 @interpretation:WR-4 @clause:depth-cap
   Scenario Outline: A delegation one level past the depth cap is refused, whatever its kind: <kind>
     Given a chain of <kind> delegations from session "root" reaching the depth cap
     When the deepest child session tries to delegate "one level too deep" by <kind> with a slice of 1
@@ -532,24 +534,24 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | spawn    |
       | subagent |
 
-  @AC-ARMONIA-WORKREQ-001.8 @clause:count-cap
+  @AC-ARMONIA-WORKREQ-001.8 @interpretation:WR-4 @clause:count-cap
   Scenario: A delegation one past the count cap is refused
     Given session "root" has delegated as many requests as the count cap allows
     When session "root" tries to delegate "one too many" by subagent with a slice of 1
     Then the attempt is refused with "count_cap" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.8 @clause:count-cap
+  @AC-ARMONIA-WORKREQ-001.8 @interpretation:WR-4 @clause:count-cap
   Scenario: A refused delegation uses up none of the count cap
     Given session "root" has delegated as many requests as the count cap allows, but one
     When session "root" tries to delegate "too costly" by spawn with a slice of 5000
     Then the attempt is refused with "insufficient_budget" and nothing changes
-    When session "root" delegates "the last one" by subagent with a slice of 1
+    When as WR-4 reads it, session "root" delegates "the last one" by subagent with a slice of 1
     Then "the last one" is open
 
-  @AC-ARMONIA-WORKREQ-001.8 @clause:count-cap
+  @AC-ARMONIA-WORKREQ-001.8 @interpretation:WR-18 @clause:count-cap
   Scenario: The count cap binds each session separately
     Given session "root" has delegated as many requests as the count cap allows
-    When the child session of "sibling 1" delegates "nephew" by spawn with a slice of 1
+    When as WR-18 reads it, the child session of "sibling 1" delegates "nephew" by spawn with a slice of 1
     Then "nephew" is open
 
   # ---------------------------------------------------------------------------
@@ -562,7 +564,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When 20 delegations of 10 are made at once from a campaign with a budget of 100
     Then at most 10 delegations succeeded, and every budget read matches the delegations that succeeded before it
 
-  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-4 @clause:no-budget-created
   Scenario: A slice larger than what the campaign has left is refused; an exact fit is accepted
     Given session "root" has delegated "survey" by spawn with a slice of 600
     When session "root" tries to delegate "draft" by spawn with a slice of 401
@@ -570,7 +572,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When session "root" delegates "draft" by spawn with a slice of 400
     Then the budget of "launch" is 1000 in total, 0 available, 1000 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @clause:no-budget-created
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @interpretation:WR-4 @clause:no-budget-created
   Scenario: A nested slice cannot exceed the child's remainder even when the campaign could afford it
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And the child session of "survey" has recorded usage of 40
@@ -637,7 +639,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When the child session of "survey" tries to record usage of 70
     Then the budget of "launch" is conserved
 
-  @AC-ARMONIA-WORKREQ-001.9 @clause:no-authority-created
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-4 @clause:no-authority-created
   Scenario: Grants narrow down a lineage and never widen
     Given session "root" has delegated "survey" by spawn with a slice of 100 granting tools "shell, browser" and devices "gpu"
     And the child session of "survey" has delegated "fact check" by subagent with a slice of 10 granting tools "shell"
@@ -844,22 +846,24 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then "survey" has spent 60 of its slice of 100
     And the budget of "launch" is 1000 in total, 900 available, 40 reserved and 60 spent
 
-  @AC-ARMONIA-WORKREQ-001.13 @clause:usage-within-slice
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-2 @clause:usage-within-slice
   Scenario: Usage beyond what is left of the slice is refused and charges nothing
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And the child session of "survey" has recorded usage of 70
     When the child session of "survey" tries to record usage of 31
-    Then the attempt is refused with "usage_exceeds_slice" and nothing changes
+    Then "survey" has spent no more than its slice
+    And as WR-2 reads it, the attempt is refused with "usage_exceeds_slice" and nothing changes
     When the child session of "survey" records usage of 30
     Then "survey" has spent 100 of its slice of 100
     And the budget of "launch" is 1000 in total, 900 available, 0 reserved and 100 spent
 
-  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-1 @clause:usage-within-slice
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-1 @interpretation:WR-2 @clause:usage-within-slice
   Scenario: Slices carved out for grandchildren are no longer the child's to spend
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And the child session of "survey" has delegated "fact check" by subagent with a slice of 70
     When the child session of "survey" tries to record usage of 31
-    Then as WR-1 reads it, the attempt is refused with "usage_exceeds_slice" and nothing changes
+    Then "survey" has spent no more than its slice
+    And as WR-1 reads it, the attempt is refused with "usage_exceeds_slice" and nothing changes
     When the child session of "survey" records usage of 30
     And the child session of "fact check" records usage of 70
     Then the budget of "launch" is conserved

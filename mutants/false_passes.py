@@ -25,7 +25,7 @@ from conformance.adapters.patched import Capability, Patch
 from mutants.mutant import Mutant
 from mutants.office_count import counting_with
 from reference import app
-from reference.errors import CountCap, InsufficientBudget
+from reference.errors import InsufficientBudget
 from reference.office import service as office_service
 from reference.office.constants import ASSIGNMENT_WINDOW, TASK_ASSIGNED
 from reference.office.gate import AllowanceGate
@@ -241,22 +241,6 @@ def snapshot_handing_back(tx: Session, campaign_id: str) -> BudgetView:
 # --------------------------------------------------------------------------
 
 
-def take_slot_in_its_own_transaction(
-    tx: Session, originator: DelegationSession, settings: WorkRequestSettings
-) -> None:
-    """Counts the new child against the cap in a transaction of its own, committed at once,
-    so that a check refusing the delegation afterwards leaves the slot used up."""
-    with Session(tx.get_bind()) as own, own.begin():
-        taken = own.execute(
-            update(DelegationSession)
-            .where(DelegationSession.session_id == originator.session_id)
-            .where(DelegationSession.children_count < settings.max_children_per_session)
-            .values(children_count=DelegationSession.children_count + 1)
-        )
-    if getattr(taken, "rowcount", 0) != 1:
-        raise CountCap(f"session {originator.session_id!r} has no delegation left")
-
-
 def delegate_leaving_the_child(
     tx: Session, order: DelegationOrder, settings: WorkRequestSettings, now: datetime
 ) -> WorkRequestRecord:
@@ -357,13 +341,6 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "grants the next generation to any claimant while a lease is still live",
         lambda: [Patch(lease, "claim", claim_over_live_lease)],
-    ),
-    Mutant(
-        "refused_delegation_keeps_a_slot",
-        "AC-ARMONIA-WORKREQ-001.8",
-        Capability.WORK_REQUESTS,
-        "takes a count-cap slot before the checks, so a refused delegation still uses it up",
-        lambda: [Patch(delegation, "_take_child_slot", take_slot_in_its_own_transaction)],
     ),
     Mutant(
         "refused_delegation_leaves_a_child_session",

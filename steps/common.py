@@ -16,6 +16,12 @@ from conformance.restart_forecast import RESTART_STEP
 BEFORE_RESTART = pytest.StashKey[list[Callable[[], None]]]()
 """What the scenario's state keepers note just before a restart (see `implementation_restarts`)."""
 
+READING = r"(?:as (?P<reading>(?:WR|OF)-\d+) reads it, )?"
+"""An optional `as WR-n reads it, ` before a step: what it checks (or, on a When step, the
+acceptance the scenario needs) then rests on that interpretation alone, so an implementation
+reading the spec otherwise is diverged, not failed."""
+
+
 _UNITS = {
     "microsecond": timedelta(microseconds=1),
     "millisecond": timedelta(milliseconds=1),

@@ -24,7 +24,7 @@ from conformance.driver import (
     Permissions,
     WorkRequest,
 )
-from steps.common import parse_duration
+from steps.common import READING, parse_duration
 from steps.concurrency import crash_during, timed_warm_up
 from steps.workreq_world import UNKNOWN_REQUEST, WorkRequestWorld
 
@@ -184,9 +184,10 @@ def has_delegated(
     workreq_world.remember_request(name, request)
 
 
-@when(parsers.re(_ORIGIN + " delegates" + _DELEGATION_TAIL))
+@when(parsers.re(READING + _ORIGIN + " delegates" + _DELEGATION_TAIL))
 def delegates(
     workreq_world: WorkRequestWorld,
+    reading: str | None,
     origin: str,
     name: str,
     kind: str,
@@ -196,9 +197,8 @@ def delegates(
     deliverable: str | None,
 ) -> None:
     action = delegation(workreq_world, origin, kind, budget_slice, grants, assignee, deliverable)
-    request = workreq_world.perform(
-        "delegate", f"the delegation of {name!r}", creation_clauses(kind), action
-    )
+    needed = reading or creation_clauses(kind)
+    request = workreq_world.perform("delegate", f"the delegation of {name!r}", needed, action)
     if request is not None:
         workreq_world.remember_request(name, request)
 

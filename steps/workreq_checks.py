@@ -17,6 +17,7 @@ from pytest_bdd import parsers, then
 
 from conformance.clause_check import (
     Cite,
+    cites_of,
     expect,
     port_requires,
     scenario_requires,
@@ -31,6 +32,8 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
+from conformance.registry import INTERPRETATION_ID
+from steps.common import READING
 from steps.workreq_actions import KIND_CREATES, parse_grants
 from steps.workreq_world import (
     UNKNOWN_ENVIRONMENT,
@@ -39,9 +42,6 @@ from steps.workreq_world import (
     WorkRequestWorld,
     refusal_cites,
 )
-
-READING = r"(?:as (?P<reading>(?:WR|OF)-\d+) reads it, )?"
-"""An optional `as WR-n reads it, `: the check then rests on that interpretation alone."""
 
 SLICE_DEDUCTED = "AC-ARMONIA-WORKREQ-001.1/slice-deducted"
 NO_BUDGET_CREATED = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
@@ -58,8 +58,11 @@ MEMBERS_LIST = "AC-ARMONIA-WORKREQ-001.5/members-list"
 
 
 def cite_or_reading(reading: str | None, cite: Cite) -> Cite:
-    """The interpretation a prefixed step rests on, else the clauses the check enforces."""
-    return reading if reading is not None else cite
+    """The clauses the check enforces; under a prefixed step, the interpretation it rests on
+    instead, together with any interpretation the check itself names."""
+    if reading is None:
+        return cite
+    return tuple(dict.fromkeys([reading, *filter(INTERPRETATION_ID.fullmatch, cites_of(cite))]))
 
 
 def quoted(text: str) -> list[str]:
@@ -80,13 +83,25 @@ def request(world: WorkRequestWorld, name: str) -> WorkRequest:
 # --------------------------------------------------------------------------
 
 
-def check_nothing_changed(world: WorkRequestWorld, cites: tuple[str, ...]) -> None:
+def check_nothing_changed(
+    world: WorkRequestWorld, cites: tuple[str, ...], reading: str | None = None
+) -> None:
+    """A refusal leaves everything as it was.
+
+    A refused delegation did not happen, so it made no request and no child session (the
+    refusal's own clauses); that it moved no budget and used no cap slot either is WR-4's.
+    """
     attempt = scenario_value(world.last, "no attempt was made")
     after = world.observe()
-    written = cites + ((WRITES_NOTHING,) if attempt.operation == "delegate" else ())
+    expect(
+        after.footprint() == attempt.before.footprint(),
+        cites,
+        lambda: "a refused operation made something: " + attempt.before.differences(after),
+    )
+    rest = (WRITES_NOTHING,) if attempt.operation == "delegate" else cites
     expect(
         after == attempt.before,
-        written,
+        cite_or_reading(reading, rest),
         lambda: (
             "a refused operation writes nothing; it changed:\n" + attempt.before.differences(after)
         ),
@@ -126,7 +141,7 @@ def refused_and_nothing_changes(
 ) -> None:
     expected = [ErrorCode(code) for code in quoted(codes)]
     _, cites = check_refused(workreq_world, expected, reading)
-    check_nothing_changed(workreq_world, cites)
+    check_nothing_changed(workreq_world, cites, reading)
 
 
 @then("the listing is refused and nothing changes")
@@ -317,6 +332,18 @@ def spent_of_slice(
         observed == (int(spent), int(budget_slice)),
         (USAGE_DRAWS, "AC-ARMONIA-WORKREQ-001.13/usage-within-slice"),
         f"expected {name!r} (spent, slice) {(int(spent), int(budget_slice))}, observed {observed}",
+    )
+
+
+@then(parsers.re(r'"(?P<name>[^"]+)" has spent no more than its slice'))
+def spent_within_slice(workreq_world: WorkRequestWorld, name: str) -> None:
+    """Whatever an implementation does with too much usage (refuse it, WR-2, or cap it), the
+    slice is a ceiling."""
+    current = request(workreq_world, name)
+    expect(
+        current.budget_spent <= current.budget_slice,
+        "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
+        f"{name!r} has spent {current.budget_spent} of a slice of {current.budget_slice}",
     )
 
 

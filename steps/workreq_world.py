@@ -81,9 +81,7 @@ REFUSAL_CLAUSES: dict[tuple[str, ErrorCode], tuple[str, ...]] = {
     ("publish", ErrorCode.LEASE_EXPIRED): ("AC-ARMONIA-WORKREQ-001.4/expired-cannot-publish",),
     ("publish", ErrorCode.STALE_GENERATION): ("AC-ARMONIA-WORKREQ-001.7/stale-rejected",),
     ("publish", ErrorCode.ALREADY_COMPLETED): ("AC-ARMONIA-WORKREQ-001.6/closes-once",),
-    ("record_usage", ErrorCode.USAGE_EXCEEDS_SLICE): (
-        "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
-    ),
+    ("record_usage", ErrorCode.USAGE_EXCEEDS_SLICE): ("WR-2",),
     ("record_usage", ErrorCode.INSUFFICIENT_BUDGET): ("WR-14",),
     ("record_usage", ErrorCode.ALREADY_COMPLETED): ("WR-16",),
     ("record_usage", ErrorCode.INVALID_INPUT): (
@@ -95,7 +93,7 @@ REFUSAL_CLAUSES: dict[tuple[str, ErrorCode], tuple[str, ...]] = {
 """Why an operation must be refused with a code: the clause the refusal keeps."""
 
 WRITES_NOTHING = "WR-4"
-"""A refused delegation writes nothing: no request, no child session, no budget, no cap slot."""
+"""A refused delegation moves no budget and uses no cap slot (making nothing is its refusal)."""
 
 
 def refusal_cites(operation: str, codes: list[ErrorCode]) -> tuple[str, ...]:
@@ -117,6 +115,14 @@ class Observation:
     requests: dict[str, WorkRequest | str]
     """Each request as read, or the refusal reading it met."""
     sessions: dict[str, frozenset[SessionView]]
+
+    def footprint(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+        """What exists, leaving out how much: the requests listed and the sessions' ids."""
+        sessions = {
+            campaign: frozenset(view.session_id for view in views)
+            for campaign, views in self.sessions.items()
+        }
+        return self.listings, sessions
 
     def differences(self, after: Observation) -> str:
         parts: list[tuple[str, dict[str, Any], dict[str, Any]]] = [

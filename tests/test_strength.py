@@ -66,3 +66,18 @@ def test_an_unknown_variant_pattern_is_a_usage_error() -> None:
     outcome = CliRunner().invoke(app, ["strength", "--variant", "no_such_variant*"])
     assert outcome.exit_code == EXIT_USAGE
     assert "no variant matches no_such_variant*" in outcome.output
+
+
+def test_a_divergence_resting_on_several_readings_is_explained_by_the_one_a_variant_names() -> None:
+    # The check rests on WR-1 (what is left of the slice) and WR-2 (refusing, not capping);
+    # a variant that caps usage reads only WR-2 otherwise, and that explains the divergence.
+    report = run_strength(
+        [],
+        variants=select_variants(["usage_capped_at_slice"]),
+        jobs=1,
+        select="slices_carved_out_for_grandchildren",
+        partial=True,
+    )
+    (verdict,) = report.variants
+    assert verdict.accepted, verdict.false_failures
+    assert verdict.diverged_on == frozenset({"WR-2"})

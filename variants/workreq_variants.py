@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from reference import app
-from reference.errors import InsufficientBudget, NotFound
-from reference.workreq import delegation, lease, service
+from reference.errors import CountCap, InsufficientBudget, NotFound
+from reference.workreq import budget_ledger, delegation, lease, service
 from reference.workreq.budget_ledger import _draw_from_campaign, reserve_slice
 from reference.workreq.delegation import DelegationOrder
 from reference.workreq.lease import claim as reference_claim
@@ -33,6 +34,8 @@ from reference.workreq.views import RequestView, request_view
 from variants.variant import Variant
 
 reference_delegate = delegation.delegate
+reference_take_child_slot = delegation._take_child_slot
+reference_charge_usage = budget_ledger.charge_usage
 
 # --------------------------------------------------------------------------
 # Listing
@@ -73,6 +76,28 @@ class FreeUsageService(WorkRequestService):
         super().record_usage(session_id, amount)
 
 
+def charge_within_slice(tx: Session, session: DelegationSession, amount: int) -> None:
+    """Usage beyond what is left of the slice is charged up to the slice and accepted."""
+    if session.request_id is not None:
+        record = find_request(tx, session.request_id)
+        if record.state != State.COMPLETED:
+            amount = min(amount, record.remaining)
+            if amount == 0:
+                return
+    reference_charge_usage(tx, session, amount)
+
+
+class SlotFirstService(WorkRequestService):
+    """Takes the count-cap slot in a transaction of its own before checking anything else, so a
+    refused delegation keeps the slot it took (reads WR-4 otherwise)."""
+
+    def delegate(self, kind: str, originating_session_id: str, **order: Any) -> RequestView:
+        with self._db.transaction() as tx:
+            originator = find_session(tx, originating_session_id)
+            reference_take_child_slot(tx, originator, self._settings)
+        return super().delegate(kind, originating_session_id, **order)
+
+
 # --------------------------------------------------------------------------
 # Delegation
 # --------------------------------------------------------------------------
@@ -104,6 +129,20 @@ def delegate_narrowed(
     )
     ensure_narrowing(narrowed, held)
     return reference_delegate(tx, replace(order, permissions=narrowed), settings, now)
+
+
+def take_slot_in_campaign(
+    tx: Session, originator: DelegationSession, settings: WorkRequestSettings
+) -> None:
+    """One count cap for the whole campaign: its delegated sessions, whoever made them."""
+    made = tx.scalar(
+        select(func.count())
+        .select_from(DelegationSession)
+        .where(DelegationSession.campaign_id == originator.campaign_id)
+        .where(DelegationSession.request_id.is_not(None))
+    )
+    if (made or 0) >= settings.max_children_per_session:
+        raise CountCap(f"campaign {originator.campaign_id!r} has used its count cap")
 
 
 def reserve_from_campaign(tx: Session, originator: DelegationSession, amount: int) -> None:
@@ -286,6 +325,30 @@ VARIANTS = [
         "accepts usage of 0 as nothing to charge",
         lambda: [Patch(app, "WorkRequestService", FreeUsageService)],
         diverges=frozenset({"WR-13"}),
+    ),
+    Variant(
+        "usage_capped_at_slice",
+        Capability.WORK_REQUESTS,
+        "charges usage beyond what is left of the slice only up to the slice, and accepts it",
+        lambda: [Patch(budget_ledger, "charge_usage", charge_within_slice)],
+        diverges=frozenset({"WR-2"}),
+    ),
+    Variant(
+        "refused_delegation_keeps_its_slot",
+        Capability.WORK_REQUESTS,
+        "takes the count-cap slot before any other check, and keeps it when refused",
+        lambda: [
+            Patch(app, "WorkRequestService", SlotFirstService),
+            Patch(delegation, "_take_child_slot", lambda *_: None),
+        ],
+        diverges=frozenset({"WR-4"}),
+    ),
+    Variant(
+        "count_cap_per_campaign",
+        Capability.WORK_REQUESTS,
+        "applies the count cap to the whole campaign rather than to each session",
+        lambda: [Patch(delegation, "_take_child_slot", take_slot_in_campaign)],
+        diverges=frozenset({"WR-18"}),
     ),
     Variant(
         "any_principal_as_assignee",

@@ -145,7 +145,7 @@ REFUSAL_CITES: dict[tuple[Operation, ErrorCode], tuple[str, ...]] = {
     ("delegate", ErrorCode.COUNT_CAP): (COUNT_CAP,),
     ("delegate", ErrorCode.PERMISSION_ESCALATION): (NO_WIDER_GRANT,),
     ("delegate", ErrorCode.INSUFFICIENT_BUDGET): (NO_BUDGET,),
-    ("delegate", ErrorCode.ALREADY_COMPLETED): (NO_BUDGET,),
+    ("delegate", ErrorCode.ALREADY_COMPLETED): (REMAINDER_RETURNED, "WR-16"),
     ("claim", ErrorCode.NOT_FOUND): ("WR-6",),
     ("claim", ErrorCode.NOT_ASSIGNEE): ("WR-6",),
     ("claim", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
@@ -162,7 +162,7 @@ REFUSAL_CITES: dict[tuple[Operation, ErrorCode], tuple[str, ...]] = {
     ("record_usage", ErrorCode.INVALID_INPUT): ("WR-13",),
     ("record_usage", ErrorCode.NOT_FOUND): (USAGE_DRAWS,),
     ("record_usage", ErrorCode.INSUFFICIENT_BUDGET): (NO_BUDGET, "WR-14"),
-    ("record_usage", ErrorCode.USAGE_EXCEEDS_SLICE): (WITHIN_SLICE,),
+    ("record_usage", ErrorCode.USAGE_EXCEEDS_SLICE): (USAGE_FROM_SLICE,),
     ("record_usage", ErrorCode.ALREADY_COMPLETED): ("WR-16",),
     ("list_requests", ErrorCode.NOT_FOUND): (NON_MEMBERS,),
 }
@@ -837,7 +837,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             raise violated("WR-10", f"{what}: the exact retry was {render(answer)}")
         expect(
             answer == recorded,
-            CLOSES_ONCE,
+            "WR-10",
             f"{what}: the exact retry answered {answer!r}, the recorded completion is {recorded!r}",
         )
 
