@@ -136,7 +136,8 @@ class MutantVerdict:
 
     @property
     def intended_kill(self) -> bool:
-        return self.mutant.criterion in self.killed_by
+        """Killed by a check of its own criterion failing, not by a crash in its scenarios."""
+        return self.mutant.criterion in self.failed_by
 
     @property
     def survived(self) -> bool:

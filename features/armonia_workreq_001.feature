@@ -226,8 +226,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then every one of them is still held by "bob" under his lease, or completed by "bob" under it with his result
     And the budget of "launch" reads as if each completed request had returned its slice once
     When the lease runs out
-    And "carol" claims every one of them still open
-    Then "carol" holds each of them she claimed under a newer generation than "bob" held
+    And "carol" claims every one of them
+    Then "carol" holds each of them not completed under a newer generation than "bob" held, and was refused each completed one
 
   # ---------------------------------------------------------------------------
   # 001.4  An expired holder cannot publish; the request becomes claimable again
@@ -293,11 +293,22 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When "bob" claims "survey"
     Then "bob" holds "survey" under a newer generation than his first claim
 
-  @AC-ARMONIA-WORKREQ-001.4 @clause:claimable-again
+  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-6
   Scenario: A request that does not exist is never claimable
     Given session "root" has delegated "survey" by spawn with a slice of 100
     When "bob" tries to claim a request that does not exist
     Then the attempt is refused with "not_found" and nothing changes
+
+  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-6 @clause:claimable-again
+  Scenario Outline: A principal outside the environment cannot claim its requests: <outsider>
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    When "<outsider>" tries to claim "survey"
+    Then as WR-6 reads it, the attempt is refused with "not_found" or "not_assignee" and nothing changes
+
+    Examples:
+      | outsider |
+      | mallory  |
+      | zed      |
 
   # ---------------------------------------------------------------------------
   # 001.5  Members list open and in-progress requests; non-members cannot
@@ -354,17 +365,6 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When "bob" claims "survey"
     And "bob" publishes "survey" with result "s3://reports/survey"
     Then "carol" lists no requests in "lab"
-
-  @AC-ARMONIA-WORKREQ-001.5 @interpretation:WR-6 @clause:non-members-cannot
-  Scenario Outline: A principal outside the environment cannot claim its requests: <outsider>
-    Given session "root" has delegated "survey" by spawn with a slice of 100
-    When "<outsider>" tries to claim "survey"
-    Then as WR-6 reads it, the attempt is refused with "not_found" or "not_assignee" and nothing changes
-
-    Examples:
-      | outsider |
-      | mallory  |
-      | zed      |
 
   # ---------------------------------------------------------------------------
   # 001.6  Completing records the result reference and closes the lease exactly once

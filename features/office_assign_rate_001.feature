@@ -305,7 +305,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And wake 5 of that series was "queued" or "rate_limited"
     And wake 6 of that series was "rate_limited"
 
-  @AC-OFFICE-ASSIGN-RATE-001.5 @clause:suppressed-not-counted
+  @AC-OFFICE-ASSIGN-RATE-001.5 @interpretation:OF-4 @clause:suppressed-not-counted
   Scenario: A wake whose payload does not parse is admitted or merged, never refused or counted
     When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"workspace_id": "acme"}
     Then the wake's outcome is "queued"
@@ -329,7 +329,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.6 @clause:no-merge
   Scenario: A refused wake arriving within five seconds of a queued run merges into nothing
-    # the fifth run is queued and only 4 seconds old when the refused wake for bob arrives
+    # bob's fifth run is queued and only 4 seconds old when bob's wake for ada is refused
     Given agent "ada" has assigned task "T-100" to "bob" 5 times, 1 minute apart, each wake queued
     When 4 seconds pass
     And a "task_assigned" wake for agent "ada" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}

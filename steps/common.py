@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from pytest_bdd import given, parsers, when
+from pytest_bdd.parser import Step
 
 from conformance.driver import Capability, Driver
 from conformance.pytest_plugin import require
@@ -16,10 +17,27 @@ from conformance.restart_forecast import RESTART_STEP
 BEFORE_RESTART = pytest.StashKey[list[Callable[[], None]]]()
 """What the scenario's state keepers note just before a restart (see `implementation_restarts`)."""
 
+BEFORE_THEN = pytest.StashKey[list[Callable[[], None]]]()
+"""What the scenario's state keepers settle before any Then step: When steps act and judge
+nothing, so what an action showed wrong (a needed action refused, an assignment answering
+another assignee) is judged by the next Then step."""
+
+
+def pytest_bdd_before_step_call(request: pytest.FixtureRequest, step: Step) -> None:
+    if step.type == "then":
+        for settle in request.node.stash.get(BEFORE_THEN, []):
+            settle()
+
+
 READING = r"(?:as (?P<reading>(?:WR|OF)-\d+) reads it, )?"
 """An optional `as WR-n reads it, ` before a step: what it checks (or, on a When step, the
 acceptance the scenario needs) then rests on that interpretation alone, so an implementation
 reading the spec otherwise is diverged, not failed."""
+
+
+def quoted(text: str) -> list[str]:
+    """The quoted words of `"alice", "bob" and "carol"`."""
+    return re.findall(r'"([^"]*)"', text)
 
 
 _UNITS = {

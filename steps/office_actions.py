@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 
 from pytest_bdd import given, parsers, when
 
@@ -24,13 +25,12 @@ from conformance.driver import (
     WakeResult,
 )
 from conformance.pytest_plugin import require
-from steps.common import _DURATION, parse_duration
+from steps.common import _DURATION, parse_duration, quoted
 from steps.office_scene import (
     OfficeScene,
     Shape,
     Wake,
     outcome_cites,
-    quoted_names,
     shape_of,
 )
 
@@ -67,7 +67,7 @@ def assign(office: OfficeScene, task_id: str, assignee: str, acting: str, *, key
         result.task_id == task_id,
         f"the mutation answered for task {result.task_id!r}, not {task_id!r}",
     )
-    check_assignee_committed(result, assignee)
+    office.pending.append(partial(check_assignee_committed, result, assignee))
     office.generations[task_id] = result.generation
     office.series_generations.append((task_id, result.generation))
     if not assignee:
@@ -76,7 +76,8 @@ def assign(office: OfficeScene, task_id: str, assignee: str, acting: str, *, key
 
 
 def check_assignee_committed(result: AssignmentResult, assignee: str) -> None:
-    """A refused wake must leave the new assignee stored (001.7); any other miss is the port's."""
+    """A refused wake must leave the new assignee stored (001.7); any other miss is the port's.
+    Made by the next Then step (When steps judge nothing)."""
     if result.assignee_agent_id == assignee:
         return
     detail = (
@@ -126,7 +127,7 @@ def series_gap(duration: str | None) -> timedelta:
 
 def acting_agents(who: str) -> list[str]:
     """The acting agent ids a phrase names; a user or internal caller acts with ""."""
-    return quoted_names(who) if who.startswith("agent") else [""]
+    return quoted(who) if who.startswith("agent") else [""]
 
 
 def assignees(targets: str) -> list[str]:
@@ -178,7 +179,7 @@ def a_workspace(office: OfficeScene, workspace_id: str) -> None:
 def agents_in_workspace(
     office: OfficeScene, names: str, workspace_id: str, negation: str | None
 ) -> None:
-    for agent_id in quoted_names(names):
+    for agent_id in quoted(names):
         office.driver.create_agent(workspace_id, agent_id, can_assign_tasks=negation is None)
         office.identifiers.add(agent_id)
 
@@ -198,6 +199,12 @@ def a_task(office: OfficeScene, task_id: str, workspace_id: str) -> None:
 @when(parsers.parse('agent "{agent_id}" opens an office session on task "{task_id}"'))
 def open_office_session(office: OfficeScene, agent_id: str, task_id: str) -> None:
     office.driver.open_office_session(agent_id, task_id)
+    sessions = office.driver.mutation_effects().office_sessions
+    port_requires(
+        any((s.agent_id, s.task_id) == (agent_id, task_id) for s in sessions),
+        f"an office session of {agent_id!r} on {task_id!r} was opened, but the implementation "
+        f"reports none: {sessions}",
+    )
 
 
 @given(parsers.re(_VERIFIED_ASSIGNMENT))

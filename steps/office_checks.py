@@ -226,9 +226,15 @@ def nothing_lost_or_doubled(office: OfficeScene) -> None:
     keys = [run.dedup_key for run in stored if run.dedup_key is not None]
     doubled = sorted({key for key in keys if keys.count(key) > 1})
     expect(
-        not lost and not doubled,
+        not lost,
         "AC-OFFICE-ASSIGN-RATE-002.4/crash",
-        f"after the crash, runs lost {lost}, keys stored twice {doubled}:\n{describe_runs(stored)}",
+        f"after the crash, runs acknowledged before it are gone: {lost}\n{describe_runs(stored)}",
+    )
+    expect(
+        not doubled,
+        "AC-OFFICE-ASSIGN-RATE-001.5/suppressed-not-counted",
+        f"after the crash, dedup keys are stored twice, so one wake takes two places: {doubled}"
+        f"\n{describe_runs(stored)}",
     )
 
 
@@ -340,7 +346,9 @@ def office_session_moved(office: OfficeScene, agent_id: str, task_id: str) -> No
     after = office.driver.mutation_effects().office_sessions
     mine_before = [s.state for s in before if (s.agent_id, s.task_id) == (agent_id, task_id)]
     mine_after = [s.state for s in after if (s.agent_id, s.task_id) == (agent_id, task_id)]
-    scenario_requires(bool(mine_before), f"{agent_id!r} had no office session on {task_id!r}")
+    port_requires(
+        bool(mine_before), f"{agent_id!r}'s office session on {task_id!r} was never reported"
+    )
     declared = office.vocabulary.interrupted_session_state
     moved = bool(mine_after) and all(
         state != old and (declared is None or state == declared)
@@ -431,7 +439,7 @@ def generation_kept(office: OfficeScene, task_id: str) -> None:
     view = office.driver.get_task(task_id)
     expect(
         view.assignment_generation >= before,
-        ("AC-OFFICE-ASSIGN-RATE-002.4/crash", MUTATION_KEPT),
+        MUTATION_KEPT,
         f"before the crash {task_id!r} was at generation {before}, after it at "
         f"{view.assignment_generation}",
     )

@@ -12,7 +12,6 @@ outcome or counter check cites (`OUTCOME_CLAUSES`, `QUIET_CLAUSES`).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -35,6 +34,7 @@ from conformance.driver import (
     WarningLog,
 )
 from conformance.pytest_plugin import require
+from steps.common import BEFORE_THEN
 
 T = TypeVar("T")
 
@@ -79,7 +79,7 @@ ADMITTED_CLAUSES: dict[Shape, tuple[str, ...]] = {
     Shape.USER: ("AC-OFFICE-ASSIGN-RATE-001.1/internal-caller-is-user",),
     Shape.PRODUCER: ("AC-OFFICE-ASSIGN-RATE-001.12/actorless-out-of-scope",),
     Shape.OTHER: ("AC-OFFICE-ASSIGN-RATE-001.1/others-admitted",),
-    Shape.UNPARSEABLE: ("AC-OFFICE-ASSIGN-RATE-001.1/others-admitted", "OF-4"),
+    Shape.UNPARSEABLE: ("OF-4",),
 }
 """Why a wake of each shape must be admitted (when the scenario expects it to be)."""
 
@@ -122,7 +122,7 @@ def outcome_cites(wake: Wake, expected: Iterable[str]) -> tuple[str, ...]:
     cites: list[str] = []
     for outcome in expected:
         if outcome == Outcome.QUEUED.value:
-            cites += FAIL_OPEN_CLAUSES if wake.fault_armed else ADMITTED_CLAUSES[wake.shape]
+            cites += FAIL_OPEN_CLAUSES if wake.fault_armed else cites_for(ADMITTED_CLAUSES, wake)
         elif outcome == Outcome.RATE_LIMITED.value and wake.outcome in REFUSAL_MISREPORTED:
             cites += REFUSAL_MISREPORTED[wake.outcome]
         else:
@@ -135,8 +135,14 @@ def quiet_cites(wakes: Iterable[Wake]) -> tuple[str, ...]:
     cites: list[str] = []
     for wake in wakes:
         suppressed = wake.outcome in (Outcome.COALESCED.value, Outcome.DEDUPLICATED.value)
-        cites += SUPPRESSED_QUIET if suppressed else QUIET_CLAUSES[wake.shape]
+        cites += SUPPRESSED_QUIET if suppressed else cites_for(QUIET_CLAUSES, wake)
     return tuple(dict.fromkeys(cites)) or QUIET_CLAUSES[Shape.AGENT]
+
+
+def cites_for(table: dict[Shape, tuple[str, ...]], wake: Wake) -> tuple[str, ...]:
+    """The clauses a table gives a wake's shape; a shape it has none for is the kit's defect
+    (the scenario asks something of that wake no clause requires)."""
+    return scenario_value(table.get(wake.shape), f"no clause covers this check for a {wake.shape}")
 
 
 # --------------------------------------------------------------------------
@@ -283,6 +289,14 @@ class OfficeScene:
     producer_wakes: dict[str, Wake] = field(default_factory=dict)
     workspace_id: str = ""
     identifiers: set[str] = field(default_factory=set)
+    pending: list[Callable[[], None]] = field(default_factory=list)
+    """Checks of what an action answered, left for the next Then step to make."""
+
+    def settle(self) -> None:
+        """Make the checks the actions since the last Then step left pending."""
+        pending, self.pending = self.pending, []
+        for check in pending:
+            check()
 
     @property
     def vocabulary(self) -> OfficeVocabulary:
@@ -328,7 +342,7 @@ class OfficeScene:
 
 
 @pytest.fixture
-def office(driver: Driver) -> OfficeScene:
+def office(driver: Driver, request: pytest.FixtureRequest) -> OfficeScene:
     require(driver, Capability.OFFICE)
     constants = port_value(
         driver.describe().office,
@@ -336,6 +350,7 @@ def office(driver: Driver) -> OfficeScene:
     )
     scene = OfficeScene(driver=driver, constants=constants)
     scene.at_start = scene.observe()
+    request.node.stash.setdefault(BEFORE_THEN, []).append(scene.settle)
     return scene
 
 
@@ -343,10 +358,4 @@ def office(driver: Driver) -> OfficeScene:
 # Phrases
 # --------------------------------------------------------------------------
 
-_QUOTED = re.compile(r'"([^"]*)"')
 SINCE = r"(?P<since>by that wake|by those wakes|by that assignment|in this scenario)"
-
-
-def quoted_names(text: str) -> list[str]:
-    """The quoted names in `"ada", "bob" and "cy"`."""
-    return _QUOTED.findall(text)

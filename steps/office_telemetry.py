@@ -107,20 +107,15 @@ def rate_limit_reasons_closed(office: OfficeScene) -> None:
 
 @then(
     parsers.parse(
-        'the rate-limit counter holds one series for "{reason}", up by {delta:d} in this scenario'
+        'the rate-limit counter for "{reason}" rose by {delta:d} in this scenario, '
+        "whatever other labels it carries"
     )
 )
-def one_series_per_reason(office: OfficeScene, reason: str, delta: int) -> None:
+def reason_rose_across_series(office: OfficeScene, reason: str, delta: int) -> None:
+    """Summed over every series with that reason: the spec forbids identifier labels (the next
+    step's check), not other static labels that split a reason into several series."""
     telemetry = office.telemetry()
     label = telemetry.label_of(RateLimitReason(reason))
-    reason_label = office.vocabulary.reason_label
-    series = [s for s in telemetry.rate_limit_samples() if s.labels.get(reason_label) == label]
-    expect(
-        len(series) == 1,
-        NO_IDENTIFIER_LABELS,
-        f"refusals on two tasks by two agents land in one series for {label!r}; "
-        f"found {[s.labels for s in series]}",
-    )
     rise = moves_between(office.baseline("in this scenario").telemetry, telemetry).get(label, 0.0)
     expect(
         rise == delta,

@@ -15,41 +15,37 @@ from datetime import timedelta
 
 from pytest_bdd import given, parsers, when
 
-from conformance.clause_check import PortViolation, scenario_value
+from conformance.clause_check import PortViolation, expect, scenario_value
 from conformance.driver import (
     ConcurrentCall,
     DelegationKind,
     DriverError,
     Lease,
     Permissions,
+    RequestState,
     WorkRequest,
 )
-from steps.common import READING, parse_duration
+from steps.common import READING, parse_duration, quoted
 from steps.concurrency import crash_during, timed_warm_up
-from steps.workreq_world import UNKNOWN_REQUEST, WorkRequestWorld
+from steps.workreq_world import (
+    CLAIMABLE_AGAIN,
+    CREATES,
+    FENCED,
+    HEARTBEAT_EXTENDS,
+    KIND_CREATES,
+    RECORDS_RESULT,
+    UNKNOWN_REQUEST,
+    USAGE_DRAWS,
+    WorkRequestWorld,
+)
 
 DEFAULT_DELIVERABLE = "a short written summary"
 DEFAULT_CHECKS = ["the summary names its sources"]
-CREATES = "AC-ARMONIA-WORKREQ-001.1/creates-request"
-KIND_CREATES = {
-    DelegationKind.SPAWN: "AC-ARMONIA-WORKREQ-001.11/spawn-creates",
-    DelegationKind.SUBAGENT: "AC-ARMONIA-WORKREQ-001.11/subagent-creates",
-}
-FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
-CLAIMABLE_AGAIN = "AC-ARMONIA-WORKREQ-001.4/claimable-again"
-HEARTBEAT_EXTENDS = "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends"
-RECORDS_RESULT = "AC-ARMONIA-WORKREQ-001.6/records-result"
-USAGE_DRAWS = "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign"
 
 
 # --------------------------------------------------------------------------
 # Phrases
 # --------------------------------------------------------------------------
-
-
-def quoted(text: str) -> list[str]:
-    """The quoted words of `"alice", "bob" and "carol"`."""
-    return re.findall(r'"([^"]*)"', text)
 
 
 def name_list(text: str) -> frozenset[str]:
@@ -179,8 +175,16 @@ def has_delegated(
     assignee: str | None,
     deliverable: str | None,
 ) -> None:
+    """A setup the scenario rests on: accepted, and made as asked (kind, slice, open)."""
     action = delegation(workreq_world, origin, kind, budget_slice, grants, assignee, deliverable)
     request = workreq_world.build(f"the delegation of {name!r}", creation_clauses(kind), action)
+    made = (request.kind, request.budget_slice, request.state)
+    asked = (DelegationKind(kind), int(budget_slice), RequestState.OPEN)
+    expect(
+        made == asked,
+        creation_clauses(kind),
+        f"setting up, {name!r} was asked as (kind, slice, state) {asked}, it was made {made}",
+    )
     workreq_world.remember_request(name, request)
 
 
@@ -666,9 +670,14 @@ def crash_during_publishes(workreq_world: WorkRequestWorld, holder: str, rival: 
     workreq_world.crashed = True
 
 
-@when(parsers.re(r'"(?P<holder>[^"]+)" claims every one of them still open'))
-def claims_every_open(workreq_world: WorkRequestWorld, holder: str) -> None:
-    for name in workreq_world.batch:
-        request = workreq_world.driver.get_request(workreq_world.request_id(name))
-        if request.state.value == "open":
-            claims(workreq_world, holder, name)
+@when(parsers.re(r'"(?P<holder>[^"]+)" claims every one of them'))
+def claims_every_one(workreq_world: WorkRequestWorld, holder: str) -> None:
+    """Completed or not: a completed one must refuse her, every other one must be hers."""
+    for name in scenario_value(workreq_world.batch or None, "no batch of requests was made"):
+        try:
+            lease = claim(workreq_world, holder, name)()
+        except DriverError as error:
+            workreq_world.late_claims[name] = error
+            continue
+        workreq_world.late_claims[name] = lease
+        workreq_world.remember_lease(name, holder, lease)

@@ -28,33 +28,36 @@ from conformance.driver import (
     DelegationKind,
     DriverError,
     ErrorCode,
+    Lease,
     Permissions,
     RequestState,
     WorkRequest,
 )
 from conformance.registry import INTERPRETATION_ID
-from steps.common import READING
-from steps.workreq_actions import KIND_CREATES, parse_grants
+from steps.common import READING, quoted
+from steps.workreq_actions import parse_grants
 from steps.workreq_world import (
+    CLAIMABLE_AGAIN,
+    CLOSES_ONCE,
+    CONTRACT,
+    FENCED,
+    KIND_CREATES,
+    LEASE_SURVIVES,
+    MEMBERS_LIST,
+    NO_AUTHORITY,
+    NO_BUDGET_CREATED,
+    NO_WIDER_GRANT,
+    NON_MEMBERS,
+    RECORDS_RESULT,
+    REQUEST_SURVIVES,
+    SLICE_DEDUCTED,
     UNKNOWN_ENVIRONMENT,
+    USAGE_DRAWS,
     WRITES_NOTHING,
     Observation,
     WorkRequestWorld,
     refusal_cites,
 )
-
-SLICE_DEDUCTED = "AC-ARMONIA-WORKREQ-001.1/slice-deducted"
-NO_BUDGET_CREATED = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
-USAGE_DRAWS = "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign"
-CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
-FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
-LEASE_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/lease-survives"
-REQUEST_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/request-survives"
-RECORDS_RESULT = "AC-ARMONIA-WORKREQ-001.6/records-result"
-CLOSES_ONCE = "AC-ARMONIA-WORKREQ-001.6/closes-once"
-NO_WIDER_GRANT = "AC-ARMONIA-WORKREQ-001.2/no-wider-grant"
-NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
-MEMBERS_LIST = "AC-ARMONIA-WORKREQ-001.5/members-list"
 
 
 def cite_or_reading(reading: str | None, cite: Cite) -> Cite:
@@ -63,10 +66,6 @@ def cite_or_reading(reading: str | None, cite: Cite) -> Cite:
     if reading is None:
         return cite
     return tuple(dict.fromkeys([reading, *filter(INTERPRETATION_ID.fullmatch, cites_of(cite))]))
-
-
-def quoted(text: str) -> list[str]:
-    return re.findall(r'"([^"]*)"', text)
 
 
 def within(inner: Permissions, outer: Permissions) -> bool:
@@ -147,7 +146,7 @@ def refused_and_nothing_changes(
 @then("the listing is refused and nothing changes")
 def listing_refused(workreq_world: WorkRequestWorld) -> None:
     attempt = scenario_value(workreq_world.last, "no attempt was made")
-    cites = ("AC-ARMONIA-WORKREQ-001.5/non-members-cannot",)
+    cites = (NON_MEMBERS,)
     expect(
         attempt.error is not None,
         cites,
@@ -179,13 +178,13 @@ def refusal_reads_like_unknown_environment(
         expected = (unknown.code, unknown.message.replace(UNKNOWN_ENVIRONMENT, "<environment>"))
         expect(
             observed == expected,
-            cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"),
+            cite_or_reading(reading, NON_MEMBERS),
             f"the non-member's refusal {observed} does not read like an unknown environment's "
             f"{expected}",
         )
         return
     raise violated(
-        cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"),
+        cite_or_reading(reading, NON_MEMBERS),
         "listing an environment that does not exist was answered with a list",
     )
 
@@ -353,7 +352,7 @@ def spent_within_slice(workreq_world: WorkRequestWorld, name: str) -> None:
 
 STATE_CLAUSES = {
     "open": "AC-ARMONIA-WORKREQ-001.1/creates-request",
-    "open again": "AC-ARMONIA-WORKREQ-001.4/claimable-again",
+    "open again": CLAIMABLE_AGAIN,
 }
 
 
@@ -708,11 +707,23 @@ def check_listing(
         f"expected {principal!r} to list {expected} (in any order), observed {observed}",
     )
     extra = sorted(set(observed) - set(expected))
+    leaked = [name for name in extra if _made_elsewhere(world, name, environment)]
+    expect(
+        not leaked,
+        NON_MEMBERS,
+        f"{principal!r}'s listing of {environment!r} holds {leaked}, requests of another "
+        "environment",
+    )
     expect(
         not extra,
         "WR-17",
         f"{principal!r}'s listing holds {extra} besides the open and in-progress requests",
     )
+
+
+def _made_elsewhere(world: WorkRequestWorld, name: str, environment: str) -> bool:
+    made = world.requests.get(name)
+    return made is not None and made.environment_id != environment
 
 
 @then(parsers.re(r'"(?P<principal>[^"]+)" lists in "(?P<environment>[^"]+)":'))
@@ -756,16 +767,19 @@ def reads_as_before_restart(workreq_world: WorkRequestWorld) -> None:
     )
 )
 def held_or_completed(workreq_world: WorkRequestWorld, holder: str, completer: str) -> None:
+    """Holder and generation survive either way; a lease still open keeps its expiry too."""
     scenario_value(workreq_world.batch or None, "no batch of requests was made")
     for name in workreq_world.batch:
         granted = workreq_world.granted(name, holder)
         current = request(workreq_world, name)
-        pair = (current.lease.holder, current.lease.generation)
+        completed = current.state is RequestState.COMPLETED
+        observed = (current.lease.holder, current.lease.generation, current.lease.expires_at)
+        expected = (holder, granted.generation, observed[2] if completed else granted.expires_at)
         expect(
-            pair == (holder, granted.generation),
+            observed == expected,
             LEASE_SURVIVES,
-            f"{name!r} was held by {holder!r} at generation {granted.generation} before the "
-            f"crash; after it, its lease reads {current.lease}",
+            f"{name!r} was held by {holder!r} at generation {granted.generation} until "
+            f"{granted.expires_at} before the crash; after it, its lease reads {current.lease}",
         )
         expected_result = f"s3://results/{name.replace(' ', '-')}"
         expect(
@@ -778,12 +792,25 @@ def held_or_completed(workreq_world: WorkRequestWorld, holder: str, completer: s
 
 @then(
     parsers.re(
-        r'"(?P<holder>[^"]+)" holds each of them she claimed under a newer generation than '
-        r'"(?P<other>[^"]+)" held'
+        r'"(?P<holder>[^"]+)" holds each of them not completed under a newer generation than '
+        r'"(?P<other>[^"]+)" held, and was refused each completed one'
     )
 )
 def holds_each_newer(workreq_world: WorkRequestWorld, holder: str, other: str) -> None:
-    for name in workreq_world.batch:
-        if (name, holder) not in workreq_world.leases:
+    claims = scenario_value(workreq_world.late_claims or None, f"{holder!r} claimed none of them")
+    for name, outcome in claims.items():
+        completed = request(workreq_world, name).state is RequestState.COMPLETED
+        if completed:
+            expect(
+                isinstance(outcome, DriverError),
+                CLOSES_ONCE,
+                f"{name!r} is completed, yet {holder!r}'s claim of it was granted {outcome}",
+            )
             continue
+        expect(
+            isinstance(outcome, Lease),
+            CLAIMABLE_AGAIN,
+            f"{name!r} was not completed and its lease had run out, yet {holder!r}'s claim of "
+            f"it was refused: {outcome}",
+        )
         holds_newer(workreq_world, holder, name, other, None)

@@ -24,7 +24,6 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import pytest
-from pytest_bdd.parser import Step
 
 from conformance.clause_check import (
     Cite,
@@ -38,6 +37,7 @@ from conformance.driver import (
     BudgetSnapshot,
     Capability,
     Completion,
+    DelegationKind,
     Driver,
     DriverError,
     ErrorCode,
@@ -48,18 +48,36 @@ from conformance.driver import (
     WorkRequestLimits,
 )
 from conformance.pytest_plugin import require
-from steps.common import BEFORE_RESTART
+from steps.common import BEFORE_RESTART, BEFORE_THEN
 
 T = TypeVar("T")
 
 UNKNOWN_ENVIRONMENT = "environment-that-was-never-created"
 UNKNOWN_REQUEST = "request-that-was-never-created"
-SETTLE = pytest.StashKey[Callable[[], None]]()
 
 # --------------------------------------------------------------------------
 # Which clause a refusal (or an accepted action) rests on
 # --------------------------------------------------------------------------
 
+CREATES = "AC-ARMONIA-WORKREQ-001.1/creates-request"
+SLICE_DEDUCTED = "AC-ARMONIA-WORKREQ-001.1/slice-deducted"
+NO_WIDER_GRANT = "AC-ARMONIA-WORKREQ-001.2/no-wider-grant"
+LEASE_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/lease-survives"
+REQUEST_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/request-survives"
+CLAIMABLE_AGAIN = "AC-ARMONIA-WORKREQ-001.4/claimable-again"
+MEMBERS_LIST = "AC-ARMONIA-WORKREQ-001.5/members-list"
+NON_MEMBERS = "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"
+RECORDS_RESULT = "AC-ARMONIA-WORKREQ-001.6/records-result"
+CLOSES_ONCE = "AC-ARMONIA-WORKREQ-001.6/closes-once"
+FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
+NO_BUDGET_CREATED = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
+NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
+CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
+KIND_CREATES = {
+    DelegationKind.SPAWN: "AC-ARMONIA-WORKREQ-001.11/spawn-creates",
+    DelegationKind.SUBAGENT: "AC-ARMONIA-WORKREQ-001.11/subagent-creates",
+}
+HEARTBEAT_EXTENDS = "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends"
 USAGE_DRAWS = "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign"
 
 REFUSAL_CLAUSES: dict[tuple[str, ErrorCode], tuple[str, ...]] = {
@@ -166,6 +184,8 @@ class WorkRequestWorld:
     completions: dict[str, Completion] = field(default_factory=dict)
     chain: list[str] = field(default_factory=list)
     batch: list[str] = field(default_factory=list)
+    late_claims: dict[str, Lease | DriverError] = field(default_factory=dict)
+    """How each claim of the batch made after a crash ended, by request name."""
     retry: Completion | None = None
     last: Attempt | None = None
     unsettled: Attempt | None = None
@@ -332,13 +352,6 @@ class WorkRequestWorld:
 def workreq_world(driver: Driver, request: pytest.FixtureRequest) -> WorkRequestWorld:
     require(driver, Capability.WORK_REQUESTS)
     world = WorkRequestWorld(driver)
-    request.node.stash[SETTLE] = world.settle
+    request.node.stash.setdefault(BEFORE_THEN, []).append(world.settle)
     request.node.stash.setdefault(BEFORE_RESTART, []).append(world.note_before_restart)
     return world
-
-
-def pytest_bdd_before_step_call(request: pytest.FixtureRequest, step: Step) -> None:
-    """Before any Then step, an action the scenario needed but saw refused fails the scenario."""
-    settle = request.node.stash.get(SETTLE, None)
-    if settle is not None and step.type == "then":
-        settle()
