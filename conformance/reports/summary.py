@@ -58,7 +58,9 @@ class CriterionVerdict:
 
 
 def criterion_status(scenarios: list[ScenarioResult]) -> Status:
-    """No scenario at all is `undefined`; none that passed is at best `unverified`."""
+    """No scenario at all is `undefined`; only not-applicable ones, `unverified`; otherwise the
+    most severe status among the scenarios that ran, so a criterion passes only when every one
+    of them passed (one that diverged or failed as expected is `diverged` or `xfail`)."""
     if not scenarios:
         return Status.UNDEFINED
     ran = {result.status for result in scenarios} - {Status.NOT_APPLICABLE}
