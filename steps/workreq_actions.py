@@ -502,35 +502,28 @@ def usage_clause(origin: str) -> str:
     return "WR-14" if origin.startswith("session ") else USAGE_DRAWS
 
 
+def usage(world: WorkRequestWorld, origin: str, amount: str) -> tuple[str, Callable[[], None]]:
+    """What the usage is called in evidence, and the call that records it."""
+    session = world.session_id(origin)
+    return f"usage of {amount} by {origin}", lambda: world.driver.record_usage(session, int(amount))
+
+
 @given(parsers.re(_USAGE + r" has recorded usage of (?P<amount>-?\d+)"))
 def has_recorded_usage(workreq_world: WorkRequestWorld, origin: str, amount: str) -> None:
-    session = workreq_world.session_id(origin)
-    workreq_world.build(
-        f"usage of {amount} by {origin}",
-        usage_clause(origin),
-        lambda: workreq_world.driver.record_usage(session, int(amount)),
-    )
+    what, action = usage(workreq_world, origin, amount)
+    workreq_world.build(what, usage_clause(origin), action)
 
 
 @when(parsers.re(_USAGE + r" records usage of (?P<amount>-?\d+)"))
 def records_usage(workreq_world: WorkRequestWorld, origin: str, amount: str) -> None:
-    session = workreq_world.session_id(origin)
-    workreq_world.perform(
-        "record_usage",
-        f"usage of {amount} by {origin}",
-        usage_clause(origin),
-        lambda: workreq_world.driver.record_usage(session, int(amount)),
-    )
+    what, action = usage(workreq_world, origin, amount)
+    workreq_world.perform("record_usage", what, usage_clause(origin), action)
 
 
 @when(parsers.re(_USAGE + r" tries to record usage of (?P<amount>-?\d+)"))
 def tries_to_record_usage(workreq_world: WorkRequestWorld, origin: str, amount: str) -> None:
-    session = workreq_world.session_id(origin)
-    workreq_world.attempt(
-        "record_usage",
-        f"usage of {amount} by {origin}",
-        lambda: workreq_world.driver.record_usage(session, int(amount)),
-    )
+    what, action = usage(workreq_world, origin, amount)
+    workreq_world.attempt("record_usage", what, action)
 
 
 @when(parsers.re(r'"(?P<principal>[^"]+)" tries to list the requests of "(?P<environment>[^"]+)"'))
