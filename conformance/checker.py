@@ -369,10 +369,10 @@ def _unjustified_publish_refusal(
 ) -> list[str]:
     """A fencing refusal needs a reason the history allows: a completion, a newer grant, expiry.
 
-    `already_completed` needs a publish that may have come first. `stale_generation`
-    and `lease_expired` are unjustified only when the publisher's own grant surely
-    came first, nothing newer may have come between, nothing may have completed the
-    request, and (for expiry) that grant's lease ran past the refused instant.
+    `already_completed` needs a publish that may have come first. `stale_generation`,
+    `not_found` and `lease_expired` are unjustified when the publisher's own grant surely
+    came first, nothing newer may have come between and nothing may have completed the
+    request; `lease_expired` is justified even so once that grant's lease had run out.
     """
     where = f"{subject}: process {refusal.process}"
     request_id = refusal.arguments["request_id"]
@@ -386,16 +386,17 @@ def _unjustified_publish_refusal(
     grant = None if completed else _grant_surely_current(refusal, history)
     if grant is None:
         return []
-    if refusal.error == ErrorCode.STALE_GENERATION:
+    if refusal.error != ErrorCode.LEASE_EXPIRED:
         return [
-            f"{where} was refused stale_generation under generation "
-            f"{refusal.arguments['generation']}, the newest any claim could have granted"
+            f"{where} was refused {refusal.error} under generation "
+            f"{refusal.arguments['generation']}, granted to it and the newest any claim could "
+            "have granted"
         ]
-    expiry = _instant(grant.value["expires_at"])
-    if refusal.error == ErrorCode.LEASE_EXPIRED and refusal.clock and expiry > refusal.clock:
+    expires_at = grant.value["expires_at"]
+    if refusal.clock and expires_at and _instant(expires_at) > refusal.clock:
         return [
             f"{where} was refused lease_expired at {refusal.clock.isoformat()}, but its lease "
-            f"ran until {expiry.isoformat()}"
+            f"ran until {expires_at}"
         ]
     return []
 

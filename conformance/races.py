@@ -22,6 +22,7 @@ from conformance.checker import (
     check_definite_share,
     check_publishes,
 )
+from conformance.clause_check import port_requires
 from conformance.driver import (
     ConcurrentCall,
     DelegationKind,
@@ -97,8 +98,11 @@ def full_window_rounds(recorder: HistoryRecorder, *, rounds: int, concurrent: in
     """
     office = _office(recorder)
     spacing = timedelta(seconds=office.coalesce_window_seconds + 1)
-    if spacing * rounds >= timedelta(seconds=office.window_seconds):
-        raise ValueError(f"{rounds} rounds spaced {spacing} do not fit in one window")
+    port_requires(
+        spacing * rounds < timedelta(seconds=office.window_seconds),
+        f"the declared windows leave no room for {rounds} rounds spaced {spacing} in one "
+        "allowance window",
+    )
     office_race_cast(recorder, concurrent)
     task = _fresh_task(recorder)
     _sequential_wakes(recorder, task, office.allowance)

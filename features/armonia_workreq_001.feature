@@ -299,7 +299,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When "bob" tries to claim a request that does not exist
     Then the attempt is refused with "not_found" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-6 @clause:claimable-again
+  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-6
   Scenario Outline: A principal outside the environment cannot claim its requests: <outsider>
     Given session "root" has delegated "survey" by spawn with a slice of 100
     When "<outsider>" tries to claim "survey"
@@ -346,7 +346,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | mallory  |
       | zed      |
 
-  @AC-ARMONIA-WORKREQ-001.5 @clause:members-list
+  @AC-ARMONIA-WORKREQ-001.5 @clause:members-list @clause:non-members-cannot
   Scenario: Requests stay within the environment they were delegated in
     Given a campaign "side project" in "annex" with a budget of 50
     And a root session "annex root" of "mallory" in "side project" granting tools "shell"

@@ -209,7 +209,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
 
-  @AC-OFFICE-ASSIGN-RATE-002.4 @clause:crash
+  @AC-OFFICE-ASSIGN-RATE-002.4 @interpretation:OF-7 @clause:crash
   Scenario: A crash in the middle of evaluating wakes at once leaves the allowance consistent
     Given the implementation evaluates operations concurrently
     And agent "ada" has assigned task "T-100" to "ada" 3 times, 1 minute apart, each wake queued

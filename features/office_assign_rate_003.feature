@@ -57,7 +57,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
   # ---------------------------------------------------------------------------
 
   @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels
-  Scenario: Refusals on two tasks by two agents are counted under their reason and leak no identifier
+  Scenario: Refusals on two tasks by two agents land in one series and leak no identifier
     Given a task "T-200" in workspace "acme" with no assignee
     When agent "ada" assigns task "T-100" to "ada" 6 times, 1 minute apart
     Then wake 6 of that series was "rate_limited"
@@ -65,7 +65,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     Then wake 6 of that series was "rate_limited"
     When the newest run's wake is delivered again
     And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": null, "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}
-    Then the rate-limit counter for "allowance_exhausted" rose by 2 in this scenario, whatever other labels it carries
+    Then the rate-limit counter for "allowance_exhausted" rose by 2 in this scenario, all in one series
     And no label of the rate-limit counter holds an identifier of a workspace, agent, task or run
 
   # ---------------------------------------------------------------------------

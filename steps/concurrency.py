@@ -158,8 +158,8 @@ def allowance_held_under_race(race: Race, bound: int, share: int) -> None:
         f"over-admission of {largest} beyond the allowance, bound {bound}",
     )
     scenario_requires(
-        share <= MINIMUM_DEFINITE_SHARE * 100,
-        f"the scenario asks {share}% definite outcomes, but the race judges each batch at "
+        share == round(MINIMUM_DEFINITE_SHARE * 100),
+        f"the scenario says {share}% definite outcomes, but the race judges each batch at "
         f"{MINIMUM_DEFINITE_SHARE:.0%} (Race.judged refused any batch below that already)",
     )
 

@@ -227,6 +227,7 @@ def verified_assignments(
             f"setting up, wake {number} of the series was to be admitted (queued), "
             f"observed {wake.outcome!r}",
         )
+    office.settle()
 
 
 # --------------------------------------------------------------------------

@@ -227,12 +227,12 @@ def nothing_lost_or_doubled(office: OfficeScene) -> None:
     doubled = sorted({key for key in keys if keys.count(key) > 1})
     expect(
         not lost,
-        "AC-OFFICE-ASSIGN-RATE-002.4/crash",
+        "OF-7",
         f"after the crash, runs acknowledged before it are gone: {lost}\n{describe_runs(stored)}",
     )
     expect(
         not doubled,
-        "AC-OFFICE-ASSIGN-RATE-001.5/suppressed-not-counted",
+        "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once",
         f"after the crash, dedup keys are stored twice, so one wake takes two places: {doubled}"
         f"\n{describe_runs(stored)}",
     )

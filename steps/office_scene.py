@@ -235,6 +235,14 @@ class Telemetry:
     def rate_limit_samples(self) -> list[Sample]:
         return [s for s in self.samples if s.name == self.vocabulary.rate_limit_counter]
 
+    def series_of(self, label: str) -> dict[frozenset[tuple[str, str]], float]:
+        """Each series of the rate-limit counter with that reason value, by its whole label set."""
+        return {
+            frozenset(sample.labels.items()): sample.value
+            for sample in self.rate_limit_samples()
+            if sample.labels.get(self.vocabulary.reason_label) == label
+        }
+
     def by_reason(self) -> dict[str, float]:
         """The rate-limit counter summed per reason label value (any other labels summed over)."""
         totals: dict[str, float] = {}

@@ -108,19 +108,28 @@ def rate_limit_reasons_closed(office: OfficeScene) -> None:
 @then(
     parsers.parse(
         'the rate-limit counter for "{reason}" rose by {delta:d} in this scenario, '
-        "whatever other labels it carries"
+        "all in one series"
     )
 )
-def reason_rose_across_series(office: OfficeScene, reason: str, delta: int) -> None:
-    """Summed over every series with that reason: the spec forbids identifier labels (the next
-    step's check), not other static labels that split a reason into several series."""
+def reason_rose_in_one_series(office: OfficeScene, reason: str, delta: int) -> None:
+    """Refusals that differ only by task and agent must land in one series: a label telling them
+    apart would grow with traffic (003.2). Other static labels may split a reason into several
+    series; only one of them may move here."""
     telemetry = office.telemetry()
     label = telemetry.label_of(RateLimitReason(reason))
-    rise = moves_between(office.baseline("in this scenario").telemetry, telemetry).get(label, 0.0)
+    before = office.baseline("in this scenario").telemetry
+    rise = moves_between(before, telemetry).get(label, 0.0)
     expect(
         rise == delta,
         COUNTED_BY_REASON,
         f"expected {label!r} to rise by {delta} in this scenario, it rose by {rise:g}",
+    )
+    old, new = before.series_of(label), telemetry.series_of(label)
+    moved = [dict(key) for key, value in new.items() if value != old.get(key, 0.0)]
+    expect(
+        len(moved) == 1,
+        NO_IDENTIFIER_LABELS,
+        f"refusals on two tasks by two agents moved {len(moved)} series of {label!r}: {moved}",
     )
 
 

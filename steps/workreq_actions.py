@@ -15,11 +15,12 @@ from datetime import timedelta
 
 from pytest_bdd import given, parsers, when
 
-from conformance.clause_check import PortViolation, expect, scenario_value
+from conformance.clause_check import Cite, PortViolation, expect, scenario_value
 from conformance.driver import (
     ConcurrentCall,
     DelegationKind,
     DriverError,
+    ErrorCode,
     Lease,
     Permissions,
     RequestState,
@@ -164,6 +165,22 @@ def creation_clauses(kind: str) -> tuple[str, str]:
     return CREATES, KIND_CREATES[DelegationKind(kind)]
 
 
+READING_REFUSALS = {"WR-4": ErrorCode.COUNT_CAP, "WR-18": ErrorCode.COUNT_CAP}
+"""The one refusal of a needed delegation each reading answers for: refused otherwise, the
+delegation still breaks the creation clauses."""
+
+
+def needed_delegation(kind: str, reading: str | None) -> Cite | Callable[[DriverError], Cite]:
+    """Why a delegation the scenario needs must be accepted: the creation clauses, unless a
+    reading the step names answers for the refusal it met."""
+    if reading is None:
+        return creation_clauses(kind)
+    answered = scenario_value(
+        READING_REFUSALS.get(reading), f"{reading} answers for no refusal of a delegation"
+    )
+    return lambda error: reading if error.code is answered else creation_clauses(kind)
+
+
 @given(parsers.re(_ORIGIN + " has delegated" + _DELEGATION_TAIL))
 def has_delegated(
     workreq_world: WorkRequestWorld,
@@ -201,7 +218,7 @@ def delegates(
     deliverable: str | None,
 ) -> None:
     action = delegation(workreq_world, origin, kind, budget_slice, grants, assignee, deliverable)
-    needed = reading or creation_clauses(kind)
+    needed = needed_delegation(kind, reading)
     request = workreq_world.perform("delegate", f"the delegation of {name!r}", needed, action)
     if request is not None:
         workreq_world.remember_request(name, request)

@@ -82,10 +82,8 @@ def request(world: WorkRequestWorld, name: str) -> WorkRequest:
 # --------------------------------------------------------------------------
 
 
-def check_nothing_changed(
-    world: WorkRequestWorld, cites: tuple[str, ...], reading: str | None = None
-) -> None:
-    """A refusal leaves everything as it was.
+def check_nothing_changed(world: WorkRequestWorld, cites: tuple[str, ...]) -> None:
+    """A refusal leaves everything as it was, whatever reading the refusal itself rested on.
 
     A refused delegation did not happen, so it made no request and no child session (the
     refusal's own clauses); that it moved no budget and used no cap slot either is WR-4's.
@@ -97,10 +95,9 @@ def check_nothing_changed(
         cites,
         lambda: "a refused operation made something: " + attempt.before.differences(after),
     )
-    rest = (WRITES_NOTHING,) if attempt.operation == "delegate" else cites
     expect(
         after == attempt.before,
-        cite_or_reading(reading, rest),
+        (WRITES_NOTHING,) if attempt.operation == "delegate" else cites,
         lambda: (
             "a refused operation writes nothing; it changed:\n" + attempt.before.differences(after)
         ),
@@ -140,7 +137,7 @@ def refused_and_nothing_changes(
 ) -> None:
     expected = [ErrorCode(code) for code in quoted(codes)]
     _, cites = check_refused(workreq_world, expected, reading)
-    check_nothing_changed(workreq_world, cites, reading)
+    check_nothing_changed(workreq_world, cites)
 
 
 @then("the listing is refused and nothing changes")
@@ -707,12 +704,12 @@ def check_listing(
         f"expected {principal!r} to list {expected} (in any order), observed {observed}",
     )
     extra = sorted(set(observed) - set(expected))
-    leaked = [name for name in extra if _made_elsewhere(world, name, environment)]
+    leaked = [name for name in extra if _leaked_to(world, name, environment, principal)]
     expect(
         not leaked,
         NON_MEMBERS,
-        f"{principal!r}'s listing of {environment!r} holds {leaked}, requests of another "
-        "environment",
+        f"{principal!r}'s listing of {environment!r} holds {leaked}, requests of an environment "
+        f"{principal!r} is not a member of",
     )
     expect(
         not extra,
@@ -721,9 +718,12 @@ def check_listing(
     )
 
 
-def _made_elsewhere(world: WorkRequestWorld, name: str, environment: str) -> bool:
+def _leaked_to(world: WorkRequestWorld, name: str, environment: str, principal: str) -> bool:
+    """Whether `name` was delegated in another environment, one `principal` is not a member of."""
     made = world.requests.get(name)
-    return made is not None and made.environment_id != environment
+    if made is None or made.environment_id == environment:
+        return False
+    return principal not in world.environments.get(made.environment_id, [])
 
 
 @then(parsers.re(r'"(?P<principal>[^"]+)" lists in "(?P<environment>[^"]+)":'))
@@ -799,6 +799,10 @@ def held_or_completed(workreq_world: WorkRequestWorld, holder: str, completer: s
 def holds_each_newer(workreq_world: WorkRequestWorld, holder: str, other: str) -> None:
     claims = scenario_value(workreq_world.late_claims or None, f"{holder!r} claimed none of them")
     for name, outcome in claims.items():
+        port_requires(
+            not isinstance(outcome, DriverError) or outcome.definite,
+            f"{holder!r}'s claim of {name!r} ended indeterminate, outside any batch: {outcome}",
+        )
         completed = request(workreq_world, name).state is RequestState.COMPLETED
         if completed:
             expect(

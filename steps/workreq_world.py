@@ -312,14 +312,21 @@ class WorkRequestWorld:
         self.last = Attempt(operation, what, None, before)
         return result
 
-    def perform(self, operation: str, what: str, needed: Cite, action: Callable[[], T]) -> T | None:
+    def perform(
+        self,
+        operation: str,
+        what: str,
+        needed: Cite | Callable[[DriverError], Cite],
+        action: Callable[[], T],
+    ) -> T | None:
         """An action the scenario needs (a When step): a refusal stays unsettled until the next
-        Then step, which fails with it."""
+        Then step, which fails with it, citing `needed` (or what it says for that refusal)."""
         self.settle()
         try:
             return action()
         except DriverError as error:
-            self.unsettled = Attempt(operation, what, error, self.observe(), cites_of(needed))
+            cites = cites_of(needed(error) if callable(needed) else needed)
+            self.unsettled = Attempt(operation, what, error, self.observe(), cites)
             return None
 
     def build(self, what: str, needed: Cite, action: Callable[[], T]) -> T:

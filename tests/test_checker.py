@@ -307,7 +307,9 @@ def test_publishes_refusal_is_excused_by_an_unknown_publish() -> None:
     assert result.counts["accepted"] == 0
 
 
-@pytest.mark.parametrize("error", [ErrorCode.STALE_GENERATION, ErrorCode.LEASE_EXPIRED])
+@pytest.mark.parametrize(
+    "error", [ErrorCode.STALE_GENERATION, ErrorCode.LEASE_EXPIRED, ErrorCode.NOT_FOUND]
+)
 def test_publishes_a_fencing_refusal_of_the_current_live_holder_is_caught(error: ErrorCode) -> None:
     history = _claimed()
     _publish(history, (4, 5), "x", outcome="fail", error=error)
@@ -337,7 +339,7 @@ def test_publishes_lease_expired_is_justified_once_the_lease_ran_out() -> None:
 
 def test_publishes_a_request_left_uncompleted_is_counted_unless_an_outcome_is_unknown() -> None:
     refused, unknown = _claimed(), _claimed()
-    _publish(refused, (4, 5), "x", outcome="fail", error=ErrorCode.NOT_FOUND)
+    _publish(refused, (4, 5), "x", outcome="fail", error=ErrorCode.STALE_GENERATION, generation=7)
     _publish(unknown, (4, None), "x", outcome="info")
 
     assert check_publishes(refused.operations()).counts["uncompleted"] == 1

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
+from gherkin.parser import Parser
+from gherkin.token_scanner import TokenScanner
 
-from conformance.inventory import ScenarioEntry, load_inventory
+from conformance.inventory import FEATURES_DIR, ScenarioEntry, load_inventory
 from conformance.registry import CRITERION_TAG, default_registry
 
 INVENTORY = load_inventory()
@@ -41,3 +44,23 @@ def test_scenario_keys_are_unique() -> None:
     assert not duplicates, (
         f"scenario keys used twice (rename the scenario or its example): {duplicates}"
     )
+
+
+def _scenario_steps() -> dict[str, list[dict[str, Any]]]:
+    """Each scenario's steps, as the official Gherkin parser reads them."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(FEATURES_DIR.glob("**/*.feature")):
+        document = Parser().parse(TokenScanner(path.read_text(encoding="utf-8")))
+        for child in document["feature"]["children"]:
+            if "scenario" in child:
+                scenario = child["scenario"]
+                found[f"{path.name}::{scenario['name']}"] = scenario["steps"]
+    return found
+
+
+@pytest.mark.parametrize("steps", _scenario_steps().values(), ids=list(_scenario_steps()))
+def test_every_scenario_ends_with_a_then_step(steps: list[dict[str, Any]]) -> None:
+    # When steps judge nothing: what an action answered wrong is judged by the next Then step,
+    # so a scenario ending on a When would leave it unjudged.
+    kinds = [step["keywordType"] for step in steps if step["keywordType"] != "Conjunction"]
+    assert kinds and kinds[-1] == "Outcome", "the last step that is not And or But is not a Then"
