@@ -11,7 +11,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -31,7 +31,8 @@ from conformance.reports.junit import render_junit
 from conformance.reports.markdown import render_markdown
 from conformance.reports.summary import run_succeeded, unverified
 from conformance.reports.terminal import print_verdicts
-from conformance.results import ResultsRun, Status, read_results
+from conformance.results import ResultsRun, Status
+from conformance.scratch import RUN_FOLDER
 from conformance.spec_drift import (
     SpecDriftError,
     accept,
@@ -39,6 +40,10 @@ from conformance.spec_drift import (
     expand_spec_paths,
     quote_clauses,
 )
+
+if TYPE_CHECKING:
+    from conformance.adapters.containment import Containment
+    from conformance.harness_memory import HarnessMemory
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
 NO_TESTS_COLLECTED = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
@@ -51,6 +56,15 @@ app.add_typer(expectations_app, name="expectations")
 console = Console(width=None if sys.stdout.isatty() else 160)
 
 OutPath = Annotated[Path | None, typer.Option(dir_okay=False, writable=True)]
+SignKey = Annotated[
+    Path | None,
+    typer.Option(
+        exists=True,
+        dir_okay=False,
+        help="a file holding the team's key: the run signs its stream with it (HMAC-SHA256); "
+        "report, compare and expectations check the signature with it",
+    ),
+]
 
 
 @app.command()
@@ -91,67 +105,126 @@ def run(
     strict_interpretations: Annotated[
         bool, typer.Option(help="fail the run when a scenario diverges from an interpretation")
     ] = False,
+    sandbox: Annotated[
+        bool,
+        typer.Option(
+            help="run the exec: implementation under bubblewrap: read-only files, no network, "
+            "its own PID namespace (docs/trust.md)"
+        ),
+    ] = False,
+    pass_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="hand this environment variable to the implementation too (repeatable); it "
+            "gets only PATH, HOME, LANG, TMPDIR and CONFORMANCE_STORE otherwise",
+        ),
+    ] = None,
+    sign_key_file: SignKey = None,
 ) -> None:
     """Run the Gherkin suite against an implementation and print the per-criterion verdict."""
     import pytest  # here, not at the top: serve-reference launches must stay light
 
-    _preflight(impl, database)
+    from conformance.adapters.containment import Containment
+    from conformance.adapters.process_tree import adopt_orphans
+    from conformance.harness_memory import HarnessMemory
+
+    adopt_orphans()
+    containment = Containment(pass_env=tuple(pass_env or ()), sandbox=sandbox)
+    _preflight(impl, database, containment)
     _check_claim(claim or [], allow_unverified or [])
     if expectations is not None:
         _check_expectations(expectations)
-    with tempfile.TemporaryDirectory(prefix="conformance-") as scratch:
-        stream = results or Path(scratch) / "results.jsonl"
-        args = [
-            str(SUITE_ROOT / "steps"),
-            f"--rootdir={SUITE_ROOT}",
-            "-c",
-            str(SUITE_ROOT / "pyproject.toml"),
-            "--impl",
-            impl,
-            "--results",
-            str(stream),
-            "-p",
-            "no:cov",
-            "-q" if quiet else "-v",
-            "--no-header",
-            "--tb=no" if quiet else "--tb=short",
-        ]
-        args += ["--database", database] if database else []
-        args += ["--expectations", str(expectations)] if expectations else []
-        args += ["--maxfail", str(max_fail)] if max_fail else []
-        args += ["--restart-budget", str(restart_budget)]
-        for spec_file in spec or []:
-            args += ["--spec-file", str(spec_file)]
-        for spec_name in claim or []:
-            args += ["--claim", spec_name]
-        for criterion_id in allow_unverified or []:
-            args += ["--allow-unverified", criterion_id]
-        args += ["--strict-interpretations"] if strict_interpretations else []
-        args += ["-k", select] if select else []
-        code = pytest.main(args)
-        if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or not (
-            stream.exists() and stream.stat().st_size
-        ):
-            console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
-            raise typer.Exit(EXIT_USAGE)
-        outcome = read_results(stream)
-        _write_reports(
-            outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec
-        )
-        print_verdicts(outcome, default_registry(), console)
-        raise typer.Exit(_exit_code(outcome, code))
+    scratch = RUN_FOLDER.make("run-")
+    stream = results or scratch / "results.jsonl"
+    args = [
+        str(SUITE_ROOT / "steps"),
+        f"--rootdir={SUITE_ROOT}",
+        "-c",
+        str(SUITE_ROOT / "pyproject.toml"),
+        f"--basetemp={scratch / 'scenarios'}",
+        "--impl",
+        impl,
+        "--results",
+        str(stream),
+        "-p",
+        "no:cov",
+        "--no-header",
+        "--tb=short",  # the stored evidence is the same whatever the terminal shows
+        *(["-q", "--no-summary"] if quiet else ["-v"]),
+    ]
+    args += ["--database", database] if database else []
+    args += ["--expectations", str(expectations)] if expectations else []
+    args += ["--maxfail", str(max_fail)] if max_fail else []
+    args += ["--restart-budget", str(restart_budget)]
+    for spec_file in spec or []:
+        args += ["--spec-file", str(spec_file)]
+    for spec_name in claim or []:
+        args += ["--claim", spec_name]
+    for criterion_id in allow_unverified or []:
+        args += ["--allow-unverified", criterion_id]
+    args += ["--strict-interpretations"] if strict_interpretations else []
+    args += ["--sandbox"] if sandbox else []
+    for name in pass_env or []:
+        args += ["--pass-env", name]
+    args += ["--sign-key-file", str(sign_key_file)] if sign_key_file else []
+    args += ["-k", select] if select else []
+    memory = HarnessMemory()
+    code = pytest.main(args, plugins=[memory])
+    _end_every_process()
+    if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or memory.run is None:
+        console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
+        raise typer.Exit(EXIT_USAGE)
+    outcome = memory.run
+    _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
+    print_verdicts(outcome, default_registry(), console)
+    verdict = _exit_code(outcome, code)
+    if not _stream_is_the_harness_s(memory) or not _agrees_with_pytest(memory):
+        verdict = max(verdict, EXIT_FAILURES)
+    raise typer.Exit(verdict)
 
 
-def _preflight(impl: str, database: str | None) -> None:
+def _end_every_process() -> None:
+    """Kill every process the run started (parked, spare, or adopted) before judging."""
+    from conformance.adapters.exec_pool import PARK
+    from conformance.adapters.exec_spares import SPARES
+    from conformance.adapters.process_tree import sweep_orphans
+
+    PARK.kill_all()
+    SPARES.shut_down()
+    sweep_orphans()
+
+
+def _stream_is_the_harness_s(memory: HarnessMemory) -> bool:
+    """Whether the stream on disk is still the one the harness wrote, now that every process
+    of the run is gone; if not, the harness's own records are put back."""
+    if not memory.stream_altered():
+        return True
+    memory.restore_stream()
+    console.print(
+        "[bold red]integrity:[/] the results stream was changed on disk after the run ended; "
+        "it was rewritten from the harness's own records, and the run fails"
+    )
+    return False
+
+
+def _agrees_with_pytest(memory: HarnessMemory) -> bool:
+    disagreements = memory.disagreements()
+    for line in disagreements[:10]:
+        console.print(f"[bold red]records disagree with pytest:[/] {line}")
+    return not disagreements
+
+
+def _preflight(impl: str, database: str | None, containment: Containment) -> None:
     """Open the implementation once before the suite: a configuration error exits 2 and an
     implementation that cannot even start exits 3, both before anything is written."""
     from sqlalchemy.exc import ArgumentError
 
     from conformance.adapters.factory import ConfigurationError, open_driver
 
-    with tempfile.TemporaryDirectory(prefix="conformance-preflight-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="preflight-", dir=RUN_FOLDER.path()) as scratch:
         try:
-            driver = open_driver(impl, database, Path(scratch))
+            driver = open_driver(impl, database, Path(scratch), containment=containment)
         except (ConfigurationError, ArgumentError) as error:
             console.print(f"[bold red]configuration error:[/] {error}")
             raise typer.Exit(EXIT_USAGE) from error
@@ -185,12 +258,17 @@ def _check_expectations(path: Path) -> None:
         raise typer.Exit(EXIT_USAGE) from error
 
 
-def _exit_code(outcome: ResultsRun, pytest_code: int) -> int:
+def _exit_code(outcome: ResultsRun, pytest_code: int | None) -> int:
+    """The run's exit code from its records; `pytest_code` is None when judging a stored
+    stream."""
     if outcome.header.implementation_error is not None:
         console.print(
             f"[bold red]implementation unusable:[/] {outcome.header.implementation_error}"
         )
         return EXIT_UNUSABLE
+    if outcome.footer is not None and outcome.footer.integrity is not None:
+        console.print(f"[bold red]integrity:[/] {outcome.footer.integrity}")
+        return EXIT_FAILURES
     if outcome.footer is not None and outcome.footer.stopped is not None:
         console.print(f"[bold red]run stopped:[/] {outcome.footer.stopped}")
         return EXIT_UNUSABLE
@@ -241,12 +319,15 @@ def report(
         list[Path] | None,
         typer.Option(exists=True, help="source spec file or folder: reports quote its words"),
     ] = None,
+    sign_key_file: SignKey = None,
 ) -> None:
-    """Derive reports from a results stream; with no option, print the verdict table."""
-    outcome = _read(results)
+    """Verify a results stream, derive reports from it (with no option, print the verdict
+    table) and exit with the run's verdict: 0, 1 or 3, as `run` did; 2 for a broken stream."""
+    outcome = _read(results, sign_key_file)
     if not any((junit, markdown, html, cucumber)):
         print_verdicts(outcome, default_registry(), console)
     _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
+    raise typer.Exit(_exit_code(outcome, pytest_code=None))
 
 
 @app.command()
@@ -337,9 +418,11 @@ def check_spec(
 @app.command()
 def compare(
     results: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False)],
+    sign_key_file: SignKey = None,
 ) -> None:
-    """Show several implementations' per-criterion verdicts side by side."""
-    runs = [_read(path) for path in results]
+    """Show several implementations' per-criterion verdicts side by side (each stream verified
+    first)."""
+    runs = [_read(path, sign_key_file) for path in results]
     names = [
         f"{run.header.implementation} ({path.name})"
         for run, path in zip(runs, results, strict=True)
@@ -407,9 +490,11 @@ def expectations_update(
     issue: Annotated[
         str, typer.Option(help="issue link recorded for new entries")
     ] = "TODO: link an issue",
+    sign_key_file: SignKey = None,
 ) -> None:
-    """Write an expectations file listing every scenario that failed in a results stream."""
-    outcome = _read(results)
+    """Write an expectations file listing every scenario that failed in a (verified) results
+    stream."""
+    outcome = _read(results, sign_key_file)
     keys = [entry.key for entry in load_inventory()]
     known = load_expectations(output, keys) if output.exists() else {}
     failing = {Status.FAILED, Status.XFAIL}
@@ -423,11 +508,17 @@ def expectations_update(
     console.print(f"wrote {len(entries)} expected failures to {output}")
 
 
-def _read(path: Path) -> ResultsRun:
+def _read(path: Path, sign_key_file: Path | None = None) -> ResultsRun:
+    """The run a stream holds, verified (see stream_integrity); a broken one exits 2."""
+    from conformance.provenance import suite_digests
+    from conformance.stream_integrity import BrokenStream, KitInventory, read_key, verify_stream
+
     try:
-        return read_results(path)
-    except ValueError as error:
-        console.print(f"[bold red]not a results stream:[/] {error}")
+        key = read_key(sign_key_file) if sign_key_file else None
+        kit = KitInventory(suite_digests(), [entry.key for entry in load_inventory()])
+        return verify_stream(path, key=key, kit=kit)
+    except BrokenStream as error:
+        console.print(f"[bold red]not a trustworthy results stream:[/] {error}")
         raise typer.Exit(EXIT_USAGE) from error
 
 

@@ -13,10 +13,12 @@ from typing import TypeVar
 
 import pytest
 
+from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.driver import Capability, Driver
 from conformance.expectations import ExpectationsError, load_expectations
 from conformance.fault_budget import FaultBudget
+from conformance.harness_memory import RECORDER_NAME
 from conformance.inventory import load_inventory
 from conformance.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
 from conformance.registry import (
@@ -28,6 +30,7 @@ from conformance.registry import (
 from conformance.restart_forecast import FORECAST, RestartForecast
 from conformance.results import SPEC_PREFIXES, Claim
 from conformance.spec_drift import check_drift
+from conformance.stream_integrity import BrokenStream, read_key
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -74,6 +77,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a scenario diverging from a registered interpretation fails the run",
     )
     group.addoption(
+        "--sandbox",
+        action="store_true",
+        help="run an exec: implementation under bubblewrap (see docs/trust.md)",
+    )
+    group.addoption(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="hand this environment variable to the implementation too (repeatable)",
+    )
+    group.addoption(
+        "--sign-key-file",
+        default=None,
+        help="sign the results stream with the key in this file (HMAC-SHA256)",
+    )
+    group.addoption(
         "--spec-file",
         action="append",
         default=[],
@@ -115,8 +135,10 @@ def pytest_configure(config: pytest.Config) -> None:
                 [Path(p) for p in config.getoption("--spec-file")], default_registry(), inventory
             ).changed,
             claim=claim_of(config),
+            containment=containment_of(config),
+            sign_key=_sign_key(config),
         )
-        config.pluginmanager.register(recorder, "conformance-results")
+        config.pluginmanager.register(recorder, RECORDER_NAME)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -124,6 +146,26 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     collects every item but runs only its share."""
     if not hasattr(session.config, "workerinput"):
         session.config.stash[FORECAST] = RestartForecast.of(session.items)
+
+
+def containment_of(config: pytest.Config) -> Containment:
+    """What the implementation may see: --pass-env names, --sandbox, the stream to mask."""
+    results = config.getoption("--results")
+    return Containment(
+        pass_env=tuple(config.getoption("--pass-env")),
+        sandbox=config.getoption("--sandbox"),
+        hidden=(Path(results).resolve(),) if results else (),
+    )
+
+
+def _sign_key(config: pytest.Config) -> bytes | None:
+    path = config.getoption("--sign-key-file")
+    if path is None:
+        return None
+    try:
+        return read_key(Path(path))
+    except (OSError, BrokenStream) as error:
+        raise pytest.UsageError(f"--sign-key-file: {error}") from error
 
 
 def claim_of(config: pytest.Config) -> Claim:
@@ -161,7 +203,13 @@ def driver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
     database: str | None = request.config.getoption("--database")
     forecast = request.config.stash.get(FORECAST, None)
     restarts_ahead = None if forecast is None else forecast.ahead(request.node.nodeid)
-    opened = open_driver(impl, database, tmp_path, restarts_ahead=restarts_ahead)
+    opened = open_driver(
+        impl,
+        database,
+        tmp_path,
+        restarts_ahead=restarts_ahead,
+        containment=containment_of(request.config),
+    )
     try:
         yield opened
     finally:

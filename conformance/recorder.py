@@ -23,7 +23,8 @@ import pytest
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 from pytest_bdd.parser import Step
 
-from conformance import __version__ as kit_version
+from conformance import provenance
+from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.clause_check import ClauseViolation, PortViolation, ScenarioError
 from conformance.driver import DriverError
@@ -31,6 +32,7 @@ from conformance.expectations import ExpectedFailure
 from conformance.fault_budget import stopped_reason
 from conformance.faults import FaultKind, ImplementationFault
 from conformance.inventory import ScenarioEntry, scenario_key
+from conformance.redaction import Redactor, masked_url
 from conformance.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
@@ -41,6 +43,8 @@ from conformance.results import (
     Claim,
     Footer,
     Header,
+    Provenance,
+    ResultsRun,
     ResultsWriter,
     ScenarioResult,
     Status,
@@ -49,8 +53,13 @@ from conformance.results import (
     undefined_results,
 )
 from conformance.scenario_items import scenario_template
+from conformance.stream_integrity import inventory_digest
 
 PROTOCOL_VERSION = 1
+ALTERED = (
+    "the results stream was changed on disk during the run by something other than the "
+    "harness; it was rewritten from the harness's own records, and the run fails"
+)
 #: Notes a scenario leaves for its result record (see the `evidence` fixture).
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
 NOT_APPLICABLE_PREFIX = "not_applicable: "
@@ -89,8 +98,16 @@ class ResultsRecorder:
         expectations: dict[str, ExpectedFailure],
         needs_review: list[str],
         claim: Claim | None = None,
+        containment: Containment | None = None,
+        sign_key: bytes | None = None,
     ) -> None:
-        self._writer = ResultsWriter(path)
+        self._writer = ResultsWriter(path, sign_key=sign_key)
+        self._containment = containment or Containment()
+        self._redact = Redactor()
+        self._header: Header | None = None
+        self._footer: Footer | None = None
+        self.keys_by_nodeid: dict[str, str] = {}
+        """Which record each collected pytest item writes, for cross-checking pytest's outcome."""
         self._impl = impl
         self._database = database
         self._registry = registry
@@ -107,33 +124,53 @@ class ResultsRecorder:
 
     # -- session -------------------------------------------------------------
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        description, self.implementation_error = self._describe_implementation()
-        self._writer.write(
-            Header(
-                kit_version=kit_version,
-                protocol_version=PROTOCOL_VERSION,
-                spec_hashes=self._spec_hashes(),
-                implementation=self._impl,
-                description=description,
-                implementation_error=self.implementation_error,
-                database=self._database,
-                seed=None,
-                needs_review=self._needs_review,
-                claim=self._claim,
-                started_at=datetime.now(UTC),
-            )
+        description, error = self._describe_implementation()
+        self.implementation_error = self._redact.optional(error)
+        self._header = Header(
+            kit_version=provenance.kit_version(),
+            protocol_version=PROTOCOL_VERSION,
+            spec_hashes=self._spec_hashes(),
+            implementation=self._redact.text(self._impl),
+            description=self._redacted_description(description),
+            implementation_error=self.implementation_error,
+            database=masked_url(self._database),
+            seed=None,
+            needs_review=self._needs_review,
+            claim=self._claim,
+            started_at=datetime.now(UTC),
+            provenance=self._provenance(),
         )
+        self._writer.write(self._header)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         for result in undefined_results(self._written, self._inventory):
             self._write(result)
-        footer = Footer(
+        altered = self._writer.altered()
+        self._footer = Footer(
             finished_at=datetime.now(UTC),
             totals=totals(self._written),
             stopped=stopped_reason(session.config),
+            records=len(self._written),
+            integrity=ALTERED if altered else None,
         )
-        self._writer.write(footer)
+        self._writer.write(self._footer)
+        if altered:
+            self._writer.rewrite()
         self._writer.close()
+
+    def run(self) -> ResultsRun:
+        """The run as the harness recorded it, from its own memory (never re-read from disk)."""
+        if self._header is None:
+            raise RuntimeError("the session never started: nothing was recorded")
+        return ResultsRun(header=self._header, scenarios=list(self._written), footer=self._footer)
+
+    def stream_altered(self) -> bool:
+        """Whether the stream on disk differs from what the harness wrote (checked again after
+        the session: something could have changed it since)."""
+        return self._writer.altered()
+
+    def restore_stream(self) -> None:
+        self._writer.rewrite()
 
     # -- collection ----------------------------------------------------------
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -234,6 +271,7 @@ class ResultsRecorder:
 
     # -- helpers -------------------------------------------------------------
     def _write(self, result: ScenarioResult) -> None:
+        result.evidence = self._redact.optional(result.evidence)
         self._written.append(result)
         self._writer.write(result)
 
@@ -248,8 +286,10 @@ class ResultsRecorder:
         feature_file = (
             Path(template.feature.filename).resolve().relative_to(self._features_dir).as_posix()
         )
+        key = scenario_key(feature_file, template.name, example)
+        self.keys_by_nodeid[item.nodeid] = key
         return _Pending(
-            key=scenario_key(feature_file, template.name, example),
+            key=key,
             criterion=criterion,
             feature=feature_file,
             scenario=template.name,
@@ -261,13 +301,33 @@ class ResultsRecorder:
     def _describe_implementation(self) -> tuple[dict[str, object] | None, str | None]:
         try:
             with tempfile.TemporaryDirectory(prefix="conformance-describe-") as scratch:
-                driver = open_driver(self._impl, self._database, Path(scratch))
+                driver = open_driver(
+                    self._impl, self._database, Path(scratch), containment=self._containment
+                )
                 try:
                     return driver.describe().model_dump(mode="json"), None
                 finally:
                     driver.close()
         except Exception as error:  # any failure here means the implementation is unusable
             return None, f"{type(error).__name__}: {error}"
+
+    def _redacted_description(
+        self, description: dict[str, object] | None
+    ) -> dict[str, object] | None:
+        """What the implementation said of itself, with any value of the harness's environment
+        it repeats redacted."""
+        return None if description is None else self._redact.values(description)
+
+    def _provenance(self) -> Provenance:
+        return Provenance(
+            kit_commit=provenance.kit_commit(),
+            suite=provenance.suite_digests(),
+            inventory=inventory_digest([entry.key for entry in self._inventory]),
+            implementation_digests=provenance.implementation_digests(self._impl),
+            sandbox=self._containment.sandbox,
+            pass_env=list(self._containment.pass_env),
+            **provenance.machine(),
+        )
 
     def _spec_hashes(self) -> dict[str, str]:
         """One hash per source spec, over the registry's per-criterion text hashes."""

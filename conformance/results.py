@@ -1,19 +1,23 @@
 """The results stream: one append-only JSON-lines file per run, the source of every report.
 
-Line 1 is the header, then one record per scenario as it finishes, then a
-footer with the totals. A stream without a footer is an interrupted run.
+Line 1 is the header (with the run's provenance), then one record per scenario
+as it finishes, then a footer with the totals. Every line carries a link of a
+hash chain over all lines so far, the footer the last one (see
+stream_integrity). A stream without a footer is an interrupted run.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -59,6 +63,27 @@ class Claim(BaseModel):
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    chain: str = ""
+    """SHA-256 over the previous line's link and this record without it (see stream_integrity)."""
+
+
+class Provenance(BaseModel):
+    """What produced the run (see provenance): the kit, the implementation, the machine."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kit_commit: str | None
+    suite: dict[str, str]
+    """The SHA-256 of every feature file, step module, registry and schema file, by path."""
+    inventory: str
+    """The SHA-256 over the sorted keys of every scenario the feature files hold."""
+    implementation_digests: dict[str, str]
+    sandbox: bool
+    pass_env: list[str]
+    host: str
+    os: str
+    python: str
+
 
 class Header(Record):
     type: Literal["header"] = "header"
@@ -73,6 +98,7 @@ class Header(Record):
     needs_review: list[str] = []
     claim: Claim = Claim()
     started_at: datetime
+    provenance: Provenance | None = None
 
 
 class StepResult(Record):
@@ -107,6 +133,12 @@ class Footer(Record):
     finished_at: datetime
     totals: dict[Status, int]
     stopped: str | None = None
+    records: int | None = None
+    """How many scenario records precede the footer."""
+    integrity: str | None = None
+    """Set when the harness found its stream altered by someone else during the run."""
+    signature: str | None = None
+    """HMAC-SHA256 of the footer's link under the team's key (`--sign-key-file`), if signed."""
 
 
 class ResultsRun(BaseModel):
@@ -119,18 +151,57 @@ class ResultsRun(BaseModel):
 
 
 class ResultsWriter:
-    """Appends records and flushes each, so a crash leaves every finished record behind."""
+    """Appends records, each linked into the chain, and flushes each, so a crash leaves every
+    finished record behind; keeps every line it wrote, to tell its own stream from a changed one.
+    """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, sign_key: bytes | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
         self._file: IO[str] = path.open("w", encoding="utf-8")
+        self.lines: list[str] = []
+        self._link = CHAIN_START
+        self._sign_key = sign_key
 
     def write(self, record: Record) -> None:
-        self._file.write(record.model_dump_json() + "\n")
+        self._link = record.chain = link(self._link, record)
+        if isinstance(record, Footer) and self._sign_key is not None:
+            record.signature = sign(self._sign_key, record.chain)
+        line = record.model_dump_json() + "\n"
+        self.lines.append(line)
+        self._file.write(line)
         self._file.flush()
+
+    def altered(self) -> bool:
+        """Whether the file at the stream's path is no longer what this writer wrote."""
+        try:
+            return self.path.read_text(encoding="utf-8") != "".join(self.lines)
+        except (OSError, UnicodeDecodeError):
+            return True
+
+    def rewrite(self) -> None:
+        """Put the lines this writer wrote back at the stream's path, in one atomic rename."""
+        self._file.close()
+        replacement = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        replacement.write_text("".join(self.lines), encoding="utf-8")
+        replacement.replace(self.path)
 
     def close(self) -> None:
         self._file.close()
+
+
+CHAIN_START: Final = hashlib.sha256(b"conformance results stream v1").hexdigest()
+
+
+def sign(key: bytes, digest: str) -> str:
+    """The keyed signature of a chain's last link."""
+    return "hmac-sha256:" + hmac.new(key, digest.encode(), hashlib.sha256).hexdigest()
+
+
+def link(previous: str, record: Record) -> str:
+    """The chain's next link: SHA-256 over the previous link and the record without its own."""
+    body = record.model_dump_json(exclude={"chain", "signature"})
+    return hashlib.sha256(f"{previous}\n{body}".encode()).hexdigest()
 
 
 def read_results(path: Path) -> ResultsRun:

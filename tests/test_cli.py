@@ -34,6 +34,29 @@ def test_a_bad_setting_is_a_usage_error_and_writes_nothing(
     assert not results.exists(), "a refused run must write no results stream"
 
 
+@pytest.mark.parametrize(
+    ("arguments", "environment", "said"),
+    [
+        (["--impl", 'exec:"./never closed'], {}, "is not a command line"),
+        (["--impl", "exec:./impl"], {"CONFORMANCE_REQUEST_TIMEOUT": "-1"}, "finite number"),
+        (["--impl", "exec:./impl"], {"CONFORMANCE_REQUEST_TIMEOUT": "inf"}, "finite number"),
+        (["--impl", "exec:./impl"], {"CONFORMANCE_REQUEST_TIMEOUT": "nan"}, "finite number"),
+        (["--sandbox"], {}, "runs inside the harness"),
+        (["--impl", "exec:./impl", "--sandbox"], {"PATH": "/nonexistent"}, "bubblewrap"),
+    ],
+)
+def test_a_bad_exec_setting_is_a_usage_error_that_says_why(
+    arguments: list[str], environment: dict[str, str], said: str, tmp_path: Path
+) -> None:
+    results = tmp_path / "results.jsonl"
+    outcome = RUNNER.invoke(
+        app, ["run", "--quiet", "--results", str(results), *arguments], env=environment
+    )
+    assert outcome.exit_code == EXIT_USAGE, outcome.output
+    assert said in " ".join(outcome.output.split()), outcome.output
+    assert not results.exists(), "a refused run must write no results stream"
+
+
 def test_a_malformed_expectations_file_is_a_usage_error(tmp_path: Path) -> None:
     expectations = tmp_path / "expected.toml"
     expectations.write_text("this is [[ not toml\n")

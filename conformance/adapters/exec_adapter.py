@@ -35,12 +35,12 @@ A run whose selection never restarts starts no spare.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from conformance.adapters.containment import Containment
 from conformance.adapters.exec_pool import PARK, LaunchSettings, ParkedProcess
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.adapters.exec_reset import Witnesses, reset_leftovers
@@ -99,6 +99,7 @@ class ExecDriver:
         reuse: bool = False,
         prelaunch: bool = False,
         restarts_ahead: int | None = None,
+        containment: Containment | None = None,
     ) -> None:
         self.command = list(command)
         self.timeout = timeout
@@ -109,7 +110,9 @@ class ExecDriver:
         self.prelaunch = prelaunch
         self._restarts_ahead = restarts_ahead
         self._restarts = 0
-        self._settings = LaunchSettings(tuple(self.command), validate, stderr_lines)
+        self._settings = LaunchSettings(
+            tuple(self.command), validate, stderr_lines, containment or Containment()
+        )
         self._clock = CLOCK_START
         self._carried_logs: list[WarningLog] = []
         self._witnesses = Witnesses()
@@ -130,11 +133,7 @@ class ExecDriver:
     def _launch(self) -> tuple[ImplementationProcess, Description]:
         """Start the command, shake hands, set the clock; a fault kills what was started."""
         self.store.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, m.STORE_ENV: str(self.store)}
-        process = ImplementationProcess(
-            self.command, env, stderr_lines=self.stderr_lines, validate=self.validate
-        )
-        return self._greet(process)
+        return self._greet(self._settings.launch(self.store))
 
     def _greet(self, process: ImplementationProcess) -> tuple[ImplementationProcess, Description]:
         try:
@@ -224,8 +223,15 @@ class ExecDriver:
         SPARES.prepare(self._settings, wanted=expected)
 
     def _spares_wanted(self) -> bool:
+        """A sandbox shows its process only the directories that exist at its launch, and a
+        spare's store does not exist yet: sandboxed restarts launch afresh."""
         declared = set(self._description.capabilities)
-        return self.prelaunch and {Capability.PRELAUNCH, Capability.RESTART} <= declared
+        sandboxed = self._settings.containment.sandbox
+        return (
+            self.prelaunch
+            and not sandboxed
+            and {Capability.PRELAUNCH, Capability.RESTART} <= declared
+        )
 
     def stderr_tail(self) -> tuple[str, ...]:
         """The implementation's last stderr lines, for evidence beside a failure."""

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import atexit
 import shutil
-import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from conformance.adapters.containment import Containment
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.adapters.exec_reset import Witnesses
 from conformance.driver import Description
+from conformance.scratch import RUN_FOLDER
 
 MAX_PARKED_PER_COMMAND: Final = 2
 """Scenarios run one after the other; a second one covers a test holding two drivers at once."""
@@ -31,11 +32,25 @@ MAX_PARKED_PER_COMMAND: Final = 2
 
 @dataclass(frozen=True)
 class LaunchSettings:
-    """What makes two launches interchangeable: the command and how the harness reads it."""
+    """What makes two launches interchangeable: the command, what it may see, and how the
+    harness reads it."""
 
     argv: tuple[str, ...]
     validate: bool
     stderr_lines: int
+    containment: Containment = field(default_factory=Containment)
+
+    def launch(self, store: Path) -> ImplementationProcess:
+        """Start the command on `store` (which need not exist yet unless in a sandbox)."""
+        containment = self.containment
+        writable = [store] if containment.sandbox else []
+        return ImplementationProcess(
+            containment.command(self.argv, writable),
+            containment.environment(store),
+            stderr_lines=self.stderr_lines,
+            validate=self.validate,
+            shown_as=self.argv,
+        )
 
 
 @dataclass(frozen=True)
@@ -57,7 +72,7 @@ class ProcessPark:
 
     def new_store(self) -> Path:
         """An empty directory for a fresh launch's store, kept until `shut_down`."""
-        directory = Path(tempfile.mkdtemp(prefix="conformance-store-"))
+        directory = RUN_FOLDER.make("store-")
         with self._lock:
             self._stores.append(directory)
         return directory

@@ -2,24 +2,29 @@
 
 Every read has a deadline: stdout and stderr are drained by daemon threads,
 so a silent, chatty, crashed or hung process can never block the harness.
-The first fault kills the whole process group; the process is not trusted
-again, and every later request reports that earlier fault.
+What they hold is bounded: at most a few stdout lines wait (then the reader
+stops reading and the process blocks on its full pipe), and only the last
+stderr lines are kept, stripped of terminal control sequences. The first
+fault kills the process and everything it started (see process_tree); the
+process is not trusted again, and every later request reports that earlier
+fault.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import re
 import shlex
-import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from queue import Empty, Queue
 from typing import IO, Any, Final, TypeVar
 
+from conformance.adapters import process_tree
 from conformance.faults import FaultKind, ImplementationFault
 from conformance.protocol.codec import (
     Ok,
@@ -37,6 +42,12 @@ MAX_STDERR_LINE_CHARS: Final = 500
 DRAIN_SECONDS: Final = 1.0
 """How long to wait for the last stderr lines of a process that exited or was killed."""
 REAP_SECONDS: Final = 5.0
+STDOUT_LINES_WAITING: Final = 2
+"""A reply and one unasked line (already a fault) is all a request ever needs to see."""
+EXIT_POLL_SECONDS: Final = 0.05
+"""How often a wait for a reply checks that the process is still alive."""
+_CONTROL: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+"""ANSI escape sequences and the other control characters, which no report can carry."""
 
 _PROTOCOL_FAULTS: Final = {
     ProtocolErrorKind.NOT_JSON: FaultKind.GARBAGE,
@@ -62,24 +73,34 @@ class ImplementationProcess:
     """
 
     def __init__(
-        self, argv: Sequence[str], env: Mapping[str, str], *, stderr_lines: int, validate: bool
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        stderr_lines: int,
+        validate: bool,
+        shown_as: Sequence[str] | None = None,
     ) -> None:
-        self.command = shlex.join(argv)
+        self.command = shlex.join(shown_as or argv)
+        """The command as messages show it: the implementation's own, not its sandbox's."""
         self.validate = validate
         self._seq = 0
         self._fault: ImplementationFault | None = None
         self._killed = False
-        self._stdout: Queue[bytes | _Signal] = Queue()
+        self._stdout: Queue[bytes | _Signal] = Queue(maxsize=STDOUT_LINES_WAITING)
         self._stderr: deque[str] = deque(maxlen=stderr_lines)
         try:
-            self._popen = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=dict(env),
-                start_new_session=True,
-            )
+            with process_tree.launching():
+                self._popen = subprocess.Popen(
+                    list(argv),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=dict(env),
+                    start_new_session=True,
+                    preexec_fn=process_tree.die_with_parent,
+                )
+                process_tree.register(self._popen.pid)
         except OSError as error:
             raise ImplementationFault(
                 FaultKind.UNUSABLE, f"cannot start {self.command}: {error}"
@@ -146,12 +167,7 @@ class ImplementationProcess:
             raise self._fail(FaultKind.CRASH, self._exit_description("before reading")) from None
 
     def _receive(self, what: str, timeout: float) -> bytes:
-        try:
-            item = self._stdout.get(timeout=timeout)
-        except Empty:
-            raise self._fail(
-                FaultKind.TIMEOUT, f"no reply to {what} within {timeout:g} s"
-            ) from None
+        item = self._next_line(what, timeout)
         if item is _Signal.EOF:
             raise self._fail(FaultKind.CRASH, self._exit_description(f"before replying to {what}"))
         if item is _Signal.OVERSIZED:
@@ -160,6 +176,23 @@ class ImplementationProcess:
             )
         assert isinstance(item, bytes)
         return item
+
+    def _next_line(self, what: str, timeout: float) -> bytes | _Signal:
+        """The next stdout line; a crash when the process exits first, even if something it
+        started still holds its stdout open; a timeout when neither happens in time."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            with contextlib.suppress(Empty):
+                return self._stdout.get(timeout=min(left, EXIT_POLL_SECONDS))
+            if self._popen.poll() is not None:
+                with contextlib.suppress(Empty):  # its last words may still be in the pipe
+                    return self._stdout.get(timeout=DRAIN_SECONDS)
+                raise self._fail(
+                    FaultKind.CRASH,
+                    f"the process exited with status {self._popen.returncode} before replying "
+                    f"to {what}",
+                ) from None
+        raise self._fail(FaultKind.TIMEOUT, f"no reply to {what} within {timeout:g} s") from None
 
     def _exit_description(self, when: str) -> str:
         try:
@@ -195,20 +228,31 @@ class ImplementationProcess:
         self._stderr.clear()
 
     def kill(self) -> None:
-        """SIGKILL the process group, reap the process, let the readers drain.
+        """SIGKILL the process and all it started, reap it, let the readers drain.
 
-        Only once: after the group is gone its id may be reused by an unrelated process.
+        Only once: after the process is gone its id may be reused by an unrelated process.
         """
         if self._killed:
             return
         self._killed = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._popen.pid, signal.SIGKILL)
+        process_tree.kill_tree(self._popen.pid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._popen.wait(timeout=REAP_SECONDS)
-        for reader in self._readers:
-            reader.join(timeout=DRAIN_SECONDS)
+        process_tree.forget(self._popen.pid)
+        process_tree.sweep_orphans()
+        self._drain_readers()
         self._close_pipes()
+
+    def _drain_readers(self) -> None:
+        """Empty the stdout queue until both readers see the end of their pipes, so a reader
+        blocked on the full queue finishes too."""
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while any(reader.is_alive() for reader in self._readers) and time.monotonic() < deadline:
+            with contextlib.suppress(Empty):
+                while True:
+                    self._stdout.get_nowait()
+            for reader in self._readers:
+                reader.join(timeout=EXIT_POLL_SECONDS)
 
     def _close_pipes(self) -> None:
         for pipe, reader in zip(
@@ -234,7 +278,7 @@ class ImplementationProcess:
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
         while raw := stream.readline(MAX_STDERR_LINE_CHARS * 4):
-            text = raw.decode("utf-8", errors="replace").rstrip()
+            text = _CONTROL.sub("", raw.decode("utf-8", errors="replace")).rstrip()
             self._stderr.append(text[:MAX_STDERR_LINE_CHARS])
 
 

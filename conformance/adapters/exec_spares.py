@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
-import os
 import shutil
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +31,7 @@ from typing import Final
 from conformance.adapters.exec_pool import LaunchSettings
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.faults import FaultKind, ImplementationFault
-from conformance.protocol.messages import STORE_ENV
+from conformance.scratch import RUN_FOLDER
 
 SPARES_PER_COMMAND: Final = 8
 """The room's capacity: the most spares starting or waiting at once."""
@@ -116,16 +114,12 @@ class SpareRoom:
 
     def _launch(self, settings: LaunchSettings) -> Spare:
         link = self._link_directory() / f"store-{next(self._numbers)}"
-        env = {**os.environ, STORE_ENV: str(link)}
-        process = ImplementationProcess(
-            settings.argv, env, stderr_lines=settings.stderr_lines, validate=settings.validate
-        )
-        return Spare(settings, process, link)
+        return Spare(settings, settings.launch(link), link)
 
     def _link_directory(self) -> Path:
         with self._lock:
             if self._links is None:
-                self._links = Path(tempfile.mkdtemp(prefix="conformance-spares-"))
+                self._links = RUN_FOLDER.make("spares-")
             return self._links
 
 

@@ -13,16 +13,19 @@
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
+from conformance.adapters.containment import Containment, SandboxUnavailable, bwrap_path
 from conformance.driver import Driver
 
 DriverFactory = Callable[[str | None, Path], Driver]
 
+TIMEOUT_ENV = "CONFORMANCE_REQUEST_TIMEOUT"
 REUSE_ENV = "CONFORMANCE_EXEC_REUSE"
 PRELAUNCH_ENV = "CONFORMANCE_EXEC_PRELAUNCH"
 """`0` forces a fresh process per scenario even when the implementation declares `reset`."""
@@ -33,15 +36,25 @@ class ConfigurationError(Exception):
 
 
 def open_driver(
-    impl: str, database: str | None, scratch: Path, *, restarts_ahead: int | None = None
+    impl: str,
+    database: str | None,
+    scratch: Path,
+    *,
+    restarts_ahead: int | None = None,
+    containment: Containment | None = None,
 ) -> Driver:
     """A fresh driver on an empty store.
 
     `scratch` is a private directory for this scenario, where an embedded
     store is created when no database URL is given. `restarts_ahead` is how
     many restarts this scenario and the next few will ask for, when the
-    harness can tell (see restart_forecast); only `exec:` uses it.
+    harness can tell (see restart_forecast); only `exec:` uses it, and
+    `containment` (what the process may see) too.
     """
+    if containment is not None and containment.sandbox and not impl.startswith("exec:"):
+        raise ConfigurationError(
+            f"--sandbox contains processes; {impl!r} runs inside the harness (use exec:)"
+        )
     if impl == "reference":
         return open_reference(database, scratch)
     if impl.startswith("python:"):
@@ -52,7 +65,11 @@ def open_driver(
         return open_variant(impl.removeprefix("variant:"), database, scratch)
     if impl.startswith("exec:"):
         return open_exec(
-            impl.removeprefix("exec:"), database, scratch, restarts_ahead=restarts_ahead
+            impl.removeprefix("exec:"),
+            database,
+            scratch,
+            restarts_ahead=restarts_ahead,
+            containment=containment,
         )
     raise ConfigurationError(
         f"unknown implementation {impl!r}; expected 'reference', 'python:<module>:<callable>', "
@@ -100,7 +117,12 @@ def _python_factory(spec: str) -> DriverFactory:
 
 
 def open_exec(
-    command: str, database: str | None, scratch: Path, *, restarts_ahead: int | None = None
+    command: str,
+    database: str | None,
+    scratch: Path,
+    *,
+    restarts_ahead: int | None = None,
+    containment: Containment | None = None,
 ) -> Driver:
     """The command, launched on the empty store directory `scratch/store`, or reused.
 
@@ -113,7 +135,10 @@ def open_exec(
     """
     from conformance.adapters.exec_adapter import DEFAULT_TIMEOUT, ExecDriver
 
-    argv = shlex.split(command)
+    try:
+        argv = shlex.split(command)
+    except ValueError as error:
+        raise ConfigurationError(f"exec:{command} is not a command line: {error}") from error
     if not argv:
         raise ConfigurationError('exec: needs a command, e.g. exec:"./my-adapter --serve"')
     if database is not None:
@@ -121,12 +146,12 @@ def open_exec(
             "--database configures the in-process reference; with exec: give the store to "
             'the command itself, e.g. exec:"conformance serve-reference --database URL"'
         )
-    timeout = os.environ.get("CONFORMANCE_REQUEST_TIMEOUT")
-    try:
-        seconds = float(timeout) if timeout else DEFAULT_TIMEOUT
-    except ValueError as error:
-        message = f"CONFORMANCE_REQUEST_TIMEOUT={timeout!r} is not a number of seconds"
-        raise ConfigurationError(message) from error
+    seconds = _request_timeout(os.environ.get(TIMEOUT_ENV), DEFAULT_TIMEOUT)
+    if containment is not None and containment.sandbox:
+        try:
+            bwrap_path()
+        except SandboxUnavailable as error:
+            raise ConfigurationError(str(error)) from error
     reusable = _switch(REUSE_ENV, "never reuse")
     store = None if reusable else scratch / "store"
     prelaunch = _switch(PRELAUNCH_ENV, "never launch ahead")
@@ -137,7 +162,23 @@ def open_exec(
         reuse=reusable,
         prelaunch=prelaunch,
         restarts_ahead=restarts_ahead,
+        containment=containment,
     )
+
+
+def _request_timeout(setting: str | None, default: float) -> float:
+    """CONFORMANCE_REQUEST_TIMEOUT as seconds: a finite number above zero."""
+    if not setting:
+        return default
+    try:
+        seconds = float(setting)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigurationError(
+            f"{TIMEOUT_ENV}={setting!r}: expected a finite number of seconds above 0"
+        )
+    return seconds
 
 
 def _switch(variable: str, off: str) -> bool:

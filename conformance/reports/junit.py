@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from typing import Final
 
 from conformance.results import ResultsRun, ScenarioResult, Status
+
+_NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""Characters XML 1.0 cannot carry at all, not even escaped (an implementation's colour codes)."""
 
 
 def render_junit(run: ResultsRun) -> str:
@@ -36,7 +41,7 @@ def _add_case(suite: ET.Element, result: ScenarioResult, strict: bool) -> str | 
         name=result.key,
         time=f"{result.duration_s:.3f}",
     )
-    message = result.evidence or result.status.value
+    message = _NOT_XML.sub("\ufffd", result.evidence or result.status.value)
     if result.status in (Status.FAILED, Status.XPASS):
         ET.SubElement(case, "failure", message=result.status.value).text = message
         return "failures"

@@ -115,7 +115,7 @@ def divergences(run: ResultsRun) -> dict[str, list[ScenarioResult]]:
 def run_succeeded(run: ResultsRun, registry: Registry) -> bool:
     """No failing verdict among what the run claims, and something was really checked: a run
     in which nothing passed (an implementation declaring no capability) proves nothing."""
-    if run.footer is None or untagged(run, registry):
+    if run.footer is None or run.footer.integrity is not None or untagged(run, registry):
         return False
     claim = run.header.claim
     claimed = [

@@ -235,6 +235,12 @@ def test_the_request_timeout_can_be_set_from_the_environment(
         assert isinstance(driver, ExecDriver) and driver.timeout == 2.5
     finally:
         driver.close()
-    monkeypatch.setenv("CONFORMANCE_REQUEST_TIMEOUT", "soon")
-    with pytest.raises(ConfigurationError, match="not a number of seconds"):
+
+
+@pytest.mark.parametrize("setting", ["soon", "-1", "0", "inf", "nan", "-inf"])
+def test_a_request_timeout_that_is_no_finite_positive_number_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    monkeypatch.setenv("CONFORMANCE_REQUEST_TIMEOUT", setting)
+    with pytest.raises(ConfigurationError, match="expected a finite number of seconds above 0"):
         open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)

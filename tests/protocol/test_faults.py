@@ -33,6 +33,7 @@ def launch(fake: str, store: Path, **options: float) -> ExecDriver:
     ("fake", "kind", "in_message", "in_stderr"),
     [
         ("crash.py", FaultKind.CRASH, "exited with status 2", "panic: runtime error"),
+        ("orphaning.py", FaultKind.CRASH, "exited with status 4", "starting"),
         ("hang.py", FaultKind.TIMEOUT, "no reply to get_task (seq 4) within 1 s", "child pid"),
         ("garbage.py", FaultKind.GARBAGE, "502 Bad Gateway", "starting"),
         ("wrong_seq.py", FaultKind.WRONG_SEQ, "expected the reply to seq 4, got seq 3", "starting"),

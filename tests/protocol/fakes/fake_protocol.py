@@ -15,7 +15,31 @@ from typing import Any
 
 Misbehaviour = Callable[[int, dict[str, Any]], None]
 
-DESCRIPTION = {"name": "fake", "version": "0", "capabilities": ["office", "restart"]}
+DESCRIPTION: dict[str, Any] = {
+    "name": "fake",
+    "version": "0",
+    "capabilities": ["office", "restart"],
+}
+OFFICE = {
+    "allowance": 5,
+    "window_seconds": 600.0,
+    "coalesce_window_seconds": 5.0,
+    "dedup_lookback_seconds": 86400.0,
+    "producers": ["assignee_mutation"],
+    "vocabulary": {
+        "rate_limit_counter": "office_assignment_rate_limit_total",
+        "reason_label": "reason",
+        "reasons": {
+            "allowance_exhausted": "allowance_exhausted",
+            "count_read_failed": "count_read_failed",
+            "task_unattributed": "task_unattributed",
+        },
+        "dedup_counters": ["office_run_dedup_total"],
+        "task_updated_event": "task.updated",
+        "interrupted_session_state": "completed",
+    },
+}
+"""Office constants a fake declares when scenarios should get as far as their first action."""
 RESULTS: dict[str, Any] = {"set_clock": None, "telemetry": "", "list_runs": [], "warning_logs": []}
 
 

@@ -1,0 +1,87 @@
+"""The verdict of `conformance run` comes from what the harness holds, never from a file.
+
+The results stream on disk is for people and later reports; the harness does
+not read it back to decide. An implementation (or anything else running as the
+same user) could replace that file, so the run's exit code and every report it
+writes come from the recorder's own records, held in memory. Those records are
+cross-checked against pytest's own outcome of every scenario: a record saying
+`passed` for a scenario pytest saw fail (or the other way round) makes the run
+fail, whatever the cause.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Final
+
+import pytest
+
+from conformance.results import ResultsRun, Status
+
+if TYPE_CHECKING:
+    from conformance.recorder import ResultsRecorder
+
+RECORDER_NAME: Final = "conformance-results"
+
+#: What pytest may have seen of a scenario for each status the recorder gives it.
+_AGREEING: Final[dict[Status, frozenset[str]]] = {
+    Status.PASSED: frozenset({"passed"}),
+    Status.XPASS: frozenset({"passed"}),
+    Status.NOT_APPLICABLE: frozenset({"skipped"}),
+    Status.FAILED: frozenset({"failed"}),
+    Status.XFAIL: frozenset({"failed"}),
+    Status.DIVERGED: frozenset({"failed"}),
+    Status.TIMEOUT: frozenset({"failed"}),
+    Status.ERRORED: frozenset({"failed", "skipped"}),
+    Status.UNDEFINED: frozenset({"failed", "skipped"}),
+}
+
+
+class HarnessMemory:
+    """A pytest plugin for the CLI's run: keeps pytest's outcome of every item and, at the end
+    of the session, the recorder's run."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, str] = defaultdict(lambda: "passed")
+        self.keys_by_nodeid: dict[str, str] = {}
+        self.run: ResultsRun | None = None
+        self._recorder: ResultsRecorder | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """An item's outcome is its worst phase's: failed over skipped over passed."""
+        if report.failed:
+            self.outcomes[report.nodeid] = "failed"
+        elif report.skipped and self.outcomes[report.nodeid] != "failed":
+            self.outcomes[report.nodeid] = "skipped"
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        recorder = session.config.pluginmanager.get_plugin(RECORDER_NAME)
+        if recorder is not None:
+            self._recorder = recorder
+            self.run = recorder.run()
+            self.keys_by_nodeid = dict(recorder.keys_by_nodeid)
+
+    def stream_altered(self) -> bool:
+        return self._recorder is not None and self._recorder.stream_altered()
+
+    def restore_stream(self) -> None:
+        if self._recorder is not None:
+            self._recorder.restore_stream()
+
+    def disagreements(self) -> list[str]:
+        """Scenarios whose record says otherwise than pytest's own outcome."""
+        if self.run is None:
+            return []
+        records = self.run.by_key()
+        found = []
+        for nodeid, outcome in sorted(self.outcomes.items()):
+            key = self.keys_by_nodeid.get(nodeid)
+            record = records.get(key) if key is not None else None
+            if key is None:
+                continue
+            if record is None:
+                found.append(f"{key}: pytest ran it ({outcome}) but the harness holds no record")
+            elif outcome not in _AGREEING[record.status]:
+                found.append(f"{key}: recorded {record.status.value}, pytest saw it {outcome}")
+        return found

@@ -1,0 +1,140 @@
+"""Who ran what, where: the provenance a results stream's header records.
+
+A verdict is only worth as much as the knowledge of what produced it: which
+kit (version, commit, and a digest of every feature file, step module and
+registry file, since a checkout can be edited without a commit), which
+implementation (its command, what it said of itself, and a digest of the
+files its command names, since a name says nothing of the build), and which
+machine and interpreter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import itertools
+import platform
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+from conformance import __version__
+
+DISTRIBUTION: Final = "assign-delegate-conformance"
+KIT_ROOT: Final = Path(__file__).resolve().parent.parent
+SUITE_FILES: Final = (
+    "features/**/*.feature",
+    "steps/**/*.py",
+    "conformance/data/**/*",
+    "conformance/schemas/**/*.json",
+)
+IN_PROCESS_PACKAGES: Final = {
+    "reference": ("reference",),
+    "mutant": ("reference", "mutants"),
+    "variant": ("reference", "variants"),
+}
+
+
+def kit_version() -> str:
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return __version__
+
+
+def kit_commit(root: Path = KIT_ROOT) -> str | None:
+    """The checkout's commit, `-dirty` when tracked files differ from it; None outside git."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = _git(root, "rev-parse", "HEAD")
+        dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("-dirty" if dirty else "")
+
+
+def suite_digests(root: Path = KIT_ROOT) -> dict[str, str]:
+    """The SHA-256 of every file that decides a verdict: features, steps, registry, schemas."""
+    files = sorted({path for pattern in SUITE_FILES for path in root.glob(pattern)})
+    return {
+        path.relative_to(root).as_posix(): file_digest(path)
+        for path in files
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def implementation_digests(impl: str) -> dict[str, str]:
+    """Digests of what the implementation is made of, where the kit can find it: the files an
+    `exec:` command names (its program, scripts, a `-m` module), or the in-process packages."""
+    kind, _, rest = impl.partition(":")
+    if kind == "exec":
+        try:
+            return {str(path): file_digest(path) for path in _files_named(shlex.split(rest))}
+        except ValueError:
+            return {}
+    if kind == "python":
+        module = _module_file(rest.partition(":")[0])
+        return {} if module is None else {str(module): file_digest(module)}
+    packages = IN_PROCESS_PACKAGES.get(kind, ())
+    return {f"{name}/": tree_digest(KIT_ROOT / name) for name in packages}
+
+
+def machine() -> dict[str, str]:
+    return {
+        "host": platform.node(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def file_digest(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tree_digest(folder: Path) -> str:
+    """One digest over a package's source files, their paths included."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return "sha256:" + digest.hexdigest()
+
+
+def _files_named(argv: list[str]) -> Iterable[Path]:
+    if not argv:
+        return
+    program = shutil.which(argv[0])
+    if program is not None:
+        yield Path(program).resolve()
+    for previous, argument in itertools.pairwise(argv):
+        if previous == "-m":
+            module = _module_file(argument)
+            if module is not None:
+                yield module
+        elif "/" in argument or Path(argument).suffix:
+            path = Path(argument)
+            if path.is_file():
+                yield path.resolve()
+
+
+def _module_file(name: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        return None
+    return Path(spec.origin).resolve()
+
+
+def _git(root: Path, *arguments: str) -> str:
+    completed = subprocess.run(
+        ["git", "-C", str(root), *arguments], capture_output=True, text=True, check=True
+    )
+    return completed.stdout.strip()
