@@ -163,6 +163,6 @@ def _parse(model: type[R], line: str, path: Path, number: int) -> R:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the line"
         raise BrokenStream(
-            f"{path}:{number}: not a valid {model.__name__.lower()} record: {where}: "
+            f"{path}:{number}: not a valid {model.model_fields['type'].default} record: {where}: "
             f"{first['msg']} ({error.error_count()} problem(s) in all)"
         ) from error

@@ -2,13 +2,18 @@
 
 The protocol and the exec adapter must lose nothing: both runs exit 0, every
 scenario gets the same status and so every criterion the same verdict. Both
-runs are started at once, as subprocesses, the way a user would start them.
+runs are started at once, as subprocesses, the way a user would start them;
+the `exec:` run is sandboxed (`--sandbox`, under bubblewrap) wherever
+bubblewrap is installed, as it is in CI. `conformance report` of each stream
+verifies it and exits with the run's verdict, 0.
 It takes a minute or more on two busy cores: deselect it with `-m "not slow"`.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +22,15 @@ import pytest
 
 from conformance.registry import default_registry
 from conformance.reports.summary import criterion_verdicts
-from conformance.results import ResultsRun, Status, read_results
+from conformance.results import ResultsRun, Status
+from conformance.stream_integrity import verify_stream
 
 CONFORMANCE = Path(sys.executable).with_name("conformance")
 """The kit's command, installed beside this interpreter by `pip install -e .`."""
 RUN_TIMEOUT = 900
+SANDBOXED = bool(shutil.which("bwrap")) or os.environ.get("CONFORMANCE_REQUIRE_SANDBOX") == "1"
+"""CI sets CONFORMANCE_REQUIRE_SANDBOX=1, so a missing bubblewrap fails there instead of
+quietly running unsandboxed."""
 
 
 @pytest.mark.slow
@@ -29,10 +38,13 @@ RUN_TIMEOUT = 900
 def test_in_process_and_exec_runs_give_identical_verdicts(tmp_path: Path) -> None:
     assert CONFORMANCE.exists(), f"{CONFORMANCE} is missing: install the kit with pip install -e ."
     serve = shlex.join([str(CONFORMANCE), "serve-reference"])
+    sandbox = ["--sandbox"] if SANDBOXED else []
     in_process, over_exec = _run_at_once(
-        {"in-process": [], "exec": ["--impl", f"exec:{serve}"]}, tmp_path
+        {"in-process": [], "exec": ["--impl", f"exec:{serve}", *sandbox]}, tmp_path
     ).values()
 
+    assert over_exec.header.provenance is not None
+    assert over_exec.header.provenance.sandbox is SANDBOXED
     assert "reset" in (over_exec.header.description or {}).get("capabilities", [])
     assert in_process.scenarios, "no scenario ran"
     crashes = _needing_a_process(in_process)
@@ -69,7 +81,11 @@ def _run_at_once(extra_arguments: dict[str, list[str]], scratch: Path) -> dict[s
         for name, (process, results, log) in started.items():
             code = process.wait(timeout=RUN_TIMEOUT)
             assert code == 0, f"{name} run exited {code}:\n{log.read_text()[-3000:]}"
-            runs[name] = read_results(results)
+            report = subprocess.run(
+                [str(CONFORMANCE), "report", str(results)], capture_output=True, check=False
+            )
+            assert report.returncode == 0, f"report of the {name} run exited {report.returncode}"
+            runs[name] = verify_stream(results)
     finally:
         for process, _, _ in started.values():
             process.kill()
