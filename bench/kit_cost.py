@@ -34,7 +34,7 @@ from bench.report import Measure, Row
 from bench.stats import MICROS, MILLIS, median, rate
 from conformance.adapters.factory import PRELAUNCH_ENV, REUSE_ENV, open_driver
 from conformance.driver import Capability, Driver
-from conformance.results import read_results
+from conformance.stream_integrity import read_stream
 
 SECTION = "4. The kit"
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,7 +173,7 @@ def _run_suite(impl: str, selection: str | None, *, reuse: bool = True) -> Suite
             start = perf_counter()
             subprocess.run(command, cwd=ROOT, capture_output=True, timeout=RUN_TIMEOUT, check=False)
             seconds = perf_counter() - start
-        statuses = Counter(r.status.value for r in read_results(results).scenarios)
+        statuses = Counter(r.status.value for r in read_stream(results).scenarios)
     return SuiteRun(seconds, statuses)
 
 

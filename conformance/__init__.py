@@ -1,3 +1,9 @@
 """The conformance kit: driver port, registry, oracles, adapters, results and CLI."""
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("assign-delegate-conformance")
+    """One place for the version: pyproject.toml's, as the installed distribution reports it."""
+except PackageNotFoundError:  # a source tree on sys.path without an install
+    __version__ = "0+unknown"

@@ -23,6 +23,7 @@ from conformance.expectations import (
     render_expectations,
 )
 from conformance.inventory import load_inventory
+from conformance.provenance import suite_digests
 from conformance.registry import default_registry
 from conformance.reports.compare import comparison_table, divergence_table
 from conformance.reports.cucumber import render_cucumber
@@ -126,12 +127,13 @@ def run(
     import pytest  # here, not at the top: serve-reference launches must stay light
 
     from conformance.adapters.containment import Containment
-    from conformance.adapters.process_tree import adopt_orphans
+    from conformance.adapters.process_tree import adopting_orphans
     from conformance.harness_memory import HarnessMemory
 
-    adopt_orphans()
-    containment = Containment(pass_env=tuple(pass_env or ()), sandbox=sandbox)
-    _preflight(impl, database, containment)
+    _load_the_suite()
+    kit_before = suite_digests()
+    hidden = tuple(path.resolve() for path in (results, sign_key_file) if path is not None)
+    containment = Containment(pass_env=tuple(pass_env or ()), sandbox=sandbox, hidden=hidden)
     _check_claim(claim or [], allow_unverified or [])
     if expectations is not None:
         _check_expectations(expectations)
@@ -170,8 +172,10 @@ def run(
     args += ["--sign-key-file", str(sign_key_file)] if sign_key_file else []
     args += ["-k", select] if select else []
     memory = HarnessMemory()
-    code = pytest.main(args, plugins=[memory])
-    _end_every_process()
+    with adopting_orphans():
+        _preflight(impl, database, containment)
+        code = pytest.main(args, plugins=[memory])
+        _end_every_process()
     if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or memory.run is None:
         console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
         raise typer.Exit(EXIT_USAGE)
@@ -179,9 +183,39 @@ def run(
     _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
     print_verdicts(outcome, default_registry(), console)
     verdict = _exit_code(outcome, code)
-    if not _stream_is_the_harness_s(memory) or not _agrees_with_pytest(memory):
-        verdict = max(verdict, EXIT_FAILURES)
-    raise typer.Exit(verdict)
+    trusted = [
+        _stream_is_the_harness_s(memory),
+        _agrees_with_pytest(memory),
+        _kit_unchanged(kit_before),
+    ]
+    raise typer.Exit(verdict if all(trusted) else max(verdict, EXIT_FAILURES))
+
+
+def _load_the_suite() -> None:
+    """Import the kit's plugin and step modules before any implementation runs: whatever it
+    then writes into their folders (a forged .pyc) is never loaded."""
+    import importlib
+    import pkgutil
+
+    import steps
+    from conformance import pytest_plugin
+
+    del pytest_plugin
+    for module in pkgutil.iter_modules(steps.__path__, "steps."):
+        if not module.name.startswith("steps.test_"):  # pytest collects those itself
+            importlib.import_module(module.name)
+
+
+def _kit_unchanged(before: dict[str, str]) -> bool:
+    """Whether the kit's own files (features, steps, registry, harness code) are as they were
+    when the run began: an implementation running as the same user could change them."""
+    after = suite_digests()
+    changed = sorted(
+        path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
+    )
+    for path in changed[:10]:
+        console.print(f"[bold red]integrity:[/] the kit's file {path} changed during the run")
+    return not changed
 
 
 def _end_every_process() -> None:

@@ -77,9 +77,9 @@ class HarnessMemory:
         found = []
         for nodeid, outcome in sorted(self.outcomes.items()):
             key = self.keys_by_nodeid.get(nodeid)
-            record = records.get(key) if key is not None else None
-            if key is None:
+            if key is None:  # not a scenario
                 continue
+            record = records.get(key)
             if record is None:
                 found.append(f"{key}: pytest ran it ({outcome}) but the harness holds no record")
             elif outcome not in _AGREEING[record.status]:

@@ -11,7 +11,6 @@ machine and interpreter.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import itertools
 import platform
@@ -22,28 +21,21 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from conformance import __version__
-
-DISTRIBUTION: Final = "assign-delegate-conformance"
 KIT_ROOT: Final = Path(__file__).resolve().parent.parent
 SUITE_FILES: Final = (
     "features/**/*.feature",
     "steps/**/*.py",
+    "conformance/**/*.py",
     "conformance/data/**/*",
     "conformance/schemas/**/*.json",
+    "conftest.py",
+    "pyproject.toml",
 )
 IN_PROCESS_PACKAGES: Final = {
     "reference": ("reference",),
     "mutant": ("reference", "mutants"),
     "variant": ("reference", "variants"),
 }
-
-
-def kit_version() -> str:
-    try:
-        return importlib.metadata.version(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return __version__
 
 
 def kit_commit(root: Path = KIT_ROOT) -> str | None:
@@ -59,7 +51,8 @@ def kit_commit(root: Path = KIT_ROOT) -> str | None:
 
 
 def suite_digests(root: Path = KIT_ROOT) -> dict[str, str]:
-    """The SHA-256 of every file that decides a verdict: features, steps, registry, schemas."""
+    """The SHA-256 of every file that decides a verdict: features, steps, registry, schemas,
+    the harness's own code and the pytest configuration."""
     files = sorted({path for pattern in SUITE_FILES for path in root.glob(pattern)})
     return {
         path.relative_to(root).as_posix(): file_digest(path)

@@ -149,12 +149,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def containment_of(config: pytest.Config) -> Containment:
-    """What the implementation may see: --pass-env names, --sandbox, the stream to mask."""
-    results = config.getoption("--results")
+    """What the implementation may see: --pass-env names, --sandbox, the files to mask (the
+    results stream and the signing key)."""
+    private = (config.getoption("--results"), config.getoption("--sign-key-file"))
     return Containment(
         pass_env=tuple(config.getoption("--pass-env")),
         sandbox=config.getoption("--sandbox"),
-        hidden=(Path(results).resolve(),) if results else (),
+        hidden=tuple(Path(path).resolve() for path in private if path),
     )
 
 

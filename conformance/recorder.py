@@ -23,6 +23,7 @@ import pytest
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 from pytest_bdd.parser import Step
 
+from conformance import __version__ as kit_version
 from conformance import provenance
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
@@ -32,7 +33,7 @@ from conformance.expectations import ExpectedFailure
 from conformance.fault_budget import stopped_reason
 from conformance.faults import FaultKind, ImplementationFault
 from conformance.inventory import ScenarioEntry, scenario_key
-from conformance.redaction import Redactor, masked_url
+from conformance.redaction import REDACT, masked_url
 from conformance.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
@@ -53,6 +54,7 @@ from conformance.results import (
     undefined_results,
 )
 from conformance.scenario_items import scenario_template
+from conformance.scratch import RUN_FOLDER
 from conformance.stream_integrity import inventory_digest
 
 PROTOCOL_VERSION = 1
@@ -103,7 +105,7 @@ class ResultsRecorder:
     ) -> None:
         self._writer = ResultsWriter(path, sign_key=sign_key)
         self._containment = containment or Containment()
-        self._redact = Redactor()
+        self._redact = REDACT
         self._header: Header | None = None
         self._footer: Footer | None = None
         self.keys_by_nodeid: dict[str, str] = {}
@@ -127,7 +129,7 @@ class ResultsRecorder:
         description, error = self._describe_implementation()
         self.implementation_error = self._redact.optional(error)
         self._header = Header(
-            kit_version=provenance.kit_version(),
+            kit_version=kit_version,
             protocol_version=PROTOCOL_VERSION,
             spec_hashes=self._spec_hashes(),
             implementation=self._redact.text(self._impl),
@@ -300,7 +302,7 @@ class ResultsRecorder:
 
     def _describe_implementation(self) -> tuple[dict[str, object] | None, str | None]:
         try:
-            with tempfile.TemporaryDirectory(prefix="conformance-describe-") as scratch:
+            with tempfile.TemporaryDirectory(prefix="describe-", dir=RUN_FOLDER.path()) as scratch:
                 driver = open_driver(
                     self._impl, self._database, Path(scratch), containment=self._containment
                 )
@@ -429,6 +431,8 @@ def _apply_expectation(
 
 
 def _clip(text: str) -> str:
+    """Redacted first (a cut could leave half a secret), then cut to the evidence limit."""
+    text = REDACT.text(text)
     return text if len(text) <= _EVIDENCE_LIMIT else text[:_EVIDENCE_LIMIT] + "\n… (clipped)"
 
 

@@ -4,17 +4,21 @@ An implementation can print anything, including what it found in its
 environment or in the harness's files, and its last stderr lines go into
 results.jsonl and junit.xml. So every value of the harness's environment
 that could be a secret is replaced by `[redacted $NAME]` in whatever the
-harness stores. Values that cannot be secrets are left readable: those of a
-few well-known variables, short ones, and paths that exist on this machine.
+harness stores, before anything is cut to length (a cut could otherwise
+leave half a secret). So is the password of a URL in that environment.
+Values that cannot be secrets are left readable: those of a few well-known
+variables, short ones, and paths that exist on this machine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import unquote, urlsplit
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -24,13 +28,16 @@ PUBLIC_ENV: Final = frozenset(
     | {"HOSTNAME", "SHLVL", "TMPDIR", "_", "COLUMNS", "LINES", "VIRTUAL_ENV", "PYTHONPATH"}
 )
 MIN_SECRET_LENGTH: Final = 8
+MIN_PASSWORD_LENGTH: Final = 4
 
 
 class Redactor:
     def __init__(self, environment: Mapping[str, str] | None = None) -> None:
         environment = os.environ if environment is None else environment
         secrets = {
-            value: name for name, value in environment.items() if _may_be_secret(name, value)
+            secret: name
+            for name, value in environment.items()
+            for secret in _secrets_in(name, value)
         }
         self._names = secrets
         longest_first = sorted(secrets, key=len, reverse=True)
@@ -72,7 +79,22 @@ def masked_url(url: str | None) -> str | None:
         return url
 
 
-def _may_be_secret(name: str, value: str) -> bool:
-    if name in PUBLIC_ENV or name.startswith("LC_") or len(value) < MIN_SECRET_LENGTH:
-        return False
-    return not all(Path(part).exists() for part in value.split(os.pathsep) if part)
+def _secrets_in(name: str, value: str) -> list[str]:
+    """The value itself when it may be a secret, and the password of a URL in it, which an
+    implementation may print apart from the URL."""
+    if name in PUBLIC_ENV or name.startswith("LC_"):
+        return []
+    found = [value] if len(value) >= MIN_SECRET_LENGTH and not _existing_paths(value) else []
+    with contextlib.suppress(ValueError):
+        password = urlsplit(value).password
+        if password and len(password) >= MIN_PASSWORD_LENGTH:
+            found.append(unquote(password))
+    return found
+
+
+def _existing_paths(value: str) -> bool:
+    return all(Path(part).exists() for part in value.split(os.pathsep) if part)
+
+
+REDACT: Final = Redactor()
+"""The harness's own environment, read once when the kit is imported."""

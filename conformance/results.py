@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -204,28 +203,6 @@ def link(previous: str, record: Record) -> str:
     return hashlib.sha256(f"{previous}\n{body}".encode()).hexdigest()
 
 
-def read_results(path: Path) -> ResultsRun:
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    if not lines:
-        raise ValueError(f"{path} is empty: not a results stream")
-    header = Header.model_validate_json(lines[0])
-    scenarios: list[ScenarioResult] = []
-    footer: Footer | None = None
-    for number, line in enumerate(lines[1:], start=2):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number}: not JSON: {error}") from error
-        kind = record.get("type") if isinstance(record, dict) else None
-        if kind == "scenario":
-            scenarios.append(ScenarioResult.model_validate_json(line))
-        elif kind == "footer":
-            footer = Footer.model_validate_json(line)
-        else:
-            raise ValueError(f"{path}:{number}: unexpected record type {kind!r}")
-    return ResultsRun(header=header, scenarios=scenarios, footer=footer)
-
-
 def undefined_results(
     recorded: Iterable[ScenarioResult], inventory: Iterable[ScenarioEntry]
 ) -> list[ScenarioResult]:
@@ -250,7 +227,3 @@ def undefined_results(
 def totals(results: Iterable[ScenarioResult]) -> dict[Status, int]:
     counted = Counter(result.status for result in results)
     return {status: counted.get(status, 0) for status in Status}
-
-
-def file_hash(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()

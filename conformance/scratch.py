@@ -86,8 +86,12 @@ def _abandoned(folder: Path) -> bool:
 
 
 def _hold_lock(folder: Path) -> int:
-    fd = os.open(folder / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    """Lock a file under a passing name, then give it the lock's name: another harness never
+    sees the lock file unlocked (a folder without one is left alone while young)."""
+    passing = folder / f"{_LOCK_NAME}.{os.getpid()}"
+    fd = os.open(passing, os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
+    passing.rename(folder / _LOCK_NAME)
     return fd
 
 

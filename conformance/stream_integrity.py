@@ -36,6 +36,11 @@ from conformance.results import (
 )
 
 SUPPORTED_PROTOCOLS: Final = frozenset({1})
+RECORD_TYPES: Final[dict[object, type[Record]]] = {
+    "header": Header,
+    "scenario": ScenarioResult,
+    "footer": Footer,
+}
 R = TypeVar("R", bound=Record)
 
 
@@ -60,8 +65,15 @@ class KitInventory(NamedTuple):
     suite: dict[str, str]
     keys: list[str]
 
-    def features(self, suite: dict[str, str]) -> dict[str, str]:
+    @staticmethod
+    def features(suite: dict[str, str]) -> dict[str, str]:
         return {path: digest for path, digest in suite.items() if path.startswith("features/")}
+
+
+def read_stream(path: Path) -> ResultsRun:
+    """The run a stream holds, each line parsed, without the checks below: for a stream the
+    kit itself just wrote, which may be an interrupted run's (no footer)."""
+    return _run_of([record for _, record in _records(path)])
 
 
 def verify_stream(
@@ -69,32 +81,43 @@ def verify_stream(
 ) -> ResultsRun:
     """The run the stream holds, or BrokenStream. With `kit`, a stream made from the same
     feature files must hold exactly the kit's scenarios."""
-    try:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, UnicodeDecodeError) as error:
-        raise BrokenStream(f"{path}: cannot be read: {error}") from error
-    if not lines:
-        raise BrokenStream(f"{path} is empty")
-    header = _parse(Header, lines[0], path, 1)
-    chain = _follow(CHAIN_START, header, path, 1)
-    scenarios: list[ScenarioResult] = []
-    footer: Footer | None = None
-    for number, line in enumerate(lines[1:], start=2):
-        if footer is not None:
-            raise BrokenStream(f"{path}:{number}: a line after the footer")
-        kind = _kind(line, path, number)
-        if kind == "scenario":
-            record: Record = _parse(ScenarioResult, line, path, number)
-            assert isinstance(record, ScenarioResult)
-            scenarios.append(record)
-        elif kind == "footer":
-            record = footer = _parse(Footer, line, path, number)
-        else:
-            raise BrokenStream(f"{path}:{number}: unexpected record type {kind!r}")
+    records = _records(path)
+    chain = CHAIN_START
+    for number, record in records:
         chain = _follow(chain, record, path, number)
-    run = ResultsRun(header=header, scenarios=scenarios, footer=footer)
+    run = _run_of([record for _, record in records])
     _check_run(run, path, key, kit)
     return run
+
+
+def _records(path: Path) -> list[tuple[int, Record]]:
+    """Every line's record with its line number: the header first, a footer only last.
+    Lines end at newlines only: a record may hold other line separators (U+2028) in its text."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise BrokenStream(f"{path}: cannot be read: {error}") from error
+    lines = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    if not lines:
+        raise BrokenStream(f"{path} is empty")
+    records: list[tuple[int, Record]] = []
+    for number, line in lines:
+        if records and isinstance(records[-1][1], Footer):
+            raise BrokenStream(f"{path}:{number}: a line after the footer")
+        kind = _kind(line, path, number)
+        model = RECORD_TYPES.get(kind) if records else Header
+        if model is None or (model is Header and (records or kind != "header")):
+            raise BrokenStream(f"{path}:{number}: unexpected record type {kind!r}")
+        records.append((number, _parse(model, line, path, number)))
+    return records
+
+
+def _run_of(records: list[Record]) -> ResultsRun:
+    header, *rest = records
+    assert isinstance(header, Header)
+    footer = rest[-1] if rest and isinstance(rest[-1], Footer) else None
+    scenarios = [record for record in rest if isinstance(record, ScenarioResult)]
+    return ResultsRun(header=header, scenarios=scenarios, footer=footer)
 
 
 def _check_run(run: ResultsRun, path: Path, key: bytes | None, kit: KitInventory | None) -> None:
@@ -134,7 +157,8 @@ def _check_run(run: ResultsRun, path: Path, key: bytes | None, kit: KitInventory
         raise BrokenStream(f"{path}: the records are not this kit's inventory of scenarios")
     if key is not None:
         expected = sign(key, footer.chain)
-        if footer.signature is None or not hmac.compare_digest(footer.signature, expected):
+        signature = (footer.signature or "").encode()
+        if not hmac.compare_digest(signature, expected.encode()):
             raise BrokenStream(f"{path}: the signature does not match the key given")
 
 

@@ -46,7 +46,8 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance.adapters.patched import Capability
-from conformance.results import ResultsRun, Status, read_results
+from conformance.results import ResultsRun, Status
+from conformance.stream_integrity import read_stream
 from mutants import MUTANTS, Mutant
 from variants import VARIANTS, Variant
 
@@ -413,7 +414,7 @@ def _read_run(target: Target, stream: Path, log: Path, seconds: float) -> Target
     if not stream.exists():
         return TargetRun(target, None, f"the suite wrote no results (see {log})", seconds)
     try:
-        results = read_results(stream)
+        results = read_stream(stream)
     except ValueError as error:
         return TargetRun(target, None, f"unreadable results stream: {error}", seconds)
     if results.header.implementation_error is not None:

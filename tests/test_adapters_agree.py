@@ -11,9 +11,7 @@ It takes a minute or more on two busy cores: deselect it with `-m "not slow"`.
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,13 +22,11 @@ from conformance.registry import default_registry
 from conformance.reports.summary import criterion_verdicts
 from conformance.results import ResultsRun, Status
 from conformance.stream_integrity import verify_stream
+from tests.sandbox import SANDBOXED
 
 CONFORMANCE = Path(sys.executable).with_name("conformance")
 """The kit's command, installed beside this interpreter by `pip install -e .`."""
 RUN_TIMEOUT = 900
-SANDBOXED = bool(shutil.which("bwrap")) or os.environ.get("CONFORMANCE_REQUIRE_SANDBOX") == "1"
-"""CI sets CONFORMANCE_REQUIRE_SANDBOX=1, so a missing bubblewrap fails there instead of
-quietly running unsandboxed."""
 
 
 @pytest.mark.slow

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from conformance.cli import EXIT_USAGE, app
 from conformance.registry import default_registry
 from conformance.reports.summary import run_succeeded
-from conformance.results import Footer, Header, ResultsRun, ScenarioResult, Status, read_results
+from conformance.results import Footer, Header, ResultsRun, ScenarioResult, Status
+from conformance.stream_integrity import read_stream
 
 RUNNER = CliRunner()
 
@@ -109,6 +110,6 @@ def test_a_stream_with_a_line_that_is_no_object_is_not_a_results_stream(tmp_path
     stream = tmp_path / "r.jsonl"
     stream.write_text(_run_of(Status.PASSED).header.model_dump_json() + "\n[1]\n")
     with pytest.raises(ValueError, match="unexpected record type"):
-        read_results(stream)
+        read_stream(stream)
     outcome = RUNNER.invoke(app, ["report", str(stream)])
     assert outcome.exit_code == EXIT_USAGE, outcome.output

@@ -20,6 +20,7 @@ from conformance.harness_memory import HarnessMemory
 from conformance.redaction import Redactor, masked_url
 from conformance.results import Header, ResultsRun, ScenarioResult, Status
 from conformance.scratch import PREFIX, sweep_abandoned
+from tests.sandbox import needs_bwrap
 
 CONFORMANCE = Path(sys.executable).with_name("conformance")
 
@@ -37,13 +38,12 @@ def test_the_implementation_gets_only_the_allowed_environment(
     assert Containment(sandbox=True).environment(tmp_path)["TMPDIR"] == "/tmp"
 
 
+@needs_bwrap
 def test_the_sandbox_binds_only_the_store_and_masks_the_stream(tmp_path: Path) -> None:
     """A stream outside /tmp is masked with /dev/null; one inside is hidden by the private
     /tmp already."""
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap (bwrap) is not installed; .ci/run installs it")
     outside = Path(tempfile.mkdtemp(dir="/var/tmp")) / "results.jsonl"
-    inside = tmp_path / "results.jsonl"
+    inside = Path(tempfile.mkdtemp(dir="/tmp")) / "results.jsonl"
     try:
         for stream in (outside, inside):
             stream.write_text("")
@@ -51,6 +51,7 @@ def test_the_sandbox_binds_only_the_store_and_masks_the_stream(tmp_path: Path) -
         argv = containment.command(["impl", "--serve"], [tmp_path / "store"])
     finally:
         shutil.rmtree(outside.parent)
+        shutil.rmtree(inside.parent)
     assert argv[-3:] == ["--", "impl", "--serve"]
     joined = " ".join(argv)
     assert f"--bind {tmp_path / 'store'} {tmp_path / 'store'}" in joined

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.results import ResultsRun, Status, read_results
+from conformance.results import ResultsRun, Status
+from conformance.stream_integrity import verify_stream
 
 FEATURE = """\
 Feature: Recorder demo
@@ -129,7 +130,7 @@ def run_demo(demo: pytest.Pytester, *extra: str) -> ResultsRun:
         "not deselected",
         *extra,
     )
-    return read_results(Path(demo.path) / "results.jsonl")
+    return verify_stream(Path(demo.path) / "results.jsonl")
 
 
 def statuses(run: ResultsRun) -> dict[str, Status]:

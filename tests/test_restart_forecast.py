@@ -87,7 +87,7 @@ class FakeDriver:
 
 @pytest.fixture(autouse=True)
 def spy_on_open_driver(request, monkeypatch):
-    def open_driver(impl, database, scratch, *, restarts_ahead=None):
+    def open_driver(impl, database, scratch, *, restarts_ahead=None, containment=None):
         with open("forecast.jsonl", "a") as notes:
             notes.write(json.dumps([request.node.name, restarts_ahead]) + "\\n")
         return FakeDriver()

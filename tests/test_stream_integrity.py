@@ -107,7 +107,7 @@ def everything_passed(lines: Lines) -> Lines:
 
 
 EDITS: list[tuple[str, Callable[[Lines], Lines], bool, str]] = [
-    ("a failure flipped to passed", flip_first_to_passed, False, "hash chain breaks"),
+    ("a scenario that did not run flipped to passed", flip_first_to_passed, False, "hash chain"),
     ("records deleted", drop_most_records, False, "hash chain breaks"),
     ("records deleted, chain redone", drop_most_records, True, "the footer counts"),
     (
@@ -165,6 +165,59 @@ def test_an_edited_stream_is_refused_with_its_reason_by_every_command(
         assert reason in " ".join(outcome.output.split()), outcome.output
         assert "Traceback" not in outcome.output
     assert not (tmp_path / "junit.xml").exists() and not (tmp_path / "x.toml").exists()
+
+
+def test_a_record_holding_other_line_separators_still_verifies(tmp_path: Path) -> None:
+    """An implementation controls what its evidence says, U+2028 and U+0085 included; they are
+    not line ends of the stream."""
+    from conformance.results import ResultsWriter
+
+    stream = tmp_path / "r.jsonl"
+    writer = ResultsWriter(stream)
+    header = Header.model_validate(records_of_a_fresh_header())
+    writer.write(header)
+    writer.write(
+        ScenarioResult(
+            key="k",
+            criterion=None,
+            feature="f",
+            scenario="s",
+            status=Status.FAILED,
+            duration_s=0.0,
+            evidence="before\u2028after\u0085end",
+        )
+    )
+    writer.write(
+        Footer(finished_at=header.started_at, totals=_totals([{"status": "failed"}]), records=1)
+    )
+    writer.close()
+    assert verify_stream(stream).scenarios[0].evidence == "before\u2028after\u0085end"
+
+
+def records_of_a_fresh_header() -> dict[str, Any]:
+    from conformance.results import Provenance
+
+    provenance = Provenance(
+        kit_commit=None, suite={}, inventory=inventory_digest(["k"]),
+        implementation_digests={}, sandbox=False, pass_env=[], host="h", os="o", python="p",
+    )  # fmt: skip
+    return {
+        "kit_version": "0", "protocol_version": 1, "spec_hashes": {}, "implementation": "x",
+        "description": None, "database": None, "seed": None,
+        "started_at": "2026-01-01T00:00:00Z", "provenance": provenance.model_dump(),
+    }  # fmt: skip
+
+
+def test_a_signature_that_is_not_ascii_is_refused_not_a_crash(
+    signed_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    stream, key = signed_run
+    lines = records(stream)
+    lines[-1]["signature"] = "hmac-sha256:\u00e9t\u00e9"
+    edited = rewrite(lines, tmp_path / "edited.jsonl", rechain=False)
+    outcome = RUNNER.invoke(app, ["report", str(edited), "--sign-key-file", str(key)])
+    assert outcome.exit_code == EXIT_USAGE, outcome.output
+    assert "signature does not match" in outcome.output
 
 
 def test_a_line_that_is_not_json_is_refused(signed_run: tuple[Path, Path], tmp_path: Path) -> None:

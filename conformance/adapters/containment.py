@@ -6,7 +6,8 @@ sandbox the implementation runs as the harness's user: it gets only the
 environment variables named here (so the harness's tokens and URLs stay out of
 its reach unless passed on purpose with `--pass-env`), but it can read the
 harness's files and see its processes. `--sandbox` runs it under bubblewrap: the
-file system read-only except its store and a private /tmp, the results stream
+file system read-only except its store and a private /tmp, the results
+stream, the signing key, well-known credential files and the socket folders
 masked, no network, its own PID namespace (it sees no other process, and dies
 whole when the harness does), no capabilities.
 """
@@ -27,6 +28,10 @@ ALLOWED_ENV: Final = ("PATH", "HOME", "LANG")
 """Given to every implementation, beside TMPDIR and CONFORMANCE_STORE, which the harness sets."""
 SANDBOX_TMP: Final = "/tmp"
 BWRAP: Final = "bwrap"
+EMPTIED: Final = ("/run", "/var/run")
+"""Emptied in the sandbox: sockets there (D-Bus, systemd, Docker) lead out of any sandbox."""
+CREDENTIALS: Final = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".docker")
+CREDENTIALS_TOO: Final = (".kube", ".gnupg", ".git-credentials", ".netrc", ".pypirc", ".npmrc")
 
 
 class SandboxUnavailable(Exception):
@@ -54,20 +59,15 @@ class Containment:
         if not self.sandbox:
             return list(argv)
         binds = [arg for path in writable for arg in ("--bind", str(path), str(path))]
-        masks = [
-            arg
-            for path in self.hidden
-            if path.exists() and not path.resolve().is_relative_to(SANDBOX_TMP)
-            for arg in ("--ro-bind", "/dev/null", str(path.resolve()))
-        ]
+        masks = [arg for path in self._masked() for arg in _mask(path)]
         return [
             bwrap_path(),
             "--ro-bind", "/", "/",
             "--dev", "/dev",
             "--proc", "/proc",
             "--tmpfs", SANDBOX_TMP,
-            *binds,
             *masks,
+            *binds,
             "--unshare-all",
             "--die-with-parent",
             "--new-session",
@@ -75,6 +75,26 @@ class Containment:
             "--",
             *argv,
         ]  # fmt: skip
+
+    def _masked(self) -> list[Path]:
+        """What the sandbox hides: the harness's private files, well-known credentials in
+        HOME, and the socket folders. (Whatever lies under /tmp is hidden already.)"""
+        home = Path.home()
+        candidates = [
+            *self.hidden,
+            *(home / name for name in (*CREDENTIALS, *CREDENTIALS_TOO)),
+            *(Path(folder) for folder in EMPTIED if not Path(folder).is_symlink()),
+        ]
+        return [
+            path.resolve()
+            for path in candidates
+            if path.exists() and not path.resolve().is_relative_to(SANDBOX_TMP)
+        ]
+
+
+def _mask(path: Path) -> tuple[str, ...]:
+    """A folder becomes an empty tmpfs; a file, /dev/null."""
+    return ("--tmpfs", str(path)) if path.is_dir() else ("--ro-bind", "/dev/null", str(path))
 
 
 def bwrap_path() -> str:

@@ -34,11 +34,14 @@ from conformance.protocol.codec import (
     encode_request,
 )
 from conformance.protocol.messages import Args, ErrorReply, NotSupportedReply, Operation
+from conformance.redaction import REDACT
 
 R = TypeVar("R")
 
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 MAX_STDERR_LINE_CHARS: Final = 500
+STDERR_READ_BYTES: Final = 64 * 1024
+"""How much of one stderr line is read at once: enough that a secret is rarely split."""
 DRAIN_SECONDS: Final = 1.0
 """How long to wait for the last stderr lines of a process that exited or was killed."""
 REAP_SECONDS: Final = 5.0
@@ -98,7 +101,7 @@ class ImplementationProcess:
                     stderr=subprocess.PIPE,
                     env=dict(env),
                     start_new_session=True,
-                    preexec_fn=process_tree.die_with_parent,
+                    preexec_fn=process_tree.before_exec(),
                 )
                 process_tree.register(self._popen.pid)
         except OSError as error:
@@ -234,10 +237,13 @@ class ImplementationProcess:
         """
         if self._killed:
             return
-        self._killed = True
-        process_tree.kill_tree(self._popen.pid)
+        if self._popen.returncode is None:  # not reaped yet, so its pid is still its own
+            process_tree.kill_tree(self._popen.pid)
+        else:  # it exited by itself; what it left in its group may not have
+            process_tree.kill_group(self._popen.pid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._popen.wait(timeout=REAP_SECONDS)
+        self._killed = True
         process_tree.forget(self._popen.pid)
         process_tree.sweep_orphans()
         self._drain_readers()
@@ -277,8 +283,9 @@ class ImplementationProcess:
             self._stdout.put(line)
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
-        while raw := stream.readline(MAX_STDERR_LINE_CHARS * 4):
-            text = _CONTROL.sub("", raw.decode("utf-8", errors="replace")).rstrip()
+        """Each line is cleaned of control sequences and redacted before it is cut to length."""
+        while raw := stream.readline(STDERR_READ_BYTES):
+            text = REDACT.text(_CONTROL.sub("", raw.decode("utf-8", errors="replace")).rstrip())
             self._stderr.append(text[:MAX_STDERR_LINE_CHARS])
 
 

@@ -4,9 +4,9 @@ A process group is not enough: a child that calls `setsid` leaves the group,
 and one that forks twice leaves its parent too. So a kill freezes the whole
 tree first (SIGSTOP to every descendant found through /proc, again until no
 new one appears, since a stopped process cannot fork), then SIGKILLs it.
-Orphans that left the tree by a double fork come back to a harness that
-`adopt_orphans()` made a child subreaper; `sweep_orphans()` kills every child
-of the harness it did not start itself. Each launched process also gets
+Orphans that left the tree by a double fork come back to a harness inside
+`adopting_orphans()` (a child subreaper); `sweep_orphans()` kills every such
+child of the harness it did not start itself. Each launched process also gets
 PR_SET_PDEATHSIG, so it dies with the harness even when the harness is
 SIGKILLed. What outlives a SIGKILLed harness beyond that (a descendant that
 escaped its parent) only the sandbox stops: its PID namespace dies whole.
@@ -45,17 +45,31 @@ class _Launched:
 _LAUNCHED: Final = _Launched()
 
 
-def die_with_parent() -> None:
+def _die_with_parent() -> None:
     """Runs in the child between fork and exec: SIGKILL it when the launching thread ends."""
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def adopt_orphans() -> bool:
-    """Make this process the reaper of its descendants' orphans (Linux); False if refused."""
+def before_exec() -> Callable[[], None] | None:
+    """What a launch runs between fork and exec: PR_SET_PDEATHSIG, but only from the main
+    thread, since the signal fires when the launching *thread* ends, not the process."""
+    return _die_with_parent if threading.current_thread() is threading.main_thread() else None
+
+
+@contextlib.contextmanager
+def adopting_orphans() -> Iterator[None]:
+    """While inside, this process is the reaper of its descendants' orphans (Linux), and
+    `sweep_orphans` kills them."""
     adopted = _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     with _LAUNCHED.lock:
         _LAUNCHED.adopting = adopted
-    return adopted
+    try:
+        yield
+    finally:
+        with _LAUNCHED.lock:
+            _LAUNCHED.adopting = False
+        if adopted:
+            _prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
 @contextlib.contextmanager
@@ -77,7 +91,12 @@ def forget(pid: int) -> None:
 
 def parents() -> dict[int, int]:
     """Every visible process's parent, read from /proc/<pid>/stat."""
-    found: dict[int, int] = {}
+    return {pid: parent for pid, (parent, _) in _family().items()}
+
+
+def _family() -> dict[int, tuple[int, int]]:
+    """Every visible process's parent and session, read from /proc/<pid>/stat."""
+    found: dict[int, tuple[int, int]] = {}
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
             continue
@@ -86,7 +105,7 @@ def parents() -> dict[int, int]:
         except OSError:  # it ended while we looked
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        found[int(entry.name)] = int(fields[1])
+        found[int(entry.name)] = (int(fields[1]), int(fields[3]))
     return found
 
 
@@ -106,6 +125,13 @@ def descendants(root: int, family: dict[int, int] | None = None) -> set[int]:
     return found
 
 
+def kill_group(group: int) -> None:
+    """SIGKILL a process group whose leader was already reaped. Linux does not hand out a pid
+    that is still some live group's id, so while any member lives the id is still this group."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
+
+
 def kill_tree(root: int) -> None:
     """Freeze `root` and all its descendants, then SIGKILL them all, and its process group."""
     frozen: set[int] = set()
@@ -115,30 +141,32 @@ def kill_tree(root: int) -> None:
             break
         _signal_all(tree, signal.SIGSTOP)
         frozen |= tree
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(root, signal.SIGKILL)
+    kill_group(root)
     _signal_all(frozen, signal.SIGKILL)
 
 
 def sweep_orphans() -> list[int]:
-    """Kill and reap the children of this process it did not launch: adopted orphans of a
-    killed implementation, and theirs as they come back in turn. Does nothing unless
-    `adopt_orphans()` succeeded."""
+    """Kill and reap the adopted orphans of killed implementations, and theirs as they come
+    back in turn: children of this process it did not launch, in another session than its
+    own (every implementation starts a session of its own and can never rejoin the harness's;
+    a `git` the harness runs stays in the harness's). Does nothing outside `adopting_orphans`."""
     swept: list[int] = []
     with _LAUNCHED.lock:
         if not _LAUNCHED.adopting:
             return swept
+        me, my_session = os.getpid(), os.getsid(0)
         for _ in range(_MAX_FREEZE_ROUNDS):
-            family = parents()
+            family = _family()
             strays = [
                 pid
-                for pid, parent in family.items()
-                if parent == os.getpid() and pid not in _LAUNCHED.pids
+                for pid, (parent, session) in family.items()
+                if parent == me and session != my_session and pid not in _LAUNCHED.pids
             ]
             if not strays:
                 break
+            tree = {pid: parent for pid, (parent, _) in family.items()}
             for stray in strays:
-                _signal_all({stray} | descendants(stray, family), signal.SIGKILL)
+                _signal_all({stray} | descendants(stray, tree), signal.SIGKILL)
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(stray, 0)
             swept += strays

@@ -15,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conformance.cli import EXIT_FAILURES, EXIT_OK, app
-from conformance.results import Status, read_results
+from conformance.results import Status
+from conformance.stream_integrity import verify_stream
 from conformance.strength import Target, run_target
 
 HERE = Path(__file__).parent
@@ -53,7 +54,7 @@ def test_a_run_that_cannot_verify_a_criterion_fails_and_names_it(tmp_path: Path)
     assert outcome.exit_code == EXIT_FAILURES, outcome.output
     assert "unverified: AC-OFFICE-ASSIGN-RATE-002.2" in outcome.output
     assert "hook:count_read_failure" in outcome.output
-    header = read_results(results).header
+    header = verify_stream(results).header
     assert header.claim.specs == ["office"]
 
     allowed = CliRunner().invoke(
@@ -72,4 +73,4 @@ def test_a_run_that_cannot_verify_a_criterion_fails_and_names_it(tmp_path: Path)
         ],
     )
     assert allowed.exit_code == EXIT_OK, allowed.output
-    assert read_results(results).header.claim.allow_unverified == ["AC-OFFICE-ASSIGN-RATE-002.2"]
+    assert verify_stream(results).header.claim.allow_unverified == ["AC-OFFICE-ASSIGN-RATE-002.2"]

@@ -24,6 +24,7 @@ import pytest
 
 from conformance.scratch import PREFIX, sweep_abandoned
 from conformance.stream_integrity import verify_stream
+from tests.sandbox import needs_bwrap
 
 FAKES = Path(__file__).parent / "fakes"
 CONFORMANCE = Path(sys.executable).with_name("conformance")
@@ -31,11 +32,6 @@ SELECTION = "sixth or admitted"
 """A handful of Office scenarios: long enough for a watcher to act, short enough to be cheap."""
 RUN_TIMEOUT = 180
 SECRET = "glpat-9f8e7d6c5b4a3f2e1d0c"
-
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None and os.environ.get("CONFORMANCE_REQUIRE_SANDBOX") != "1",
-    reason="bubblewrap (bwrap) is not installed; .ci/run installs it",
-)
 
 
 def fake(name: str) -> str:
@@ -209,10 +205,13 @@ def test_a_sigkilled_harness_takes_its_implementation_with_it(
         command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        started = 4 if sandbox else 2  # bubblewrap and its namespace's init count too
-        hung = _wait_for(lambda: len(processes_running("escaper.py")) >= started)
+        if sandbox:  # bubblewrap, its namespace's init, the fake and the process it left
+            hung = _wait_for(lambda: len(set(processes_running("escaper.py")) - {harness.pid}) >= 4)
+        else:
+            hung = _wait_for(lambda: "escaped" in {p.read_text() for p in pids.iterdir()})
         assert hung, "the escaper never started its processes"
         folders = _run_folders_of(harness.pid)
+        assert folders, "the harness holds no run folder: the sweep below would prove nothing"
         harness.kill()
         harness.wait()
         if sandbox:

@@ -18,7 +18,8 @@ import pytest
 
 from conformance.registry import default_registry
 from conformance.reports.summary import CriterionVerdict, criterion_verdicts
-from conformance.results import ResultsRun, Status, read_results
+from conformance.results import ResultsRun, Status
+from conformance.stream_integrity import verify_stream
 
 SUITE_TIMEOUT_SECONDS = 900
 
@@ -40,7 +41,7 @@ def test_every_criterion_passes_on_postgresql(
     )
     elapsed = time.monotonic() - started
     assert results.exists(), f"no results stream; the run said:\n{completed.stdout[-3000:]}"
-    run = read_results(results)
+    run = verify_stream(results)
     verdicts = criterion_verdicts(run, default_registry())
     print(f"suite on PostgreSQL: {len(run.scenarios)} scenarios in {elapsed:.1f} s")
 
