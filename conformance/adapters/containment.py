@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from conformance.protocol.messages import STORE_ENV
+from conformance.provenance import KIT_ROOT
 from conformance.scratch import RUN_FOLDER
 
 ALLOWED_ENV: Final = ("PATH", "HOME", "LANG")
@@ -58,14 +60,16 @@ class Containment:
         """`argv`, wrapped in the sandbox when one is asked for; `writable` stay writable."""
         if not self.sandbox:
             return list(argv)
-        binds = [arg for path in writable for arg in ("--bind", str(path), str(path))]
+        revealed = [arg for path in _revealed(argv) for arg in ("--ro-bind", str(path), str(path))]
         masks = [arg for path in self._masked() for arg in _mask(path)]
+        binds = [arg for path in writable for arg in ("--bind", str(path), str(path))]
         return [
             bwrap_path(),
             "--ro-bind", "/", "/",
             "--dev", "/dev",
             "--proc", "/proc",
             "--tmpfs", SANDBOX_TMP,
+            *revealed,
             *masks,
             *binds,
             "--unshare-all",
@@ -77,19 +81,30 @@ class Containment:
         ]  # fmt: skip
 
     def _masked(self) -> list[Path]:
-        """What the sandbox hides: the harness's private files, well-known credentials in
-        HOME, and the socket folders. (Whatever lies under /tmp is hidden already.)"""
+        """What the sandbox hides: the harness's private files and run folder, well-known
+        credentials in HOME, and the socket folders."""
         home = Path.home()
         candidates = [
             *self.hidden,
+            RUN_FOLDER.path(),
             *(home / name for name in (*CREDENTIALS, *CREDENTIALS_TOO)),
             *(Path(folder) for folder in EMPTIED if not Path(folder).is_symlink()),
         ]
-        return [
-            path.resolve()
-            for path in candidates
-            if path.exists() and not path.resolve().is_relative_to(SANDBOX_TMP)
-        ]
+        return [path.resolve() for path in candidates if path.exists()]
+
+
+def _revealed(argv: Sequence[str]) -> list[Path]:
+    """Folders under /tmp that the private /tmp would hide but the command needs, read-only:
+    the working folder, the kit and its interpreter (a checkout or a virtual environment may
+    live under /tmp), and the folders of the files the command names."""
+    named = [Path(arg).resolve().parent for arg in argv if "/" in arg and Path(arg).exists()]
+    candidates = [Path.cwd(), KIT_ROOT, Path(sys.prefix), *named]
+    folders = {path.resolve() for path in candidates if path.resolve().is_relative_to(SANDBOX_TMP)}
+    return [
+        path
+        for path in sorted(folders)
+        if not any(path.is_relative_to(o) and path != o for o in folders)
+    ]
 
 
 def _mask(path: Path) -> tuple[str, ...]:
