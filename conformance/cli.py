@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -24,8 +25,14 @@ from conformance.expectations import (
 )
 from conformance.inventory import load_inventory
 from conformance.provenance import suite_digests
-from conformance.registry import default_registry
-from conformance.reports.compare import comparison_table, divergence_table
+from conformance.registry import default_registry, short_id
+from conformance.reports.badge import render_badge
+from conformance.reports.compare import (
+    comparison_table,
+    divergence_table,
+    render_compare_html,
+    render_compare_markdown,
+)
 from conformance.reports.cucumber import render_cucumber
 from conformance.reports.html import render_html
 from conformance.reports.junit import render_junit
@@ -45,18 +52,61 @@ from conformance.spec_drift import (
 if TYPE_CHECKING:
     from conformance.adapters.containment import Containment
     from conformance.harness_memory import HarnessMemory
+    from conformance.strength import TargetRun
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
 NO_TESTS_COLLECTED = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
 SUITE_ROOT = Path(__file__).resolve().parent.parent
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from conformance import __version__
+        from conformance.provenance import kit_commit
+
+        commit = kit_commit()
+        console.print(f"conformance {__version__}" + (f" ({commit})" if commit else ""))
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the kit's version"
+        ),
+    ] = False,
+) -> None:
+    """The conformance kit's command (see the README)."""
+
+
 expectations_app = typer.Typer(no_args_is_help=True, help="Manage expectation files.")
 app.add_typer(expectations_app, name="expectations")
 #: CI logs are no terminal; give the verdict table room there instead of 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
 
 OutPath = Annotated[Path | None, typer.Option(dir_okay=False, writable=True)]
+ResultsOut = Annotated[
+    Path | None,
+    typer.Option(dir_okay=False, writable=True, help="write the results stream (JSON lines) here"),
+]
+JunitOut = Annotated[
+    Path | None, typer.Option(dir_okay=False, writable=True, help="write JUnit XML here")
+]
+MarkdownOut = Annotated[
+    Path | None,
+    typer.Option(dir_okay=False, writable=True, help="write the Markdown verdict table here"),
+]
+HtmlOut = Annotated[
+    Path | None,
+    typer.Option(dir_okay=False, writable=True, help="write the living spec page (HTML) here"),
+]
+CucumberOut = Annotated[
+    Path | None, typer.Option(dir_okay=False, writable=True, help="write Cucumber JSON here")
+]
 SignKey = Annotated[
     Path | None,
     typer.Option(
@@ -70,13 +120,23 @@ SignKey = Annotated[
 
 @app.command()
 def run(
-    impl: Annotated[str, typer.Option(help="'reference' or 'exec:<command>'")] = "reference",
-    database: Annotated[str | None, typer.Option(help="SQLAlchemy URL for the reference")] = None,
-    results: OutPath = None,
-    junit: OutPath = None,
-    markdown: OutPath = None,
-    html: OutPath = None,
-    cucumber: OutPath = None,
+    impl: Annotated[
+        str,
+        typer.Option(
+            help="the implementation: 'reference'; 'exec:<command>' (any language, protocol v1; "
+            "a bare `conformance` is found beside this kit if not on PATH); "
+            "'python:<module>:<factory>'; 'mutant:<name>' or 'variant:<name>' (see "
+            "`conformance mutants` and `conformance variants`)"
+        ),
+    ] = "reference",
+    database: Annotated[
+        str | None, typer.Option(help="SQLAlchemy URL of the in-process reference's store")
+    ] = None,
+    results: ResultsOut = None,
+    junit: JunitOut = None,
+    markdown: MarkdownOut = None,
+    html: HtmlOut = None,
+    cucumber: CucumberOut = None,
     expectations: Annotated[Path | None, typer.Option(exists=True, dir_okay=False)] = None,
     spec: Annotated[
         list[Path] | None,
@@ -173,7 +233,15 @@ def run(
     args += ["-k", select] if select else []
     memory = HarnessMemory()
     with adopting_orphans():
-        _preflight(impl, database, containment)
+        unusable = _preflight(impl, database, containment)
+        if unusable is not None:
+            _end_every_process()
+            run_of_nothing = _unusable(impl, unusable, containment, claim, allow_unverified)
+            _write_stream(run_of_nothing, results, sign_key_file)
+            reports = {"junit": junit, "markdown": markdown, "html": html, "cucumber": cucumber}
+            _write_reports(run_of_nothing, spec=spec, **reports)
+            console.print(f"[bold red]implementation unusable:[/] {unusable}")
+            raise typer.Exit(EXIT_UNUSABLE)
         code = pytest.main(args, plugins=[memory])
         _end_every_process()
     if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or memory.run is None:
@@ -249,10 +317,11 @@ def _agrees_with_pytest(memory: HarnessMemory) -> bool:
     return not disagreements
 
 
-def _preflight(impl: str, database: str | None, containment: Containment) -> None:
-    """Open the implementation once before the suite: a configuration error exits 2 and an
-    implementation that cannot even start exits 3, both before anything is written."""
-    from sqlalchemy.exc import ArgumentError
+def _preflight(impl: str, database: str | None, containment: Containment) -> str | None:
+    """Open the implementation once before the suite. A configuration error (an unknown
+    implementation, a database that cannot be reached) exits 2 before anything is written; an
+    implementation that cannot even start is returned as the cause, for exit 3 with reports."""
+    from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
 
     from conformance.adapters.factory import ConfigurationError, open_driver
 
@@ -262,10 +331,51 @@ def _preflight(impl: str, database: str | None, containment: Containment) -> Non
         except (ConfigurationError, ArgumentError) as error:
             console.print(f"[bold red]configuration error:[/] {error}")
             raise typer.Exit(EXIT_USAGE) from error
+        except (OperationalError, InterfaceError) as error:
+            reason = str(error.orig) if error.orig is not None else str(error)
+            console.print(f"[bold red]configuration error:[/] cannot reach the database: {reason}")
+            raise typer.Exit(EXIT_USAGE) from error
         except Exception as error:  # whatever the implementation did, it is unusable
-            console.print(f"[bold red]implementation unusable:[/] {type(error).__name__}: {error}")
-            raise typer.Exit(EXIT_UNUSABLE) from error
+            return f"{type(error).__name__}: {error}"
         driver.close()
+    return None
+
+
+def _unusable(
+    impl: str,
+    cause: str,
+    containment: Containment,
+    specs: list[str] | None,
+    allowed: list[str] | None,
+) -> ResultsRun:
+    from conformance.recorder import unusable_run
+    from conformance.results import SPEC_PREFIXES, Claim
+
+    claim = Claim(
+        specs=sorted(set(specs or [])) or sorted(SPEC_PREFIXES),
+        allow_unverified=sorted(set(allowed or [])),
+    )
+    return unusable_run(
+        impl,
+        cause,
+        containment=containment,
+        inventory=load_inventory(),
+        registry=default_registry(),
+        claim=claim,
+    )
+
+
+def _write_stream(run: ResultsRun, path: Path | None, sign_key_file: Path | None) -> None:
+    """A results stream of a run made without pytest (an unusable implementation's)."""
+    from conformance.results import ResultsWriter
+    from conformance.stream_integrity import read_key
+
+    if path is None:
+        return
+    writer = ResultsWriter(path, sign_key=read_key(sign_key_file) if sign_key_file else None)
+    for record in (run.header, *run.scenarios, *([run.footer] if run.footer else [])):
+        writer.write(record)
+    writer.close()
 
 
 def _check_claim(specs: list[str], allowed: list[str]) -> None:
@@ -345,10 +455,10 @@ def _write_reports(
 @app.command()
 def report(
     results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
-    junit: OutPath = None,
-    markdown: OutPath = None,
-    html: OutPath = None,
-    cucumber: OutPath = None,
+    junit: JunitOut = None,
+    markdown: MarkdownOut = None,
+    html: HtmlOut = None,
+    cucumber: CucumberOut = None,
     spec: Annotated[
         list[Path] | None,
         typer.Option(exists=True, help="source spec file or folder: reports quote its words"),
@@ -452,17 +562,71 @@ def check_spec(
 @app.command()
 def compare(
     results: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False)],
+    html: Annotated[
+        Path | None, typer.Option(dir_okay=False, help="write the matrix as an HTML page here")
+    ] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(dir_okay=False, help="write the matrix as Markdown here")
+    ] = None,
     sign_key_file: SignKey = None,
 ) -> None:
     """Show several implementations' per-criterion verdicts side by side (each stream verified
-    first)."""
+    first): implementations as columns, with counts, and the rows where they disagree marked."""
     runs = [_read(path, sign_key_file) for path in results]
-    names = [
-        f"{run.header.implementation} ({path.name})"
-        for run, path in zip(runs, results, strict=True)
-    ]
-    console.print(comparison_table(runs, names, default_registry()))
-    console.print(divergence_table(runs, names, default_registry()))
+    names = [path.stem for path in results]
+    registry = default_registry()
+    for name, run in zip(names, runs, strict=True):
+        console.print(f"{name}: {run.header.implementation}", highlight=False)
+    console.print(comparison_table(runs, names, registry))
+    console.print(divergence_table(runs, names, registry))
+    if html is not None:
+        html.write_text(render_compare_html(runs, names, registry), encoding="utf-8")
+    if markdown is not None:
+        markdown.write_text(render_compare_markdown(runs, names, registry), encoding="utf-8")
+
+
+@app.command()
+def badge(
+    results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
+    output: Annotated[Path, typer.Option(dir_okay=False, help="the SVG file to write")],
+    label: Annotated[str, typer.Option(help="the badge's left-hand text")] = "conformance",
+    sign_key_file: SignKey = None,
+) -> None:
+    """Write an SVG badge of a (verified) run: the claimed criteria passed, of all claimed."""
+    output.write_text(render_badge(_read(results, sign_key_file), default_registry(), label))
+    console.print(f"wrote {output}")
+
+
+@app.command()
+def mutants() -> None:
+    """List the deliberate defects `strength` must catch, each with the criterion it breaks."""
+    from rich.table import Table
+
+    import mutants as known
+
+    table = Table(title=f"{len(known.MUTANTS)} mutants (--impl mutant:NAME)", title_justify="left")
+    for column in ("mutant", "criterion", "defect"):
+        table.add_column(column, no_wrap=column != "defect")
+    for mutant in sorted(known.MUTANTS.values(), key=lambda m: (m.criterion, m.name)):
+        table.add_row(mutant.name, short_id(mutant.criterion), mutant.description)
+    console.print(table)
+
+
+@app.command()
+def variants() -> None:
+    """List the legal variants `strength` must accept, each with the readings it takes."""
+    from rich.table import Table
+
+    import variants as known
+
+    table = Table(
+        title=f"{len(known.VARIANTS)} variants (--impl variant:NAME)", title_justify="left"
+    )
+    for column in ("variant", "reads otherwise", "freedom taken"):
+        table.add_column(column, no_wrap=column != "freedom taken")
+    for variant in sorted(known.VARIANTS.values(), key=lambda v: v.name):
+        table.add_row(variant.name, ", ".join(sorted(variant.diverges)) or "-", variant.description)
+    console.print(table)
 
 
 @app.command()
@@ -501,20 +665,48 @@ def strength(
     except ValueError as error:
         console.print(f"[bold red]{error}[/]")
         raise typer.Exit(EXIT_USAGE) from error
-    outcome = kit_strength.run_strength(
-        chosen,
-        variants=legal,
-        jobs=jobs,
-        select=select,
-        partial=narrowed,
-        all_features=all_features,
-        thorough=thorough,
-        keep=keep,
-    )
+    with _strength_progress(len(chosen), len(legal)) as progress:
+        outcome = kit_strength.run_strength(
+            chosen,
+            variants=legal,
+            jobs=jobs,
+            select=select,
+            partial=narrowed,
+            all_features=all_features,
+            thorough=thorough,
+            keep=keep,
+            progress=progress,
+        )
     kit_strength.print_report(outcome, console)
     if json_out is not None:
         kit_strength.write_json(outcome, json_out)
     raise typer.Exit(EXIT_OK if outcome.succeeded() else EXIT_FAILURES)
+
+
+@contextmanager
+def _strength_progress(mutants: int, variants: int) -> Iterator[Callable[[TargetRun], None]]:
+    """A progress bar over the suite runs (the control, each mutant, each variant, and any
+    mutant its own criterion missed, run again whole), with the kills so far."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    kills = 0
+    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("strength: starting", total=1 + mutants + variants)
+
+        def finished(run: TargetRun) -> None:
+            nonlocal kills
+            statuses = run.statuses().values() if run.results is not None else []
+            if run.target.impl.startswith("mutant:") and any(
+                status is Status.FAILED for _, status in statuses
+            ):
+                kills += 1
+            done = bar.tasks[0].completed + 1
+            total = max(bar.tasks[0].total or 0, done)
+            description = f"strength: {run.target.label} done; {kills} mutant(s) killed so far"
+            bar.update(task, completed=done, total=total, description=description)
+
+        yield finished
 
 
 @expectations_app.command("update")
@@ -533,8 +725,7 @@ def expectations_update(
     known = load_expectations(output, keys) if output.exists() else {}
     failing = {Status.FAILED, Status.XFAIL}
     entries = [
-        known.get(r.key)
-        or ExpectedFailure(r.key, issue, (r.evidence or "").splitlines()[0] if r.evidence else "")
+        known.get(r.key) or ExpectedFailure(r.key, issue, r.failure.headline if r.failure else "")
         for r in outcome.scenarios
         if r.status in failing
     ]

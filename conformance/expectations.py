@@ -33,11 +33,20 @@ def load_expectations(path: Path, known_scenarios: Iterable[str]) -> dict[str, E
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ExpectationsError(f"cannot read expectations file {path}: {error}") from error
     known = set(known_scenarios)
+    unknown_tables = sorted(set(data) - {"expected_failure"})
+    if unknown_tables:
+        raise ExpectationsError(
+            f"{path}: unknown table(s) {', '.join(unknown_tables)}: the only one is "
+            "[[expected_failure]] (a misspelt name would silently expect nothing)"
+        )
     expected: dict[str, ExpectedFailure] = {}
     for number, entry in enumerate(data.get("expected_failure", []), start=1):
         missing = {"scenario", "issue"} - set(entry)
-        if missing:
-            raise ExpectationsError(f"{path}: entry {number} lacks {sorted(missing)}")
+        extra = set(entry) - {"scenario", "issue", "reason"}
+        if missing or extra:
+            problems = [f"lacks {sorted(missing)}"] * bool(missing)
+            problems += [f"has unknown keys {sorted(extra)}"] * bool(extra)
+            raise ExpectationsError(f"{path}: entry {number} {' and '.join(problems)}")
         if entry["scenario"] not in known:
             raise ExpectationsError(
                 f"{path}: entry {number} names unknown scenario {entry['scenario']!r}"

@@ -20,18 +20,15 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from pytest_bdd.exceptions import StepDefinitionNotFoundError
 from pytest_bdd.parser import Step
 
 from conformance import __version__ as kit_version
 from conformance import provenance
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
-from conformance.clause_check import ClauseViolation, PortViolation, ScenarioError
-from conformance.driver import DriverError
 from conformance.expectations import ExpectedFailure
+from conformance.failure_evidence import failure_verdict
 from conformance.fault_budget import stopped_reason
-from conformance.faults import FaultKind, ImplementationFault
 from conformance.inventory import ScenarioEntry, scenario_key
 from conformance.redaction import REDACT, masked_url
 from conformance.registry import (
@@ -42,6 +39,8 @@ from conformance.registry import (
 )
 from conformance.results import (
     Claim,
+    FailedStep,
+    Failure,
     Footer,
     Header,
     Provenance,
@@ -85,6 +84,35 @@ class _Pending:
     interpretations: list[str] = field(default_factory=list)
     clauses: list[str] = field(default_factory=list)
     violated: list[str] = field(default_factory=list)
+    failure: Failure | None = None
+    title: str = ""
+    example: dict[str, str] = field(default_factory=dict)
+    feature_title: str = ""
+    planned: list[Step] = field(default_factory=list)
+    """Every step of the scenario (background first, outline values substituted)."""
+
+    def failed_step(self) -> FailedStep | None:
+        """The step that failed (or had no definition); None when none had begun."""
+        failed = next((s for s in reversed(self.steps) if s.status != "passed"), None)
+        if failed is None:
+            return None
+        return FailedStep(
+            keyword=failed.keyword, text=failed.text, feature=self.feature, line=failed.line
+        )
+
+    def all_steps(self) -> list[StepResult]:
+        """The steps that ran, then every planned step that did not, as skipped."""
+        unrun = self.planned[len(self.steps) :]
+        return self.steps + [
+            StepResult(
+                keyword=step.keyword.strip(),
+                text=step.name,
+                line=step.line_number,
+                status="skipped",
+                duration_s=0.0,
+            )
+            for step in unrun
+        ]
 
 
 class ResultsRecorder:
@@ -196,10 +224,11 @@ class ResultsRecorder:
         if report.skipped:
             pending.status, pending.evidence = _skip_verdict(report)
         elif report.failed:
-            pending.status, failure, pending.violated = _failure_verdict(
-                call, report, pending.interpretations
+            pending.status, pending.failure, pending.violated = failure_verdict(
+                call, pending.failed_step(), pending.interpretations
             )
-            pending.evidence = _clip(f"{notes}\n{failure}") if notes else failure
+            rendered = pending.failure.render()
+            pending.evidence = _clip(f"{rendered}\n\nMeasured:\n{notes}" if notes else rendered)
         elif call.when == "call":
             pending.status, pending.evidence = Status.PASSED, _clip(notes) if notes else None
 
@@ -228,7 +257,11 @@ class ResultsRecorder:
                 status=status,
                 duration_s=round(_since(self.clock, pending.started), 6),
                 evidence=evidence,
-                steps=pending.steps,
+                failure=pending.failure,
+                title=pending.title,
+                example=pending.example,
+                feature_title=pending.feature_title,
+                steps=pending.all_steps(),
                 violated=pending.violated,
                 interpretations=pending.interpretations,
                 clauses=pending.clauses,
@@ -290,8 +323,16 @@ class ResultsRecorder:
         )
         key = scenario_key(feature_file, template.name, example)
         self.keys_by_nodeid[item.nodeid] = key
+        values: dict[str, str] = (
+            dict(callspec.params.get("_pytest_bdd_example", {})) if callspec and example else {}
+        )
+        rendered = template.render(values)
         return _Pending(
             key=key,
+            title=rendered.name,
+            example=values,
+            feature_title=template.feature.name,
+            planned=list(rendered.steps),
             criterion=criterion,
             feature=feature_file,
             scenario=template.name,
@@ -321,24 +362,73 @@ class ResultsRecorder:
         return None if description is None else self._redact.values(description)
 
     def _provenance(self) -> Provenance:
-        return Provenance(
-            kit_commit=provenance.kit_commit(),
-            suite=provenance.suite_digests(),
-            inventory=inventory_digest([entry.key for entry in self._inventory]),
-            implementation_digests=provenance.implementation_digests(self._impl),
-            sandbox=self._containment.sandbox,
-            pass_env=list(self._containment.pass_env),
-            **provenance.machine(),
-        )
+        return provenance_of(self._impl, self._containment, self._inventory)
 
     def _spec_hashes(self) -> dict[str, str]:
-        """One hash per source spec, over the registry's per-criterion text hashes."""
-        from conformance.spec_text import text_hash
+        return spec_hashes(self._registry)
 
-        by_source: dict[str, list[str]] = {}
-        for criterion in self._registry.criteria:
-            by_source.setdefault(criterion.source, []).append(criterion.source_hash)
-        return {source: text_hash(" ".join(hashes)) for source, hashes in sorted(by_source.items())}
+
+def provenance_of(
+    impl: str, containment: Containment, inventory: list[ScenarioEntry]
+) -> Provenance:
+    return Provenance(
+        kit_commit=provenance.kit_commit(),
+        suite=provenance.suite_digests(),
+        inventory=inventory_digest([entry.key for entry in inventory]),
+        implementation_digests=provenance.implementation_digests(impl),
+        sandbox=containment.sandbox,
+        pass_env=list(containment.pass_env),
+        **provenance.machine(),
+    )
+
+
+def spec_hashes(registry: Registry) -> dict[str, str]:
+    """One hash per source spec, over the registry's per-criterion text hashes."""
+    from conformance.spec_text import text_hash
+
+    by_source: dict[str, list[str]] = {}
+    for criterion in registry.criteria:
+        by_source.setdefault(criterion.source, []).append(criterion.source_hash)
+    return {source: text_hash(" ".join(hashes)) for source, hashes in sorted(by_source.items())}
+
+
+def unusable_run(
+    impl: str,
+    cause: str,
+    *,
+    containment: Containment,
+    inventory: list[ScenarioEntry],
+    registry: Registry,
+    claim: Claim,
+) -> ResultsRun:
+    """The run of an implementation that could not even start: every scenario not run, and
+    why, so that every report the user asked for still says what happened."""
+    now = datetime.now(UTC)
+    cause = REDACT.text(cause)
+    header = Header(
+        kit_version=kit_version,
+        protocol_version=PROTOCOL_VERSION,
+        spec_hashes=spec_hashes(registry),
+        implementation=REDACT.text(impl),
+        description=None,
+        implementation_error=cause,
+        database=None,
+        seed=None,
+        claim=claim,
+        started_at=now,
+        provenance=provenance_of(impl, containment, inventory),
+    )
+    scenarios = [
+        result.model_copy(update={"evidence": f"not run: the implementation is unusable: {cause}"})
+        for result in undefined_results([], inventory)
+    ]
+    footer = Footer(
+        finished_at=now,
+        totals=totals(scenarios),
+        stopped=f"the implementation is unusable: {cause}",
+        records=len(scenarios),
+    )
+    return ResultsRun(header=header, scenarios=scenarios, footer=footer)
 
 
 def _skip_verdict(report: pytest.TestReport) -> tuple[Status, str]:
@@ -373,51 +463,6 @@ def clause_tags(criterion: str | None, tags: Iterable[str]) -> list[str]:
         for tag in tags
         if tag.startswith(CLAUSE_TAG_PREFIX)
     )
-
-
-def _failure_verdict(
-    call: pytest.CallInfo[None], report: pytest.TestReport, interpretations: list[str]
-) -> tuple[Status, str, list[str]]:
-    """The status, the evidence (the cited clauses first) and what the failing check cited."""
-    error = call.excinfo.value if call.excinfo is not None else None
-    text = _clip(report.longreprtext)
-    if isinstance(error, ImplementationFault):
-        status = Status.TIMEOUT if error.kind is FaultKind.TIMEOUT else Status.ERRORED
-        return status, _clip(error.evidence()), []
-    if isinstance(error, StepDefinitionNotFoundError):
-        return Status.UNDEFINED, _clip(str(error)), []
-    if isinstance(error, ScenarioError):
-        return (
-            Status.ERRORED,
-            _clip(f"the scenario is malformed (a defect of the kit): {error}"),
-            [],
-        )
-    if isinstance(error, PortViolation):
-        return Status.ERRORED, _clip(f"the implementation broke the driver port: {error}"), []
-    if call.when == "call" and isinstance(error, ClauseViolation):
-        return _violation_verdict(error, interpretations, text)
-    if call.when == "call" and isinstance(error, AssertionError | DriverError):
-        return Status.FAILED, text, []
-    if "Timeout" in str(error)[:20]:
-        return Status.TIMEOUT, text, []
-    return Status.ERRORED, text, []
-
-
-def _violation_verdict(
-    error: ClauseViolation, interpretations: list[str], trace: str
-) -> tuple[Status, str, list[str]]:
-    evidence = _clip(f"{error.render()}\n\n{trace}")
-    cites = list(error.cites)
-    if not error.interpretations_only:
-        return Status.FAILED, evidence, cites
-    untagged = sorted(set(cites) - set(interpretations))
-    if untagged:
-        note = (
-            f"the scenario rests on {', '.join(untagged)} but is not tagged with it "
-            "(a defect of the kit): a divergence cannot be told from a failure here"
-        )
-        return Status.ERRORED, _clip(f"{note}\n{evidence}"), cites
-    return Status.DIVERGED, evidence, cites
 
 
 def _apply_expectation(

@@ -190,3 +190,8 @@ def _check_consistent(registry: Registry) -> None:
         unknown = set(interpretation.criteria) - set(criterion_ids)
         if unknown:
             raise ValueError(f"interpretation {interpretation.id} names unknown criteria {unknown}")
+
+
+def short_id(criterion: str) -> str:
+    """AC-OFFICE-ASSIGN-RATE-001.2 -> OFFICE-001.2; AC-ARMONIA-WORKREQ-001.3 -> WORKREQ-001.3."""
+    return criterion.replace("AC-", "").replace("ASSIGN-RATE-", "").replace("ARMONIA-", "")

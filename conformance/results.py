@@ -42,6 +42,10 @@ class Status(StrEnum):
 #: Scenario statuses that make a run unsuccessful (exit code 1).
 FAILING = frozenset({Status.FAILED, Status.ERRORED, Status.TIMEOUT, Status.XPASS, Status.UNDEFINED})
 
+HEADLINE_CHARS: Final = 300
+NOT_RUN: Final = "the scenario is in the feature files but did not run"
+"""The evidence of a scenario that was deselected (-k) or never reached."""
+
 #: The specs a run can claim conformance to, by the prefix of their criterion IDs.
 SPEC_PREFIXES = {"office": "AC-OFFICE-ASSIGN-RATE-", "work-requests": "AC-ARMONIA-WORKREQ-"}
 
@@ -104,8 +108,52 @@ class StepResult(Record):
     keyword: str
     text: str
     line: int
-    status: Literal["passed", "failed", "undefined"]
+    status: Literal["passed", "failed", "undefined", "skipped"]
+    """`skipped`: the step never ran (an earlier one failed, or the scenario was not applicable)."""
     duration_s: float
+
+
+class FailedStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    keyword: str
+    text: str
+    feature: str
+    line: int
+
+    def render(self) -> str:
+        return f"{self.keyword} {self.text} ({self.feature}:{self.line})"
+
+
+class Failure(BaseModel):
+    """What a person reads first about a scenario that did not pass, in this order: the step that
+    failed, the clauses its check enforces, what was expected against what was observed, and a
+    short trace through the kit's own code."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: FailedStep | None
+    """None when the scenario failed before its first step (while setting up)."""
+    clauses: dict[str, str] = {}
+    """The cited clause or interpretation IDs, each with the kit's statement of it."""
+    observed: str
+    """Expected against observed, as the failing check put it (or the error, for a fault)."""
+    trace: str = ""
+
+    @property
+    def headline(self) -> str:
+        """One line: expected against observed."""
+        first = next((line for line in self.observed.splitlines() if line.strip()), "")
+        return first if len(first) <= HEADLINE_CHARS else first[: HEADLINE_CHARS - 1] + "…"
+
+    def render(self) -> str:
+        step = self.step.render() if self.step else "(before the first step, while setting up)"
+        lines = [f"Step: {step}"]
+        lines += [f"Clause {cite}: {statement}" for cite, statement in self.clauses.items()]
+        lines.append(f"Expected vs observed: {self.observed}")
+        if self.trace:
+            lines += ["", "Trace:", self.trace]
+        return "\n".join(lines)
 
 
 class ScenarioResult(Record):
@@ -118,6 +166,14 @@ class ScenarioResult(Record):
     status: Status
     duration_s: float
     evidence: str | None = None
+    failure: Failure | None = None
+    """For a scenario that did not pass: the failing step, clauses, expected vs observed."""
+    title: str = ""
+    """The scenario's name as Cucumber writes it: an outline row's values substituted."""
+    example: dict[str, str] = {}
+    """An outline row's values by column; empty for a plain scenario."""
+    feature_title: str = ""
+    """The feature's own name (its `Feature:` line), beside its file in `feature`."""
     steps: list[StepResult] = []
     violated: list[str] = []
     """The clauses and interpretations the failing check cited."""
@@ -217,7 +273,9 @@ def undefined_results(
             line=entry.line,
             status=Status.UNDEFINED,
             duration_s=0.0,
-            evidence="the scenario is in the feature files but did not run",
+            evidence=NOT_RUN,
+            title=entry.name + (f" [{entry.example}]" if entry.example else ""),
+            feature_title=entry.feature,
         )
         for entry in inventory
         if entry.key not in seen

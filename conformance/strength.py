@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,6 +46,7 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance.adapters.patched import Capability
+from conformance.registry import short_id
 from conformance.results import ResultsRun, Status
 from conformance.stream_integrity import read_stream
 from mutants import MUTANTS, Mutant
@@ -247,8 +248,10 @@ def run_strength(
     thorough: bool = False,
     keep: Path | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    progress: Callable[[TargetRun], None] | None = None,
 ) -> StrengthReport:
-    """Run the control, every mutant and every variant through the suite, `jobs` at a time."""
+    """Run the control, every mutant and every variant through the suite, `jobs` at a time;
+    `progress` hears of each suite run as it finishes."""
     whole = {mutant.name: _mutant_target(mutant, all_features) for mutant in mutants}
     variant_targets = [_variant_target(variant, all_features) for variant in variants]
     features = [*whole.values(), *variant_targets]
@@ -260,8 +263,14 @@ def run_strength(
     started = time.perf_counter()
     with _workspace(keep) as workdir, ThreadPoolExecutor(max_workers=jobs) as pool:
 
+        def run_one(target: Target) -> TargetRun:
+            finished = run_target(target, workdir, select, timeout_s)
+            if progress is not None:
+                progress(finished)
+            return finished
+
         def run_all(targets: list[Target]) -> list[TargetRun]:
-            return list(pool.map(lambda t: run_target(t, workdir, select, timeout_s), targets))
+            return list(pool.map(run_one, targets))
 
         runs = run_all([control, *first, *variant_targets])
         control_run = runs[0]
@@ -448,11 +457,6 @@ def _workspace(keep: Path | None) -> Iterator[Path]:
 # --------------------------------------------------------------------------
 # Reporting
 # --------------------------------------------------------------------------
-
-
-def short_id(criterion: str) -> str:
-    """AC-OFFICE-ASSIGN-RATE-001.2 -> OFFICE-001.2; AC-ARMONIA-WORKREQ-001.3 -> WORKREQ-001.3."""
-    return criterion.replace("AC-", "").replace("ASSIGN-RATE-", "").replace("ARMONIA-", "")
 
 
 def print_report(report: StrengthReport, console: Console) -> None:

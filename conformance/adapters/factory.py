@@ -16,6 +16,8 @@ import importlib
 import math
 import os
 import shlex
+import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -141,6 +143,7 @@ def open_exec(
         raise ConfigurationError(f"exec:{command} is not a command line: {error}") from error
     if not argv:
         raise ConfigurationError('exec: needs a command, e.g. exec:"./my-adapter --serve"')
+    argv[0] = _beside_this_kit(argv[0])
     if database is not None:
         raise ConfigurationError(
             "--database configures the in-process reference; with exec: give the store to "
@@ -164,6 +167,15 @@ def open_exec(
         restarts_ahead=restarts_ahead,
         containment=containment,
     )
+
+
+def _beside_this_kit(program: str) -> str:
+    """A bare program name not on PATH, found beside this kit's interpreter (`conformance`
+    in a virtual environment that is not activated); otherwise the name as given."""
+    if "/" in program or shutil.which(program) is not None:
+        return program
+    beside = Path(sys.executable).with_name(program)
+    return str(beside) if beside.is_file() else program
 
 
 def _request_timeout(setting: str | None, default: float) -> float:

@@ -1,14 +1,33 @@
-"""Cucumber JSON, for tools that read it. Steps that never ran are reported skipped."""
+"""Cucumber JSON, as Cucumber's own formatter writes it, for the dashboards that read it.
+
+Dashboards count a scenario by its steps' statuses, so no step may say more than
+happened: a step that never ran is `skipped` (after a failure, or in a
+scenario that was not applicable, whose first step carries the reason); a
+failure before the first step is a failed `before` hook; a divergence from a
+registered interpretation, which fails no run, is `pending` with the reading
+named; an expected failure is `skipped`. Features carry their own names, and an
+outline row its substituted name and example values.
+"""
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import Any
+from typing import Any, Final
 
-from conformance.results import ResultsRun, ScenarioResult, Status
+from conformance.results import ResultsRun, ScenarioResult, Status, StepResult
 
-_NANOS = 1_000_000_000
+_NANOS: Final = 1_000_000_000
+#: How a scenario's verdict shows on a step that failed (or on the before hook).
+_FAILED_AS: Final = {
+    Status.FAILED: "failed",
+    Status.ERRORED: "failed",
+    Status.TIMEOUT: "failed",
+    Status.XPASS: "failed",
+    Status.UNDEFINED: "undefined",
+    Status.DIVERGED: "pending",
+    Status.XFAIL: "skipped",
+}
 
 
 def render_cucumber(run: ResultsRun) -> str:
@@ -18,9 +37,9 @@ def render_cucumber(run: ResultsRun) -> str:
     features = [
         {
             "uri": feature,
-            "id": feature,
+            "id": _slug(results[0].feature_title or feature),
             "keyword": "Feature",
-            "name": feature,
+            "name": results[0].feature_title or feature,
             "line": 1,
             "elements": [_element(result) for result in results],
         }
@@ -30,49 +49,63 @@ def render_cucumber(run: ResultsRun) -> str:
 
 
 def _element(result: ScenarioResult) -> dict[str, Any]:
-    steps = [
-        {
-            "keyword": step.keyword + " ",
-            "name": step.text,
-            "line": step.line,
-            "result": _step_result(step.status, step.duration_s, result),
-        }
-        for step in result.steps
-    ]
-    if not steps:
-        steps = [
-            {
-                "keyword": "* ",
-                "name": f"(no step ran: {result.status.value})",
-                "line": result.line,
-                "result": {
-                    "status": _scenario_status(result.status),
-                    "error_message": result.evidence or "",
-                },
-            }
-        ]
-    return {
-        "id": result.key,
-        "keyword": "Scenario",
-        "name": result.scenario,
+    element: dict[str, Any] = {
+        "id": _slug(result.key),
+        "keyword": "Scenario Outline" if result.example else "Scenario",
+        "name": result.title or result.scenario,
+        "description": _example_row(result),
         "line": result.line,
         "type": "scenario",
         "tags": [{"name": f"@{result.criterion}"}] if result.criterion else [],
-        "steps": steps,
+        "steps": _steps(result),
+    }
+    if result.status is not Status.NOT_APPLICABLE and _failed_before_steps(result):
+        element["before"] = [{"match": {"location": "setup"}, "result": _failure(result)}]
+    return element
+
+
+def _steps(result: ScenarioResult) -> list[dict[str, Any]]:
+    steps = [_step(step, result) for step in result.steps]
+    unrun = [step for step in steps if step["result"]["status"] == "skipped"]
+    if result.status is Status.NOT_APPLICABLE and unrun:  # the first step it could not run
+        unrun[0]["result"]["error_message"] = f"not applicable: {result.evidence or ''}"
+    if not steps:  # a scenario that did not run at all: one step says why
+        steps = [
+            {
+                "keyword": "* ",
+                "name": f"(did not run: {result.status.value})",
+                "line": result.line,
+                "result": _failure(result) if result.status in _FAILED_AS else _skipped(result),
+            }
+        ]
+    return steps
+
+
+def _step(step: StepResult, result: ScenarioResult) -> dict[str, Any]:
+    entry: dict[str, Any] = {"status": step.status, "duration": int(step.duration_s * _NANOS)}
+    if step.status == "failed":
+        entry = _failure(result) | {"duration": entry["duration"]}
+    return {"keyword": step.keyword + " ", "name": step.text, "line": step.line, "result": entry}
+
+
+def _failure(result: ScenarioResult) -> dict[str, Any]:
+    return {
+        "status": _FAILED_AS.get(result.status, "failed"),
+        "error_message": result.evidence or result.status.value,
     }
 
 
-def _step_result(status: str, duration: float, result: ScenarioResult) -> dict[str, Any]:
-    entry: dict[str, Any] = {"status": status, "duration": int(duration * _NANOS)}
-    if status == "failed":
-        entry["error_message"] = result.evidence or ""
-    return entry
+def _skipped(result: ScenarioResult) -> dict[str, Any]:
+    return {"status": "skipped", "error_message": result.evidence or result.status.value}
 
 
-def _scenario_status(status: Status) -> str:
-    return {
-        Status.PASSED: "passed",
-        Status.NOT_APPLICABLE: "skipped",
-        Status.XFAIL: "skipped",
-        Status.UNDEFINED: "undefined",
-    }.get(status, "failed")
+def _failed_before_steps(result: ScenarioResult) -> bool:
+    return result.status in _FAILED_AS and not any(s.status != "skipped" for s in result.steps)
+
+
+def _example_row(result: ScenarioResult) -> str:
+    return ", ".join(f"{name} = {value}" for name, value in result.example.items())
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")

@@ -1,23 +1,76 @@
-"""One self-contained HTML page for spec owners: statements, scenarios, verdicts, open questions."""
+"""The living spec page: one self-contained HTML file a spec owner and an implementer read.
+
+Per requirement and criterion: the verdict, the kit's statement of the criterion
+and of each clause (with the spec's own words when the spec file was given),
+the interpretations it rests on, and every scenario with its steps coloured by
+status, an outline row by its example values, and the evidence open for a
+failure. Totals per verdict double as filters; a search box filters by
+criterion, clause, interpretation or scenario text. No script or style is
+fetched from anywhere: the page works from a file, offline, in any browser.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from html import escape
 
-from conformance.registry import Registry
+from conformance.registry import Criterion, Registry
 from conformance.reports.summary import CriterionVerdict, criterion_verdicts, divergences
-from conformance.results import ResultsRun, ScenarioResult, Status
+from conformance.results import ResultsRun, ScenarioResult, Status, StepResult
 
 _CSS = """
-body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
-h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ccc}
-.criterion{border:1px solid #ddd;border-radius:6px;padding:.6rem 1rem;margin:.8rem 0}
-.badge{display:inline-block;padding:.1rem .5rem;border-radius:4px;font-size:.85rem;color:#fff}
+body{font-family:system-ui,sans-serif;max-width:74rem;margin:1.5rem auto;padding:0 1rem;color:#222}
+h1{font-size:1.45rem}h2{font-size:1.15rem;margin-top:1.8rem;border-bottom:1px solid #ccc}
+.criterion{border:1px solid #ddd;border-radius:6px;padding:.5rem 1rem;margin:.7rem 0}
+.badge{display:inline-block;padding:.05rem .45rem;border-radius:4px;font-size:.8rem;color:#fff}
 .passed{background:#2e7d32}.xfail,.not_applicable{background:#f9a825;color:#222}
 .failed,.errored,.timeout,.xpass{background:#c62828}.undefined,.unverified{background:#6a1b9a}
-.diverged{background:#ef6c00}.not_claimed{background:#9e9e9e}
-ul.scenarios{margin:.4rem 0;padding-left:1.2rem}pre{background:#f6f6f6;padding:.5rem;overflow:auto}
+.diverged{background:#ef6c00}.not_claimed{background:#9e9e9e}.skipped{background:#bdbdbd;color:#222}
+.filters{position:sticky;top:0;background:#fff;padding:.5rem 0;border-bottom:1px solid #eee}
+.filters button{border:0;border-radius:4px;margin:.1rem;padding:.25rem .6rem;cursor:pointer}
+.filters button.off{opacity:.35}.filters input{padding:.25rem;width:22rem}
+.clauses{font-size:.9rem;color:#444;margin:.3rem 0}.clauses li{margin:.15rem 0}
+.scenario{margin:.3rem 0}.scenario summary{cursor:pointer}
+ol.steps{font-family:ui-monospace,monospace;font-size:.85rem;margin:.3rem 0}
+ol.steps li.step-passed{color:#2e7d32}ol.steps li.step-failed{color:#c62828;font-weight:bold}
+ol.steps li.step-skipped{color:#9e9e9e}ol.steps li.step-undefined{color:#6a1b9a}
+.headline{color:#c62828;font-weight:bold}.example{color:#555;font-size:.85rem}
+pre{background:#f6f6f6;padding:.5rem;overflow:auto;font-size:.8rem}
+blockquote{border-left:3px solid #ccc;margin:.3rem 0;padding-left:.6rem;color:#555}
+"""
+
+_SCRIPT = """
+const shown = new Set(%s);
+// A link can preset the filters: #verdicts=failed,errored&search=001.2
+const preset = new URLSearchParams(location.hash.slice(1));
+if (preset.has('verdicts')) {
+  shown.clear();
+  preset.get('verdicts').split(',').forEach(v => shown.add(v));
+}
+if (preset.has('search')) document.getElementById('search').value = preset.get('search');
+function apply() {
+  const words = document.getElementById('search').value.toLowerCase();
+  for (const card of document.querySelectorAll('.criterion')) {
+    const visible = shown.has(card.dataset.verdict) &&
+      (!words || card.dataset.search.includes(words));
+    card.hidden = !visible;
+  }
+  for (const button of document.querySelectorAll('.filters button')) {
+    button.classList.toggle('off', !shown.has(button.dataset.verdict));
+  }
+  document.getElementById('shown').textContent =
+    document.querySelectorAll('.criterion:not([hidden])').length;
+}
+for (const button of document.querySelectorAll('.filters button')) {
+  button.addEventListener('click', () => {
+    const verdict = button.dataset.verdict;
+    shown.has(verdict) ? shown.delete(verdict) : shown.add(verdict);
+    apply();
+  });
+}
+document.getElementById('search').addEventListener('input', apply);
+apply();
 """
 
 
@@ -26,33 +79,22 @@ def render_html(
 ) -> str:
     """`quotes`: the source words of clauses, by clause ID, from spec files the user gave."""
     verdicts = criterion_verdicts(run, registry)
-    passed = sum(1 for v in verdicts if v.status is Status.PASSED)
     header = run.header
+    title = f"Conformance of {header.implementation}"
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>Conformance: {escape(header.implementation)}</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<h1>Conformance of {escape(header.implementation)}</h1>",
-        f"<p>{passed} of {len(verdicts)} criteria passed. Kit {escape(header.kit_version)}, "
-        f"protocol {header.protocol_version}, started {escape(header.started_at.isoformat())}.</p>",
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        _summary(run, verdicts),
+        _filters(verdicts),
     ]
-    by_id = {v.criterion.id: v for v in verdicts}
+    by_id = {verdict.criterion.id: verdict for verdict in verdicts}
     for requirement in registry.requirements:
         parts.append(f"<h2>{escape(requirement.id)}: {escape(requirement.title)}</h2>")
-        for criterion in registry.criteria_of(requirement.id):
-            verdict = by_id[criterion.id]
-            scenarios = "".join(_scenario(s, quotes or {}) for s in verdict.scenarios)
-            review = (
-                " <span class='badge xfail'>spec changed: needs review</span>"
-                if criterion.id in run.header.needs_review
-                else ""
-            )
-            parts.append(
-                f"<div class='criterion' id='{escape(criterion.id)}'>"
-                f"{_badge(verdict)}{review} "
-                f"<strong>{escape(criterion.id)}</strong><p>{escape(criterion.statement)}</p>"
-                f"<ul class='scenarios'>{scenarios}</ul></div>"
-            )
+        parts += [
+            _criterion(by_id[criterion.id], registry, run, quotes or {})
+            for criterion in registry.criteria_of(requirement.id)
+        ]
     parts += _interpretations(run, registry)
     parts.append("<h2>Clauses no assertion can check through the port</h2><ul>")
     parts += [
@@ -61,8 +103,91 @@ def render_html(
         for c in registry.clauses
         if c.not_observable
     ]
-    parts.append("</ul></body></html>")
+    statuses = sorted({_verdict_key(verdict) for verdict in verdicts})
+    parts.append(f"</ul><script>{_SCRIPT % statuses}</script></body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _summary(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:
+    header = run.header
+    passed = sum(1 for verdict in verdicts if verdict.status is Status.PASSED)
+    scenarios = Counter(result.status.value for result in run.scenarios)
+    counted = ", ".join(f"{count} {status}" for status, count in sorted(scenarios.items()))
+    provenance = header.provenance
+    where = (
+        f" Kit {escape(header.kit_version)} ({escape(provenance.kit_commit or 'no commit')}), "
+        f"on {escape(provenance.host)}, Python {escape(provenance.python)}"
+        f"{', sandboxed' if provenance.sandbox else ''}."
+        if provenance
+        else f" Kit {escape(header.kit_version)}."
+    )
+    return (
+        f"<p id='totals'><strong>{passed} of {len(verdicts)} criteria passed.</strong> "
+        f"Scenarios: {escape(counted)}. Protocol {header.protocol_version}, started "
+        f"{escape(header.started_at.isoformat())}.{where}</p>"
+    )
+
+
+def _filters(verdicts: list[CriterionVerdict]) -> str:
+    counted = Counter(_verdict_key(verdict) for verdict in verdicts)
+    buttons = "".join(
+        f"<button class='{escape(key)}' data-verdict='{escape(key)}'>"
+        f"{escape(key.replace('_', ' '))} ({count})</button>"
+        for key, count in sorted(counted.items())
+    )
+    return (
+        "<div class='filters'>Show criteria: "
+        f"{buttons} <input id='search' type='search' placeholder="
+        "'filter by criterion, clause, interpretation or scenario'>"
+        " <span id='shown'></span> shown</div>"
+    )
+
+
+def _verdict_key(verdict: CriterionVerdict) -> str:
+    return verdict.status.value if verdict.claimed else "not_claimed"
+
+
+def _criterion(
+    verdict: CriterionVerdict, registry: Registry, run: ResultsRun, quotes: Mapping[str, str]
+) -> str:
+    criterion = verdict.criterion
+    readings = [i for i in registry.active_interpretations() if criterion.id in i.criteria]
+    review = (
+        " <span class='badge xfail'>spec changed: needs review</span>"
+        if criterion.id in run.header.needs_review
+        else ""
+    )
+    rests_on = (
+        "<p class='clauses'>Rests on: "
+        + "; ".join(f"<strong>{escape(i.id)}</strong>: {escape(i.reading)}" for i in readings)
+        + "</p>"
+        if readings
+        else ""
+    )
+    searchable = " ".join(
+        [criterion.id, criterion.statement]
+        + [clause.id for clause in criterion.clauses]
+        + [i.id for i in readings]
+        + [result.title or result.scenario for result in verdict.scenarios]
+    ).lower()
+    scenarios = "".join(_scenario(result, quotes) for result in verdict.scenarios)
+    return (
+        f"<div class='criterion' id='{escape(criterion.id)}' "
+        f"data-verdict='{_verdict_key(verdict)}' data-search='{escape(searchable)}'>"
+        f"{_badge(verdict)}{review} <strong>{escape(criterion.id)}</strong>"
+        f"<p>{escape(criterion.statement)}</p>{_clauses(criterion, quotes)}{rests_on}"
+        f"<div class='scenarios'>{scenarios}</div></div>"
+    )
+
+
+def _clauses(criterion: Criterion, quotes: Mapping[str, str]) -> str:
+    items = "".join(
+        f"<li><strong>{escape(clause.id.partition('/')[2])}</strong>: {escape(clause.statement)}"
+        + (f"<blockquote>{escape(quotes[clause.id])}</blockquote>" if clause.id in quotes else "")
+        + "</li>"
+        for clause in criterion.clauses
+    )
+    return f"<ul class='clauses'>{items}</ul>" if items else ""
 
 
 def _badge(verdict: CriterionVerdict) -> str:
@@ -73,6 +198,41 @@ def _badge(verdict: CriterionVerdict) -> str:
     return f"<span class='badge {verdict.status.value}'>{verdict.status.value}{note}</span>"
 
 
+def _scenario(result: ScenarioResult, quotes: Mapping[str, str]) -> str:
+    badge = f"<span class='badge {result.status.value}'>{result.status.value}</span>"
+    name = escape(result.title or result.scenario)
+    example = (
+        "<span class='example'> — "
+        + escape(", ".join(f"{k} = {v}" for k, v in result.example.items()))
+        + "</span>"
+        if result.example
+        else ""
+    )
+    headline = (
+        f"<div class='headline'>{escape(result.failure.headline)}</div>" if result.failure else ""
+    )
+    quoted = "".join(
+        f"<blockquote>{escape(cite)}: {escape(quotes[cite])}</blockquote>"
+        for cite in result.violated
+        if cite in quotes
+    )
+    steps = "".join(_step(step) for step in result.steps)
+    evidence = f"<pre>{escape(result.evidence)}</pre>" if result.evidence else ""
+    opened = " open" if result.failure is not None and result.status is not Status.XFAIL else ""
+    return (
+        f"<details class='scenario' data-status='{result.status.value}'{opened}>"
+        f"<summary>{badge} {name}{example}</summary>{headline}{quoted}"
+        f"<ol class='steps'>{steps}</ol>{evidence}</details>"
+    )
+
+
+def _step(step: StepResult) -> str:
+    return (
+        f"<li class='step-{step.status}' title='{step.status}, line {step.line}'>"
+        f"{escape(step.keyword)} {escape(step.text)}</li>"
+    )
+
+
 def _interpretations(run: ResultsRun, registry: Registry) -> list[str]:
     diverged = divergences(run)
     parts = ["<h2>Interpretations: open questions for the spec owners</h2><ul>"]
@@ -80,7 +240,6 @@ def _interpretations(run: ResultsRun, registry: Registry) -> list[str]:
         links = ", ".join(
             f"<a href='#{escape(c)}'>{escape(c)}</a>" for c in interpretation.criteria
         )
-        reading = escape(interpretation.reading)
         against = diverged.get(interpretation.id, [])
         note = (
             f" <span class='badge diverged'>read otherwise in {len(against)} scenario(s)</span>"
@@ -88,7 +247,8 @@ def _interpretations(run: ResultsRun, registry: Registry) -> list[str]:
             else ""
         )
         parts.append(
-            f"<li><strong>{escape(interpretation.id)}</strong> ({links}): {reading}{note}</li>"
+            f"<li><strong>{escape(interpretation.id)}</strong> ({links}): "
+            f"{escape(interpretation.reading)}{note}</li>"
         )
     parts.append("</ul>")
     retired = [i for i in registry.interpretations if not i.active]
@@ -97,19 +257,3 @@ def _interpretations(run: ResultsRun, registry: Registry) -> list[str]:
         parts += [f"<li><s>{escape(i.id)}</s>: {escape(i.retired or '')}</li>" for i in retired]
         parts.append("</ul>")
     return parts
-
-
-def _scenario(result: ScenarioResult, quotes: Mapping[str, str]) -> str:
-    badge = f"<span class='badge {result.status.value}'>{result.status.value}</span>"
-    name = escape(result.scenario)
-    if result.evidence:
-        quoted = "".join(
-            f"<blockquote>{escape(cite)}: {escape(quotes[cite])}</blockquote>"
-            for cite in result.violated
-            if cite in quotes
-        )
-        return (
-            f"<li>{badge} <details><summary>{name}</summary>{quoted}"
-            f"<pre>{escape(result.evidence)}</pre></details></li>"
-        )
-    return f"<li>{badge} {name}</li>"

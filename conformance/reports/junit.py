@@ -32,6 +32,13 @@ def render_junit(run: ResultsRun) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def _headline(result: ScenarioResult) -> str:
+    """The one line a CI's test view shows: expected vs observed, else the status."""
+    if result.failure is not None:
+        return f"{result.status.value}: {result.failure.headline}"
+    return result.status.value
+
+
 def _add_case(suite: ET.Element, result: ScenarioResult, strict: bool) -> str | None:
     """`strict`: a divergence counts as a failure (--strict-interpretations)."""
     case = ET.SubElement(
@@ -42,14 +49,15 @@ def _add_case(suite: ET.Element, result: ScenarioResult, strict: bool) -> str | 
         time=f"{result.duration_s:.3f}",
     )
     message = _NOT_XML.sub("\ufffd", result.evidence or result.status.value)
+    headline = _NOT_XML.sub("\ufffd", _headline(result))
     if result.status in (Status.FAILED, Status.XPASS):
-        ET.SubElement(case, "failure", message=result.status.value).text = message
+        ET.SubElement(case, "failure", message=headline, type=result.status.value).text = message
         return "failures"
     if result.status in (Status.ERRORED, Status.TIMEOUT, Status.UNDEFINED):
-        ET.SubElement(case, "error", message=result.status.value).text = message
+        ET.SubElement(case, "error", message=headline, type=result.status.value).text = message
         return "errors"
     if result.status is Status.DIVERGED and strict:
-        ET.SubElement(case, "failure", message=result.status.value).text = message
+        ET.SubElement(case, "failure", message=headline, type=result.status.value).text = message
         return "failures"
     if result.status in (Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED):
         ET.SubElement(case, "skipped", message=f"{result.status.value}: {message}")

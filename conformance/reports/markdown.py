@@ -63,9 +63,11 @@ def render_markdown(
     if problems:
         lines += ["", "### Scenarios that need attention", ""]
         for result in problems:
+            headline = f" — {_cell(result.failure.headline)}" if result.failure else ""
             lines.append(
                 f"<details><summary>{ICON[result.status]} {result.status.value}: "
-                f"{_cell(result.key)}</summary>\n\n{_quoted(result.violated, quotes or {})}"
+                f"{_cell(result.key)}{headline}</summary>\n\n"
+                f"{_quoted(result.violated, quotes or {})}"
                 f"```\n{result.evidence or ''}\n```\n</details>"
             )
     diverged = divergences(run)

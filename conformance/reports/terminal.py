@@ -7,7 +7,7 @@ from rich.table import Table
 
 from conformance.registry import Registry
 from conformance.reports.summary import CriterionVerdict, criterion_verdicts, divergences, untagged
-from conformance.results import ResultsRun, Status, totals
+from conformance.results import NOT_RUN, ResultsRun, Status, totals
 
 STYLE = {
     Status.PASSED: "green",
@@ -69,11 +69,18 @@ def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> No
             f"[yellow]diverged from {interpretation}[/] in {len(results)} scenario(s): {reading}",
             highlight=False,
         )
+    quiet = (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED)
+    not_run = [result for result in run.scenarios if result.evidence == NOT_RUN]
     for result in run.scenarios:
-        if result.status in (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED):
+        if result.status in quiet or result.evidence == NOT_RUN:
             continue
         console.print(f"[{STYLE[result.status]}]{result.status.value}[/] {result.key}")
         if result.evidence:
             console.print(result.evidence, markup=False, highlight=False)
+    if not_run:
+        console.print(
+            f"[{STYLE[Status.UNDEFINED]}]{len(not_run)} scenario(s) did not run[/] "
+            "(deselected, or never reached after a stop); the results stream lists them"
+        )
     for result in untagged(run, registry):
         console.print(f"[bold magenta]untagged[/] {result.key}: names no known criterion")

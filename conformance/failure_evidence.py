@@ -1,0 +1,95 @@
+"""What a failed scenario's evidence says first: the step, the clause, expected vs observed.
+
+A pytest traceback starts deep in pytest's fixture machinery; the line a person
+needs is several lines down. So the recorder builds a `Failure` from the error
+itself: the failing Gherkin step, the clauses its check cites with the kit's
+statement of each, expected against observed as the check put it, and a trace
+through the kit's own code only. Every report leads with it.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Final
+
+import pytest
+from pytest_bdd.exceptions import StepDefinitionNotFoundError
+
+from conformance.clause_check import ClauseViolation, PortViolation, ScenarioError
+from conformance.driver import DriverError
+from conformance.faults import FaultKind, ImplementationFault
+from conformance.results import FailedStep, Failure, Status
+
+KIT_ROOT: Final = Path(__file__).resolve().parent.parent
+TRACE_FRAMES: Final = 4
+
+
+def failure_verdict(
+    call: pytest.CallInfo[None], step: FailedStep | None, interpretations: list[str]
+) -> tuple[Status, Failure, list[str]]:
+    """The status, the failure as a person reads it, and what the failing check cited."""
+    error = call.excinfo.value if call.excinfo is not None else None
+    trace = kit_trace(call.excinfo.tb if call.excinfo is not None else None)
+
+    def failure(observed: str, clauses: dict[str, str] | None = None) -> Failure:
+        return Failure(step=step, clauses=clauses or {}, observed=observed, trace=trace)
+
+    if isinstance(error, ImplementationFault):
+        status = Status.TIMEOUT if error.kind is FaultKind.TIMEOUT else Status.ERRORED
+        return status, failure(error.evidence()), []
+    if isinstance(error, StepDefinitionNotFoundError):
+        return Status.UNDEFINED, failure(str(error)), []
+    if isinstance(error, ScenarioError):
+        return (
+            Status.ERRORED,
+            failure(f"the scenario is malformed (a defect of the kit): {error}"),
+            [],
+        )
+    if isinstance(error, PortViolation):
+        return Status.ERRORED, failure(f"the implementation broke the driver port: {error}"), []
+    if call.when == "call" and isinstance(error, ClauseViolation):
+        status, note = _violation_status(error, interpretations)
+        return status, failure(note + error.detail, dict(error.statements)), list(error.cites)
+    described = f"{type(error).__name__}: {error}" if error is not None else "no error recorded"
+    if call.when == "call" and isinstance(error, AssertionError | DriverError):
+        return Status.FAILED, failure(described), []
+    if "Timeout" in str(error)[:20]:
+        return Status.TIMEOUT, failure(described), []
+    return Status.ERRORED, failure(described), []
+
+
+def _violation_status(error: ClauseViolation, interpretations: list[str]) -> tuple[Status, str]:
+    """Failed, or diverged when only readings were broken, or errored when the scenario rests
+    on a reading it is not tagged with (the kit's defect); and a note that says which."""
+    if not error.interpretations_only:
+        return Status.FAILED, ""
+    untagged = sorted(set(error.cites) - set(interpretations))
+    if untagged:
+        note = (
+            f"the scenario rests on {', '.join(untagged)} but is not tagged with it "
+            "(a defect of the kit): a divergence cannot be told from a failure here\n"
+        )
+        return Status.ERRORED, note
+    return Status.DIVERGED, ""
+
+
+def kit_trace(tb: object) -> str:
+    """The last few frames of the traceback that lie in the kit's own code, innermost last."""
+    if tb is None:
+        return ""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(tb)  # type: ignore[arg-type]
+        if _in_kit(Path(frame.filename))
+    ][-TRACE_FRAMES:]
+    return "\n".join(
+        f"  {Path(frame.filename).resolve().relative_to(KIT_ROOT)}:{frame.lineno} in "
+        f"{frame.name}\n    {frame.line or ''}".rstrip()
+        for frame in frames
+    )
+
+
+def _in_kit(path: Path) -> bool:
+    resolved = path.resolve()
+    return resolved.is_relative_to(KIT_ROOT) and ".venv" not in resolved.parts

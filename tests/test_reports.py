@@ -1,0 +1,222 @@
+"""Every report leads with what a person needs: the failing step, then expected vs observed.
+
+One real run of a mutant (a few scenarios, one of them failing, one not
+applicable) writes every format; each test reads one format as its reader would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from conformance.cli import EXIT_UNUSABLE, EXIT_USAGE, app
+from conformance.registry import default_registry
+from conformance.reports.compare import comparison_table
+from conformance.stream_integrity import verify_stream
+
+CONFORMANCE = Path(sys.executable).with_name("conformance")
+RUNNER = CliRunner()
+SCHEMA = Path(__file__).parent / "data" / "cucumber-json.schema.json"
+FAILING_STEP = 'Then the wake\'s outcome is "rate_limited"'
+EXPECTED = "to be 'rate_limited', observed 'queued'"
+SELECTION = "sixth or crash_in_the_middle_of_evaluating or (actor_type and agent_brings)"
+FORMATS = ("results.jsonl", "junit.xml", "summary.md", "report.html", "cucumber.json")
+OPTIONS = ("--results", "--junit", "--markdown", "--html", "--cucumber")
+
+
+@pytest.fixture(scope="module")
+def mutant_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("mutant-run")
+    outputs = dict(zip(OPTIONS, FORMATS, strict=True))
+    command = [str(CONFORMANCE), "run", "--impl", "mutant:allowance_off_by_one", "-k", SELECTION]
+    for option, name in outputs.items():
+        command += [option, str(folder / name)]
+    completed = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, cwd=folder, check=False
+    )
+    assert completed.returncode == 1, completed.stdout[-3000:]
+    return folder, completed.stdout
+
+
+def test_the_stream_holds_the_failure_as_a_person_reads_it(mutant_run: tuple[Path, str]) -> None:
+    folder, _ = mutant_run
+    failed = [r for r in verify_stream(folder / "results.jsonl").scenarios if r.failure]
+    sixth = next(r for r in failed if "sixth" in r.scenario)
+    assert sixth.failure is not None and sixth.failure.step is not None
+    assert sixth.failure.step.render().startswith(FAILING_STEP)
+    assert EXPECTED in sixth.failure.headline
+    assert all(cite.startswith("AC-OFFICE-ASSIGN-RATE-001.2") for cite in sixth.failure.clauses)
+    assert (sixth.evidence or "").startswith(f"Step: {FAILING_STEP}")
+    after = [step.status for step in sixth.steps][[s.status for s in sixth.steps].index("failed") :]
+    assert after[0] == "failed" and set(after[1:]) <= {"skipped"}
+
+
+def test_the_terminal_shows_the_step_and_expected_vs_observed_first(
+    mutant_run: tuple[Path, str],
+) -> None:
+    _, terminal = mutant_run
+    lines = terminal.splitlines()
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith("failed ") and "sixth" in line
+    )
+    first = "\n".join(lines[start + 1 : start + 5])
+    assert f"Step: {FAILING_STEP}" in first and EXPECTED in " ".join(first.split())
+    assert "did not run" in terminal and terminal.count("did not run") == 1, "one summary line"
+
+
+def test_junit_s_message_is_the_one_line_expected_vs_observed(
+    mutant_run: tuple[Path, str],
+) -> None:
+    folder, _ = mutant_run
+    failures = ET.parse(folder / "junit.xml").getroot().iter("failure")
+    sixth = next(
+        f for f in failures if "sixth" in (f.text or "") or EXPECTED in f.get("message", "")
+    )
+    assert EXPECTED in sixth.get("message", "") and "\n" not in sixth.get("message", "")
+    assert (sixth.text or "").startswith(f"Step: {FAILING_STEP}")
+
+
+def test_markdown_names_the_failure_in_its_summary_line(mutant_run: tuple[Path, str]) -> None:
+    folder, _ = mutant_run
+    markdown = (folder / "summary.md").read_text()
+    summary = next(
+        line for line in markdown.splitlines() if "sixth" in line and "<summary>" in line
+    )
+    assert EXPECTED in summary
+    block = markdown[markdown.index(summary) :]
+    assert block.split("```\n", 1)[1].startswith(f"Step: {FAILING_STEP}")
+
+
+def test_the_html_page_opens_failures_with_the_headline_and_coloured_steps(
+    mutant_run: tuple[Path, str],
+) -> None:
+    folder, _ = mutant_run
+    page = (folder / "report.html").read_text()
+    failed = re.search(
+        r"<details class='scenario' data-status='failed' open>.*?</details>", page, re.S
+    )
+    assert failed is not None
+    assert "class='headline'" in failed[0] and "observed &#x27;queued&#x27;" in failed[0]
+    assert "class='step-failed'" in failed[0] and "class='step-skipped'" in failed[0]
+    ran = re.findall(r"data-status='(?:passed|failed)'[^>]*><summary>(.*?)</summary>", page)
+    assert ran and not any("&lt;" in summary for summary in ran), "outline placeholders left"
+
+
+def test_cucumber_json_is_valid_and_never_shows_a_not_applicable_scenario_as_passed(
+    mutant_run: tuple[Path, str],
+) -> None:
+    folder, _ = mutant_run
+    features: list[dict[str, Any]] = json.loads((folder / "cucumber.json").read_text())
+    jsonschema.validate(features, json.loads(SCHEMA.read_text()))
+    records = {r.key: r for r in verify_stream(folder / "results.jsonl").scenarios}
+    elements = {e["id"]: e for feature in features for e in feature["elements"]}
+    assert all(not feature["name"].endswith(".feature") for feature in features)
+    not_applicable = [r for r in records.values() if r.status.value == "not_applicable"]
+    assert not_applicable, "the selection should hold a scenario the reference cannot run"
+    for result in not_applicable:
+        element = next(e for e in elements.values() if e["name"] == result.title)
+        statuses = [step["result"]["status"] for step in element["steps"]]
+        assert "skipped" in statuses and "failed" not in statuses
+        skipped = next(step for step in element["steps"] if step["result"]["status"] == "skipped")
+        assert skipped["result"]["error_message"].startswith("not applicable:")
+    failed = next(e for e in elements.values() if "sixth" in e["name"])
+    statuses = [step["result"]["status"] for step in failed["steps"]]
+    assert statuses[statuses.index("failed") + 1 :] and set(
+        statuses[statuses.index("failed") + 1 :]
+    ) == {"skipped"}
+    rows = [e for e in elements.values() if e["keyword"] == "Scenario Outline"]
+    ran_rows = [e for e in rows if any(s["result"]["status"] != "skipped" for s in e["steps"])]
+    assert ran_rows and all("<" not in e["name"] and e["description"] for e in ran_rows)
+
+
+def test_compare_writes_a_matrix_and_keeps_ids_readable_at_80_columns(
+    mutant_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    folder, _ = mutant_run
+    twin = tmp_path / "twin.jsonl"  # an implementation that never starts: every row differs
+    fake = Path(__file__).parent / "protocol" / "fakes" / "wrong_version.py"
+    RUNNER.invoke(app, ["run", "--impl", f"exec:{sys.executable} {fake}", "--results", str(twin)])
+    html, markdown = tmp_path / "matrix.html", tmp_path / "matrix.md"
+    both = [str(folder / "results.jsonl"), str(twin)]
+    outcome = RUNNER.invoke(
+        app, ["compare", *both, "--html", str(html), "--markdown", str(markdown)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert "| **criteria passed** |" in markdown.read_text()
+    page = html.read_text()
+    criterion = page[page.index("<summary>AC-OFFICE-ASSIGN-RATE-001.2</summary>") :]
+    assert "<td class='failed'>failed</td><td class='undefined'>undefined</td>" in criterion
+    narrow = Console(width=80, record=True)
+    runs = [verify_stream(folder / "results.jsonl"), verify_stream(twin)]
+    narrow.print(comparison_table(runs, ["results", "twin"], default_registry()))
+    assert "OFFICE-001.2" in narrow.export_text() and "…" not in narrow.export_text()
+
+
+def test_a_badge_states_the_claimed_criteria_passed(
+    mutant_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    folder, _ = mutant_run
+    svg = tmp_path / "badge.svg"
+    outcome = RUNNER.invoke(app, ["badge", str(folder / "results.jsonl"), "--output", str(svg)])
+    assert outcome.exit_code == 0, outcome.output
+    root = ET.parse(svg).getroot()
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts[0] == "conformance" and re.fullmatch(r"\d+/38", texts[1] or "")
+
+
+def test_an_unusable_implementation_still_gets_every_report_with_the_cause(
+    tmp_path: Path,
+) -> None:
+    fake = Path(__file__).parent / "protocol" / "fakes" / "wrong_version.py"
+    outputs = {option: tmp_path / name for option, name in zip(OPTIONS, FORMATS, strict=True)}
+    arguments = [item for option, path in outputs.items() for item in (option, str(path))]
+    outcome = RUNNER.invoke(
+        app, ["run", "--quiet", "--impl", f"exec:{sys.executable} {fake}", *arguments]
+    )
+    assert outcome.exit_code == EXIT_UNUSABLE, outcome.output
+    for path in outputs.values():
+        assert "protocol_version" in path.read_text(), f"{path.name} does not say why"
+    assert verify_stream(outputs["--results"]).header.implementation_error is not None
+    report = RUNNER.invoke(app, ["report", str(outputs["--results"])])
+    assert report.exit_code == EXIT_UNUSABLE
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["--database", "postgresql+psycopg://nobody@127.0.0.1:1/none"], "cannot reach"),
+        (["--expectations", "MISSPELT"], "unknown table(s) expected"),
+    ],
+)
+def test_configuration_mistakes_exit_2_and_say_what(
+    arguments: list[str], said: str, tmp_path: Path
+) -> None:
+    misspelt = tmp_path / "expectations.toml"
+    misspelt.write_text('[[expected]]\nscenario = "x"\nissue = "y"\n')
+    arguments = [str(misspelt) if a == "MISSPELT" else a for a in arguments]
+    outcome = RUNNER.invoke(app, ["run", "--quiet", *arguments])
+    assert outcome.exit_code == EXIT_USAGE, outcome.output
+    assert said in " ".join(outcome.output.split())
+
+
+def test_the_small_commands_answer(tmp_path: Path) -> None:
+    version = RUNNER.invoke(app, ["--version"])
+    assert version.exit_code == 0 and version.output.startswith("conformance ")
+    for command, count in (("mutants", "mutants"), ("variants", "variants")):
+        listed = RUNNER.invoke(app, [command], terminal_width=200)
+        assert listed.exit_code == 0 and re.search(rf"\d+ {count}", listed.output)
+    assert "allowance_off_by_one" in RUNNER.invoke(app, ["mutants"], terminal_width=200).output
+    wide = RUNNER.invoke(app, ["run", "--help"], env={"COLUMNS": "400"})
+    help_text = " ".join(wide.output.split())
+    for promised in ("mutant:<name>", "python:<module>:<factory>", "write JUnit XML here"):
+        assert promised in help_text
