@@ -685,26 +685,36 @@ def strength(
 
 @contextmanager
 def _strength_progress(mutants: int, variants: int) -> Iterator[Callable[[TargetRun], None]]:
-    """A progress bar over the suite runs (the control, each mutant, each variant, and any
-    mutant its own criterion missed, run again whole), with the kills so far."""
+    """Progress over the suite runs (the control, each mutant, each variant, and any mutant its
+    own criterion missed, run again whole) with the kills so far: a bar on a terminal, a line
+    per finished run in a CI log."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    counts = {"done": 0, "kills": 0, "total": 1 + mutants + variants}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    kills = 0
-    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("strength: starting", total=1 + mutants + variants)
+    on_terminal = console.is_terminal
+    with Progress(
+        *columns,
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not on_terminal,
+    ) as bar:
+        task = bar.add_task("strength", total=counts["total"])
 
         def finished(run: TargetRun) -> None:
-            nonlocal kills
             statuses = run.statuses().values() if run.results is not None else []
-            if run.target.impl.startswith("mutant:") and any(
-                status is Status.FAILED for _, status in statuses
-            ):
-                kills += 1
-            done = bar.tasks[0].completed + 1
-            total = max(bar.tasks[0].total or 0, done)
-            description = f"strength: {run.target.label} done; {kills} mutant(s) killed so far"
-            bar.update(task, completed=done, total=total, description=description)
+            killed = any(status is Status.FAILED for _, status in statuses)
+            counts["kills"] += run.target.impl.startswith("mutant:") and killed
+            counts["done"] += 1
+            counts["total"] = max(counts["total"], counts["done"])
+            line = (
+                f"strength: {counts['done']}/{counts['total']} suite runs done "
+                f"({run.target.label}), {counts['kills']} mutant(s) killed so far"
+            )
+            bar.update(task, completed=counts["done"], total=counts["total"], description=line)
+            if not on_terminal:
+                console.print(line, highlight=False)
 
         yield finished
 

@@ -130,6 +130,9 @@ def test_cucumber_json_is_valid_and_never_shows_a_not_applicable_scenario_as_pas
         skipped = next(step for step in element["steps"] if step["result"]["status"] == "skipped")
         assert skipped["result"]["error_message"].startswith("not applicable:")
     failed = next(e for e in elements.values() if "sixth" in e["name"])
+    failing = next(step for step in failed["steps"] if step["result"]["status"] == "failed")
+    message = failing["result"]["error_message"]
+    assert message.startswith(f"Step: {FAILING_STEP}") and EXPECTED in message
     statuses = [step["result"]["status"] for step in failed["steps"]]
     assert statuses[statuses.index("failed") + 1 :] and set(
         statuses[statuses.index("failed") + 1 :]
@@ -220,3 +223,16 @@ def test_the_small_commands_answer(tmp_path: Path) -> None:
     help_text = " ".join(wide.output.split())
     for promised in ("mutant:<name>", "python:<module>:<factory>", "write JUnit XML here"):
         assert promised in help_text
+
+
+def test_an_expectations_file_gives_each_failure_its_expected_vs_observed_as_reason(
+    mutant_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    folder, _ = mutant_run
+    written = tmp_path / "expected.toml"
+    outcome = RUNNER.invoke(
+        app, ["expectations", "update", str(folder / "results.jsonl"), "--output", str(written)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    reasons = re.findall(r'^reason = "(.*)"$', written.read_text(), re.M)
+    assert reasons and any(EXPECTED in reason for reason in reasons), reasons

@@ -81,3 +81,14 @@ def test_a_divergence_resting_on_several_readings_is_explained_by_the_one_a_vari
     (verdict,) = report.variants
     assert verdict.accepted, verdict.false_failures
     assert verdict.diverged_on == frozenset({"WR-2"})
+
+
+def test_strength_reports_progress_as_each_suite_run_finishes() -> None:
+    """In a CI log (no terminal) a line per finished run, with the kills so far."""
+    outcome = CliRunner().invoke(
+        app, ["strength", "--mutant", "allowance_off_by_one", "-k", "sixth"]
+    )
+    progress = [line for line in outcome.output.splitlines() if line.startswith("strength: ")]
+    assert len(progress) == 2, outcome.output
+    assert progress[-1].startswith("strength: 2/2 suite runs done")
+    assert progress[-1].endswith("1 mutant(s) killed so far"), progress

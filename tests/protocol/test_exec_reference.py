@@ -244,3 +244,18 @@ def test_a_request_timeout_that_is_no_finite_positive_number_is_refused(
     monkeypatch.setenv("CONFORMANCE_REQUEST_TIMEOUT", setting)
     with pytest.raises(ConfigurationError, match="expected a finite number of seconds above 0"):
         open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
+
+
+def test_a_bare_conformance_command_is_found_beside_the_kit_when_not_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """exec:"conformance serve-reference" works from a virtual environment nobody activated."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    driver = open_driver("exec:conformance serve-reference", None, tmp_path)
+    try:
+        assert isinstance(driver, ExecDriver) and driver.command[0] == str(
+            Path(sys.executable).with_name("conformance")
+        )
+        assert driver.describe().name == "reference"
+    finally:
+        driver.close()
