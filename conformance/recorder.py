@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from pytest_bdd.parser import Step
@@ -156,19 +156,16 @@ class ResultsRecorder:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         description, error = self._describe_implementation()
         self.implementation_error = self._redact.optional(error)
-        self._header = Header(
-            kit_version=kit_version,
-            protocol_version=PROTOCOL_VERSION,
-            spec_hashes=self._spec_hashes(),
-            implementation=self._redact.text(self._impl),
+        self._header = header_of(
+            self._impl,
+            self._containment,
+            self._inventory,
+            self._registry,
+            self._claim,
             description=self._redacted_description(description),
-            implementation_error=self.implementation_error,
+            error=self.implementation_error,
             database=masked_url(self._database),
-            seed=None,
             needs_review=self._needs_review,
-            claim=self._claim,
-            started_at=datetime.now(UTC),
-            provenance=self._provenance(),
         )
         self._writer.write(self._header)
 
@@ -361,11 +358,34 @@ class ResultsRecorder:
         it repeats redacted."""
         return None if description is None else self._redact.values(description)
 
-    def _provenance(self) -> Provenance:
-        return provenance_of(self._impl, self._containment, self._inventory)
 
-    def _spec_hashes(self) -> dict[str, str]:
-        return spec_hashes(self._registry)
+def header_of(
+    impl: str,
+    containment: Containment,
+    inventory: list[ScenarioEntry],
+    registry: Registry,
+    claim: Claim,
+    *,
+    description: dict[str, Any] | None,
+    error: str | None,
+    database: str | None = None,
+    needs_review: list[str] | None = None,
+) -> Header:
+    """The stream's first line: what ran, against which kit, where (see provenance)."""
+    return Header(
+        kit_version=kit_version,
+        protocol_version=PROTOCOL_VERSION,
+        spec_hashes=spec_hashes(registry),
+        implementation=REDACT.text(impl),
+        description=description,
+        implementation_error=error,
+        database=database,
+        seed=None,
+        needs_review=needs_review or [],
+        claim=claim,
+        started_at=datetime.now(UTC),
+        provenance=provenance_of(impl, containment, inventory),
+    )
 
 
 def provenance_of(
@@ -403,27 +423,14 @@ def unusable_run(
 ) -> ResultsRun:
     """The run of an implementation that could not even start: every scenario not run, and
     why, so that every report the user asked for still says what happened."""
-    now = datetime.now(UTC)
     cause = REDACT.text(cause)
-    header = Header(
-        kit_version=kit_version,
-        protocol_version=PROTOCOL_VERSION,
-        spec_hashes=spec_hashes(registry),
-        implementation=REDACT.text(impl),
-        description=None,
-        implementation_error=cause,
-        database=None,
-        seed=None,
-        claim=claim,
-        started_at=now,
-        provenance=provenance_of(impl, containment, inventory),
-    )
+    header = header_of(impl, containment, inventory, registry, claim, description=None, error=cause)
     scenarios = [
         result.model_copy(update={"evidence": f"not run: the implementation is unusable: {cause}"})
         for result in undefined_results([], inventory)
     ]
     footer = Footer(
-        finished_at=now,
+        finished_at=header.started_at,
         totals=totals(scenarios),
         stopped=f"the implementation is unusable: {cause}",
         records=len(scenarios),

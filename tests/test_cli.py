@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -11,8 +10,9 @@ from typer.testing import CliRunner
 from conformance.cli import EXIT_USAGE, app
 from conformance.registry import default_registry
 from conformance.reports.summary import run_succeeded
-from conformance.results import Footer, Header, ResultsRun, ScenarioResult, Status
+from conformance.results import Footer, ResultsRun, ScenarioResult, Status
 from conformance.stream_integrity import read_stream
+from tests.runs import STARTED, a_header
 
 RUNNER = CliRunner()
 
@@ -70,16 +70,7 @@ def test_a_malformed_expectations_file_is_a_usage_error(tmp_path: Path) -> None:
 def _run_of(*statuses: Status) -> ResultsRun:
     """A finished run with one scenario per status for every criterion."""
     return ResultsRun(
-        header=Header(
-            kit_version="0",
-            protocol_version=1,
-            spec_hashes={},
-            implementation="fake",
-            description=None,
-            database=None,
-            seed=None,
-            started_at=datetime(2026, 1, 1, tzinfo=UTC),
-        ),
+        header=a_header(),
         scenarios=[
             ScenarioResult(
                 key=f"f.feature::{criterion} {index}",
@@ -92,7 +83,7 @@ def _run_of(*statuses: Status) -> ResultsRun:
             for criterion in default_registry().ids()
             for index, status in enumerate(statuses)
         ],
-        footer=Footer(finished_at=datetime(2026, 1, 1, tzinfo=UTC), totals={}),
+        footer=Footer(finished_at=STARTED, totals={}),
     )
 
 

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,9 @@ import pytest
 from conformance.adapters.containment import Containment
 from conformance.harness_memory import HarnessMemory
 from conformance.redaction import Redactor, masked_url
-from conformance.results import Header, ResultsRun, ScenarioResult, Status
+from conformance.results import ResultsRun, ScenarioResult, Status
 from conformance.scratch import PREFIX, sweep_abandoned
+from tests.runs import a_header
 from tests.sandbox import needs_bwrap
 
 CONFORMANCE = Path(sys.executable).with_name("conformance")
@@ -94,16 +94,7 @@ def test_abandoned_run_folders_are_removed_and_live_ones_kept(tmp_path: Path) ->
 def test_a_record_that_contradicts_pytest_s_own_outcome_is_reported() -> None:
     memory = HarnessMemory()
     memory.run = ResultsRun(
-        header=Header(
-            kit_version="0",
-            protocol_version=1,
-            spec_hashes={},
-            implementation="fake",
-            description=None,
-            database=None,
-            seed=None,
-            started_at=datetime(2026, 1, 1, tzinfo=UTC),
-        ),
+        header=a_header(),
         scenarios=[
             ScenarioResult(
                 key=key, criterion=None, feature="f", scenario=key, status=status, duration_s=0.0

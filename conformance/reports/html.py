@@ -36,7 +36,7 @@ ol.steps{font-family:ui-monospace,monospace;font-size:.85rem;margin:.3rem 0}
 ol.steps li.step-passed{color:#2e7d32}ol.steps li.step-failed{color:#c62828;font-weight:bold}
 ol.steps li.step-skipped{color:#9e9e9e}ol.steps li.step-undefined{color:#6a1b9a}
 .headline{color:#c62828;font-weight:bold}.example{color:#555;font-size:.85rem}
-pre{background:#f6f6f6;padding:.5rem;overflow:auto;font-size:.8rem}
+pre{background:#f6f6f6;padding:.5rem;overflow:auto;font-size:.8rem;white-space:pre-wrap}
 blockquote{border-left:3px solid #ccc;margin:.3rem 0;padding-left:.6rem;color:#555}
 """
 

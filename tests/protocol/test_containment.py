@@ -55,8 +55,22 @@ def run_kit(
     return completed, results
 
 
-def processes_running(script: str) -> list[int]:
-    """Every live process whose command line names `script` (zombies are not alive)."""
+def run_noting_pids(
+    tmp_path: Path, script: str, variable: str, *options: str, env: dict[str, str] | None = None
+) -> tuple[Path, subprocess.CompletedProcess[str], Path]:
+    """Run a fake that notes its processes' pids in the folder `variable` names (passed on)."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    environment = {variable: str(pids), **(env or {})}
+    completed, results = run_kit(
+        tmp_path, fake(script), "--pass-env", variable, *options, env=environment
+    )
+    return pids, completed, results
+
+
+def processes_running(script: str, where: Path | None = None) -> list[int]:
+    """Every live process whose command line names `script` (zombies are not alive); with
+    `where`, only those working in that folder (another test's run works in its own)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -64,19 +78,20 @@ def processes_running(script: str) -> list[int]:
         try:
             cmdline = (entry / "cmdline").read_bytes()
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cwd = (entry / "cwd").readlink() if where is not None else None
         except OSError:
             continue
-        if script.encode() in cmdline and state != "Z":
+        if script.encode() in cmdline and state != "Z" and cwd == where:
             found.append(int(entry.name))
     return found
 
 
 @pytest.fixture
-def no_survivors() -> Iterator[list[str]]:
+def no_survivors(tmp_path: Path) -> Iterator[list[str]]:
     """Names the fake scripts a test runs; after it, none of their processes may be alive."""
     scripts: list[str] = []
     yield scripts
-    survivors = {script: processes_running(script) for script in scripts}
+    survivors = {script: processes_running(script, tmp_path.resolve()) for script in scripts}
     for pids in survivors.values():
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
@@ -92,16 +107,8 @@ def test_a_forged_full_pass_fails_the_run_and_the_harness_keeps_its_own_records(
     tmp_path: Path, no_survivors: list[str]
 ) -> None:
     no_survivors.append("forger.py")
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    completed, results = run_kit(
-        tmp_path,
-        fake("forger.py"),
-        "--pass-env",
-        "FORGER_PIDS",
-        "--junit",
-        str(tmp_path / "junit.xml"),
-        env={"FORGER_PIDS": str(pids)},
+    pids, completed, results = run_noting_pids(
+        tmp_path, "forger.py", "FORGER_PIDS", "--junit", str(tmp_path / "junit.xml")
     )
 
     assert list(pids.iterdir()), "the forger never found the stream: the test proves nothing"
@@ -175,14 +182,8 @@ def test_a_process_that_escapes_its_group_does_not_outlive_the_run(
     tmp_path: Path, no_survivors: list[str]
 ) -> None:
     no_survivors.append("escaper.py")
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    completed, _ = run_kit(
-        tmp_path,
-        fake("escaper.py"),
-        "--pass-env",
-        "ESCAPER_PIDS",
-        env={"ESCAPER_PIDS": str(pids), "CONFORMANCE_REQUEST_TIMEOUT": "1"},
+    pids, completed, _ = run_noting_pids(
+        tmp_path, "escaper.py", "ESCAPER_PIDS", env={"CONFORMANCE_REQUEST_TIMEOUT": "1"}
     )
     assert completed.returncode in (1, 3), completed.stdout[-2000:]
     kinds = [path.read_text() for path in pids.iterdir()]
@@ -198,6 +199,10 @@ def test_a_sigkilled_harness_takes_its_implementation_with_it(
     Either way the next run removes the dead harness's folders."""
     pids = tmp_path / "pids"
     pids.mkdir()
+
+    def mine() -> list[int]:
+        return processes_running("escaper.py", tmp_path.resolve())
+
     command = [str(CONFORMANCE), "run", "--quiet", "-k", SELECTION, "--impl", fake("escaper.py")]
     command += ["--sandbox"] if sandbox else ["--pass-env", "ESCAPER_PIDS"]
     env = {**os.environ, "ESCAPER_PIDS": str(pids), "CONFORMANCE_REQUEST_TIMEOUT": "60"}
@@ -206,7 +211,12 @@ def test_a_sigkilled_harness_takes_its_implementation_with_it(
     )
     try:
         if sandbox:  # bubblewrap, its namespace's init, the fake and the process it left
-            hung = _wait_for(lambda: len(set(processes_running("escaper.py")) - {harness.pid}) >= 4)
+            hung = _wait_for(
+                lambda: (
+                    len(set(processes_running("escaper.py", tmp_path.resolve())) - {harness.pid})
+                    >= 4
+                )
+            )
         else:
             hung = _wait_for(lambda: "escaped" in {p.read_text() for p in pids.iterdir()})
         assert hung, "the escaper never started its processes"
@@ -215,7 +225,9 @@ def test_a_sigkilled_harness_takes_its_implementation_with_it(
         harness.kill()
         harness.wait()
         if sandbox:
-            assert _wait_for(lambda: not processes_running("escaper.py")), "the sandbox survived"
+            assert _wait_for(lambda: not processes_running("escaper.py", tmp_path.resolve())), (
+                "the sandbox survived"
+            )
         else:
             implementation = [p for p in pids.iterdir() if p.read_text() == "implementation"]
             assert implementation
@@ -224,7 +236,7 @@ def test_a_sigkilled_harness_takes_its_implementation_with_it(
         assert set(folders) <= set(removed), (folders, removed)
     finally:
         harness.kill()
-        for pid in processes_running("escaper.py"):
+        for pid in mine():
             os.kill(pid, signal.SIGKILL)
 
 
