@@ -236,3 +236,14 @@ def test_an_expectations_file_gives_each_failure_its_expected_vs_observed_as_rea
     assert outcome.exit_code == 0, outcome.output
     reasons = re.findall(r'^reason = "(.*)"$', written.read_text(), re.M)
     assert reasons and any(EXPECTED in reason for reason in reasons), reasons
+
+
+def test_a_claim_says_what_it_covers_and_counts_the_rest_as_out_of_scope(tmp_path: Path) -> None:
+    markdown = tmp_path / "summary.md"
+    outcome = RUNNER.invoke(
+        app, ["run", "--quiet", "--claim", "office", "-k", "sixth", "--markdown", str(markdown)]
+    )
+    said = " ".join(outcome.output.split())
+    assert re.search(r"claims office: \d+ of 25 criteria passed; 13 out of scope", said), said
+    assert "out of scope (undefined)" in markdown.read_text()
+    assert "It claims office:" in markdown.read_text()

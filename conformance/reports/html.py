@@ -16,7 +16,12 @@ from collections.abc import Mapping
 from html import escape
 
 from conformance.registry import Criterion, Registry
-from conformance.reports.summary import CriterionVerdict, criterion_verdicts, divergences
+from conformance.reports.summary import (
+    CriterionVerdict,
+    claim_headline,
+    criterion_verdicts,
+    divergences,
+)
 from conformance.results import ResultsRun, ScenarioResult, Status, StepResult
 
 _CSS = """
@@ -26,7 +31,7 @@ h1{font-size:1.45rem}h2{font-size:1.15rem;margin-top:1.8rem;border-bottom:1px so
 .badge{display:inline-block;padding:.05rem .45rem;border-radius:4px;font-size:.8rem;color:#fff}
 .passed{background:#2e7d32}.xfail,.not_applicable{background:#f9a825;color:#222}
 .failed,.errored,.timeout,.xpass{background:#c62828}.undefined,.unverified{background:#6a1b9a}
-.diverged{background:#ef6c00}.not_claimed{background:#9e9e9e}.skipped{background:#bdbdbd;color:#222}
+.diverged{background:#ef6c00}.not_claimed,.out_of_scope{background:#9e9e9e}.skipped{background:#bdbdbd;color:#222}
 .filters{position:sticky;top:0;background:#fff;padding:.5rem 0;border-bottom:1px solid #eee}
 .filters button{border:0;border-radius:4px;margin:.1rem;padding:.25rem .6rem;cursor:pointer}
 .filters button.off{opacity:.35}.filters input{padding:.25rem;width:22rem}
@@ -110,7 +115,6 @@ def render_html(
 
 def _summary(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:
     header = run.header
-    passed = sum(1 for verdict in verdicts if verdict.status is Status.PASSED)
     scenarios = Counter(result.status.value for result in run.scenarios)
     counted = ", ".join(f"{count} {status}" for status, count in sorted(scenarios.items()))
     provenance = header.provenance
@@ -122,7 +126,7 @@ def _summary(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:
         else f" Kit {escape(header.kit_version)}."
     )
     return (
-        f"<p id='totals'><strong>{passed} of {len(verdicts)} criteria passed.</strong> "
+        f"<p id='totals'><strong>It {escape(claim_headline(run, verdicts))}.</strong> "
         f"Scenarios: {escape(counted)}. Protocol {header.protocol_version}, started "
         f"{escape(header.started_at.isoformat())}.{where}</p>"
     )
@@ -144,7 +148,7 @@ def _filters(verdicts: list[CriterionVerdict]) -> str:
 
 
 def _verdict_key(verdict: CriterionVerdict) -> str:
-    return verdict.status.value if verdict.claimed else "not_claimed"
+    return verdict.status.value if verdict.claimed else "out_of_scope"
 
 
 def _criterion(
@@ -192,7 +196,7 @@ def _clauses(criterion: Criterion, quotes: Mapping[str, str]) -> str:
 
 def _badge(verdict: CriterionVerdict) -> str:
     if not verdict.claimed:
-        return f"<span class='badge not_claimed'>not claimed ({verdict.status.value})</span>"
+        return f"<span class='badge not_claimed'>out of scope ({verdict.status.value})</span>"
     needs = verdict.missing_capabilities if verdict.status is Status.UNVERIFIED else []
     note = f" (needs {escape(', '.join(needs))})" if needs else ""
     return f"<span class='badge {verdict.status.value}'>{verdict.status.value}{note}</span>"

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from conformance.registry import Registry
 from conformance.reports.summary import (
     CriterionVerdict,
+    claim_headline,
     criterion_verdicts,
     divergences,
     run_succeeded,
@@ -36,12 +37,11 @@ def render_markdown(
 ) -> str:
     """`quotes`: the source words of clauses, by clause ID, from spec files the user gave."""
     verdicts = criterion_verdicts(run, registry)
-    passed = sum(1 for v in verdicts if v.status is Status.PASSED)
     outcome = "passed" if run_succeeded(run, registry) else "did not pass"
     lines = [
         f"## Conformance: {run.header.implementation} {outcome}",
         "",
-        f"{passed} of {len(verdicts)} criteria passed. Scenarios: "
+        f"It {claim_headline(run, verdicts)}. Scenarios: "
         + ", ".join(f"{n} {s.value}" for s, n in totals(run.scenarios).items() if n)
         + ".",
         "",
@@ -88,7 +88,7 @@ def render_markdown(
 
 def _verdict_cell(verdict: CriterionVerdict) -> str:
     if not verdict.claimed:
-        return f"not claimed ({verdict.status.value})"
+        return f"out of scope ({verdict.status.value})"
     cell = f"{ICON[verdict.status]} {verdict.status.value}"
     if verdict.status is Status.UNVERIFIED and verdict.missing_capabilities:
         cell += f" (needs {', '.join(verdict.missing_capabilities)})"

@@ -128,3 +128,14 @@ def run_succeeded(run: ResultsRun, registry: Registry) -> bool:
     return not any(result.status in FAILING for result in claimed) and not any(
         verdict.fails(claim) for verdict in criterion_verdicts(run, registry)
     )
+
+
+def claim_headline(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:
+    """What the run claims and how much of it passed; criteria outside the claim are counted as
+    out of scope, never among the passed or the failed."""
+    claimed = [verdict for verdict in verdicts if verdict.claimed]
+    passed = sum(1 for verdict in claimed if verdict.status is Status.PASSED)
+    specs = " and ".join(run.header.claim.specs)
+    outside = len(verdicts) - len(claimed)
+    scope = f"; {outside} out of scope" if outside else ""
+    return f"claims {specs}: {passed} of {len(claimed)} criteria passed{scope}"

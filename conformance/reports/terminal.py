@@ -6,7 +6,13 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance.registry import Registry
-from conformance.reports.summary import CriterionVerdict, criterion_verdicts, divergences, untagged
+from conformance.reports.summary import (
+    CriterionVerdict,
+    claim_headline,
+    criterion_verdicts,
+    divergences,
+    untagged,
+)
 from conformance.results import NOT_RUN, ResultsRun, Status, totals
 
 STYLE = {
@@ -47,15 +53,13 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
     _print_problems(run, registry, console)
     counted = totals(run.scenarios)
     summary = ", ".join(f"{count} {status.value}" for status, count in counted.items() if count)
-    criteria_passed = sum(1 for v in verdicts.values() if v.status is Status.PASSED)
-    console.print(
-        f"criteria: {criteria_passed} of {len(verdicts)} passed; scenarios: {summary or 'none'}"
-    )
+    headline = claim_headline(run, list(verdicts.values()))
+    console.print(f"{headline}; scenarios: {summary or 'none'}", highlight=False)
 
 
 def _verdict_cell(verdict: CriterionVerdict) -> str:
     if not verdict.claimed:
-        return f"[dim]not claimed ({verdict.status.value})[/]"
+        return f"[dim]out of scope ({verdict.status.value})[/]"
     cell = f"[{STYLE[verdict.status]}]{verdict.status.value}[/]"
     if verdict.status is Status.UNVERIFIED and verdict.missing_capabilities:
         cell += f" (needs {', '.join(verdict.missing_capabilities)})"
