@@ -48,6 +48,7 @@ from conformance.spec_drift import (
     expand_spec_paths,
     quote_clauses,
 )
+from conformance.suite import pytest_arguments
 
 if TYPE_CHECKING:
     from conformance.adapters.containment import Containment
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
 NO_TESTS_COLLECTED = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
-SUITE_ROOT = Path(__file__).resolve().parent.parent
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -200,10 +200,7 @@ def run(
     scratch = RUN_FOLDER.make("run-")
     stream = results or scratch / "results.jsonl"
     args = [
-        str(SUITE_ROOT / "steps"),
-        f"--rootdir={SUITE_ROOT}",
-        "-c",
-        str(SUITE_ROOT / "pyproject.toml"),
+        *pytest_arguments(),
         f"--basetemp={scratch / 'scenarios'}",
         "--impl",
         impl,
@@ -263,15 +260,11 @@ def _load_the_suite() -> None:
     """Import the kit's plugin and step modules before any implementation runs: whatever it
     then writes into their folders (a forged .pyc) is never loaded."""
     import importlib
-    import pkgutil
 
-    import steps
-    from conformance import pytest_plugin
+    from conformance.suite import PLUGINS
 
-    del pytest_plugin
-    for module in pkgutil.iter_modules(steps.__path__, "steps."):
-        if not module.name.startswith("steps.test_"):  # pytest collects those itself
-            importlib.import_module(module.name)
+    for plugin in PLUGINS:
+        importlib.import_module(plugin)
 
 
 def _kit_unchanged(before: dict[str, str]) -> bool:

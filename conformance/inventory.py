@@ -14,8 +14,7 @@ from gherkin.parser import Parser
 from gherkin.token_scanner import TokenScanner
 
 from conformance.registry import CRITERION_TAG
-
-FEATURES_DIR = Path(__file__).resolve().parent.parent / "features"
+from conformance.suite import FEATURES_DIR
 
 
 @dataclass(frozen=True)

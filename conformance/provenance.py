@@ -23,14 +23,17 @@ from typing import Final
 
 KIT_ROOT: Final = Path(__file__).resolve().parent.parent
 SUITE_FILES: Final = (
-    "features/**/*.feature",
+    "conformance/features/*.feature",
     "steps/**/*.py",
     "conformance/**/*.py",
     "conformance/data/**/*",
     "conformance/schemas/**/*.json",
+    "conformance/suite.ini",
     "conftest.py",
     "pyproject.toml",
 )
+"""Relative to KIT_ROOT: the checkout, or site-packages for an installed kit (which has no
+conftest.py or pyproject.toml to hash)."""
 IN_PROCESS_PACKAGES: Final = {
     "reference": ("reference",),
     "mutant": ("reference", "mutants"),

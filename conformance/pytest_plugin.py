@@ -183,8 +183,10 @@ def claim_of(config: pytest.Config) -> Claim:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:
-    """Criterion and interpretation tags become `criterion` and `interpretation` markers."""
+    """Criterion and interpretation tags become `criterion` and `interpretation` markers (first:
+    loaded with -p, this plugin registers before pytest-bdd, whose own answer would win)."""
     marked: F
     if CRITERION_TAG.fullmatch(tag):
         marked = pytest.mark.criterion(tag)(function)

@@ -67,7 +67,7 @@ class KitInventory(NamedTuple):
 
     @staticmethod
     def features(suite: dict[str, str]) -> dict[str, str]:
-        return {path: digest for path, digest in suite.items() if path.startswith("features/")}
+        return {path: d for path, d in suite.items() if path.startswith("conformance/features/")}
 
 
 def read_stream(path: Path) -> ResultsRun:

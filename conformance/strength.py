@@ -49,10 +49,10 @@ from conformance.adapters.patched import Capability
 from conformance.registry import short_id
 from conformance.results import ResultsRun, Status
 from conformance.stream_integrity import read_stream
+from conformance.suite import pytest_arguments
 from mutants import MUTANTS, Mutant
 from variants import VARIANTS, Variant
 
-SUITE_ROOT = Path(__file__).resolve().parent.parent
 FEATURES: dict[Capability, str] = {
     Capability.OFFICE: "office_*.feature",
     Capability.WORK_REQUESTS: "armonia_workreq_*.feature",
@@ -377,10 +377,7 @@ def run_target(target: Target, workdir: Path, select: str | None, timeout_s: flo
         sys.executable,
         "-m",
         "pytest",
-        str(SUITE_ROOT / "steps"),
-        f"--rootdir={SUITE_ROOT}",
-        "-c",
-        str(SUITE_ROOT / "pyproject.toml"),
+        *pytest_arguments(),
         "-p",
         "no:cov",
         "-p",
@@ -405,7 +402,7 @@ def run_target(target: Target, workdir: Path, select: str | None, timeout_s: flo
         with log.open("w", encoding="utf-8") as output:
             finished = subprocess.run(
                 command,
-                cwd=SUITE_ROOT,
+                cwd=workdir,
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 timeout=timeout_s,

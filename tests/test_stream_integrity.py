@@ -263,7 +263,7 @@ def test_the_header_records_the_run_s_provenance(signed_run: tuple[Path, Path]) 
     assert header.kit_version == importlib.metadata.version("assign-delegate-conformance")
     for feature in (KIT_ROOT / "features").glob("*.feature"):
         digest = "sha256:" + hashlib.sha256(feature.read_bytes()).hexdigest()
-        assert provenance.suite[f"features/{feature.name}"] == digest
+        assert provenance.suite[f"conformance/features/{feature.name}"] == digest
     assert {"steps/common.py", "conformance/data/criteria.toml"} <= set(provenance.suite)
     assert provenance.inventory == inventory_digest([entry.key for entry in load_inventory()])
     assert set(provenance.implementation_digests) == {"reference/"}

@@ -1,0 +1,50 @@
+"""Where the Gherkin suite lives, and how pytest is pointed at it, installed or in a checkout.
+
+The feature files stay at the top of the repository; `conformance/features` links to them,
+and a wheel carries a copy there. The step modules are the `steps` package. So `conformance
+run` needs nothing from the folder it runs in: its pytest configuration (suite.ini) and its
+plugins travel with the package, and no conftest.py is read (`--noconftest`), so a file
+dropped into the kit's folders cannot join the suite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+PACKAGE_DIR: Final = Path(__file__).resolve().parent
+FEATURES_DIR: Final = PACKAGE_DIR / "features"
+SUITE_INI: Final = PACKAGE_DIR / "suite.ini"
+PLUGINS: Final = (
+    "conformance.pytest_plugin",
+    "steps.common",
+    "steps.office_scene",
+    "steps.office_actions",
+    "steps.office_checks",
+    "steps.office_telemetry",
+    "steps.concurrency",
+    "steps.workreq_world",
+    "steps.workreq_actions",
+    "steps.workreq_checks",
+)
+"""The kit's plugin and the step libraries, loaded by name (the checkout's conftest.py too)."""
+
+
+def steps_dir() -> Path:
+    import steps
+
+    return Path(steps.__file__).resolve().parent
+
+
+def pytest_arguments() -> list[str]:
+    """The arguments that run the suite's scenarios, whatever the working folder."""
+    arguments = [
+        str(steps_dir() / "test_features.py"),
+        f"--rootdir={PACKAGE_DIR}",
+        "-c",
+        str(SUITE_INI),
+        "--noconftest",
+    ]
+    for plugin in PLUGINS:
+        arguments += ["-p", plugin]
+    return arguments
