@@ -22,7 +22,10 @@ from typer.testing import CliRunner
 from conformance.cli import EXIT_UNUSABLE, EXIT_USAGE, app
 from conformance.registry import default_registry
 from conformance.reports.compare import comparison_table
+from conformance.reports.cucumber import render_cucumber
+from conformance.results import ResultsRun, ScenarioResult, Status, StepResult
 from conformance.stream_integrity import verify_stream
+from tests.runs import a_header
 
 CONFORMANCE = Path(sys.executable).with_name("conformance")
 RUNNER = CliRunner()
@@ -247,3 +250,22 @@ def test_a_claim_says_what_it_covers_and_counts_the_rest_as_out_of_scope(tmp_pat
     assert re.search(r"claims office: \d+ of 25 criteria passed; 13 out of scope", said), said
     assert "out of scope (undefined)" in markdown.read_text()
     assert "It claims office:" in markdown.read_text()
+
+
+@pytest.mark.parametrize("status", ["errored", "xpass", "timeout"])
+def test_a_scenario_that_fails_the_run_after_all_its_steps_passed_is_not_shown_passed(
+    status: str,
+) -> None:
+    """Errored in teardown, or passed although listed as a known failure: a failed hook says so."""
+    steps = [StepResult(keyword="Given", text="x", line=3, status="passed", duration_s=0.0)]
+    result = ScenarioResult(
+        key="f.feature::s", criterion=None, feature="f.feature", scenario="s", line=2,
+        status=Status(status), duration_s=0.0, evidence="it failed in teardown", steps=steps,
+    )  # fmt: skip
+    rendered = json.loads(
+        render_cucumber(ResultsRun(header=a_header(), scenarios=[result], footer=None))
+    )
+    element = rendered[0]["elements"][0]
+    jsonschema.validate(rendered, json.loads(SCHEMA.read_text()))
+    assert element["after"][0]["result"]["status"] == "failed"
+    assert element["after"][0]["result"]["error_message"] == "it failed in teardown"

@@ -5,7 +5,9 @@ happened: a step that never ran is `skipped` (after a failure, or in a
 scenario that was not applicable, whose first step carries the reason); a
 failure before the first step is a failed `before` hook; a divergence from a
 registered interpretation, which fails no run, is `pending` with the reading
-named; an expected failure is `skipped`. Features carry their own names, and an
+named; an expected failure is `skipped`; a failure after the last step (in
+teardown) or an unexpected pass is a failed `after` hook, so that no scenario
+that fails the run shows only passed steps. Features carry their own names, and an
 outline row its substituted name and example values.
 """
 
@@ -59,8 +61,9 @@ def _element(result: ScenarioResult) -> dict[str, Any]:
         "tags": [{"name": f"@{result.criterion}"}] if result.criterion else [],
         "steps": _steps(result),
     }
-    if result.status is not Status.NOT_APPLICABLE and _failed_before_steps(result):
-        element["before"] = [{"match": {"location": "setup"}, "result": _failure(result)}]
+    if result.status in _FAILED_AS and not _a_step_shows_it(result):
+        hook = "before" if all(s.status == "skipped" for s in result.steps) else "after"
+        element[hook] = [{"match": {"location": hook}, "result": _failure(result)}]
     return element
 
 
@@ -99,8 +102,10 @@ def _skipped(result: ScenarioResult) -> dict[str, Any]:
     return {"status": "skipped", "error_message": result.evidence or result.status.value}
 
 
-def _failed_before_steps(result: ScenarioResult) -> bool:
-    return result.status in _FAILED_AS and not any(s.status != "skipped" for s in result.steps)
+def _a_step_shows_it(result: ScenarioResult) -> bool:
+    """Whether a step already carries the scenario's failure; if not (it failed while setting
+    up, or tearing down, or passed although expected to fail), a hook must."""
+    return any(step.status in ("failed", "undefined") for step in result.steps)
 
 
 def _example_row(result: ScenarioResult) -> str:
