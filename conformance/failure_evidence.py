@@ -21,7 +21,9 @@ from conformance.driver import DriverError
 from conformance.faults import FaultKind, ImplementationFault
 from conformance.results import FailedStep, Failure, Status
 
+KIT_PACKAGES: Final = ("conformance", "steps", "reference", "mutants", "variants")
 KIT_ROOT: Final = Path(__file__).resolve().parent.parent
+"""The checkout, or site-packages for an installed kit: only the kit's packages count."""
 TRACE_FRAMES: Final = 4
 
 
@@ -33,7 +35,9 @@ def failure_verdict(
     trace = kit_trace(call.excinfo.tb if call.excinfo is not None else None)
 
     def failure(observed: str, clauses: dict[str, str] | None = None) -> Failure:
-        return Failure(step=step, clauses=clauses or {}, observed=observed, trace=trace)
+        return Failure(
+            step=step, phase=call.when, clauses=clauses or {}, observed=observed, trace=trace
+        )
 
     if isinstance(error, ImplementationFault):
         status = Status.TIMEOUT if error.kind is FaultKind.TIMEOUT else Status.ERRORED
@@ -92,4 +96,4 @@ def kit_trace(tb: object) -> str:
 
 def _in_kit(path: Path) -> bool:
     resolved = path.resolve()
-    return resolved.is_relative_to(KIT_ROOT) and ".venv" not in resolved.parts
+    return any(resolved.is_relative_to(KIT_ROOT / package) for package in KIT_PACKAGES)

@@ -133,7 +133,8 @@ class Failure(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     step: FailedStep | None
-    """None when the scenario failed before its first step (while setting up)."""
+    """None when the scenario failed outside its steps: see `phase`."""
+    phase: Literal["setup", "call", "teardown"] = "call"
     clauses: dict[str, str] = {}
     """The cited clause or interpretation IDs, each with the kit's statement of it."""
     observed: str
@@ -147,7 +148,12 @@ class Failure(BaseModel):
         return first if len(first) <= HEADLINE_CHARS else first[: HEADLINE_CHARS - 1] + "…"
 
     def render(self) -> str:
-        step = self.step.render() if self.step else "(before the first step, while setting up)"
+        outside = {
+            "setup": "(before the first step, while setting up)",
+            "call": "(outside any step)",
+            "teardown": "(after the last step, while tearing down)",
+        }
+        step = self.step.render() if self.step else outside[self.phase]
         lines = [f"Step: {step}"]
         lines += [f"Clause {cite}: {statement}" for cite, statement in self.clauses.items()]
         lines.append(f"Expected vs observed: {self.observed}")

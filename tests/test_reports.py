@@ -269,3 +269,49 @@ def test_a_scenario_that_fails_the_run_after_all_its_steps_passed_is_not_shown_p
     jsonschema.validate(rendered, json.loads(SCHEMA.read_text()))
     assert element["after"][0]["result"]["status"] == "failed"
     assert element["after"][0]["result"]["error_message"] == "it failed in teardown"
+
+
+def a_result(status: Status, evidence: str, steps: list[StepResult]) -> ScenarioResult:
+    return ScenarioResult(
+        key="f.feature::s", criterion=None, feature="f.feature", scenario="s", line=2,
+        status=status, duration_s=0.0, evidence=evidence, steps=steps,
+    )  # fmt: skip
+
+
+def test_what_no_format_may_get_wrong_about_a_failure() -> None:
+    """Teardown named as such; Markdown fenced and escaped against the evidence; the HTML page
+    says the run failed even when every criterion it shows passed; a skip after the last step
+    is still skipped in Cucumber; the trace keeps to the kit's own packages."""
+    from conformance.failure_evidence import _in_kit
+    from conformance.registry import default_registry
+    from conformance.reports.html import render_html
+    from conformance.reports.markdown import render_markdown
+    from conformance.results import Failure, Footer
+    from conformance.suite import SUITE_INI
+
+    teardown = Failure(step=None, phase="teardown", observed="expected <none>, observed ```")
+    assert "(after the last step, while tearing down)" in teardown.render()
+    passed = StepResult(keyword="Given", text="x", line=3, status="passed", duration_s=0.0)
+    failed = a_result(Status.ERRORED, "a ``` b", [passed]).model_copy(update={"failure": teardown})
+    run = ResultsRun(header=a_header(), scenarios=[failed], footer=None)
+    markdown = render_markdown(run, default_registry())
+    assert "expected &lt;none&gt;" in markdown and "````\na ``` b\n````" in markdown
+    page = render_html(
+        run.model_copy(
+            update={
+                "scenarios": [],
+                "footer": Footer(
+                    finished_at=a_header().started_at, totals={}, integrity="changed on disk"
+                ),
+            }
+        ),
+        default_registry(),
+    )
+    assert "run failed" in page and "integrity: changed on disk" in page
+    late_skip = a_result(Status.NOT_APPLICABLE, "needs restart", [passed])
+    element = json.loads(render_cucumber(run.model_copy(update={"scenarios": [late_skip]})))
+    assert element[0]["elements"][0]["after"][0]["result"]["status"] == "skipped"
+    assert not _in_kit(Path(pytest.__file__)) and _in_kit(
+        Path(__file__).parent.parent / "steps" / "common.py"
+    )
+    assert "timeout = 300" in SUITE_INI.read_text()

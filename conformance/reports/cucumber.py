@@ -61,9 +61,12 @@ def _element(result: ScenarioResult) -> dict[str, Any]:
         "tags": [{"name": f"@{result.criterion}"}] if result.criterion else [],
         "steps": _steps(result),
     }
-    if result.status in _FAILED_AS and not _a_step_shows_it(result):
+    if result.steps and result.status in _FAILED_AS and not _a_step_shows_it(result):
         hook = "before" if all(s.status == "skipped" for s in result.steps) else "after"
         element[hook] = [{"match": {"location": hook}, "result": _failure(result)}]
+    skipped = any(s.status == "skipped" for s in result.steps)
+    if result.steps and result.status is Status.NOT_APPLICABLE and not skipped:
+        element["after"] = [{"match": {"location": "after"}, "result": _skipped(result)}]
     return element
 
 

@@ -21,8 +21,9 @@ from conformance.reports.summary import (
     claim_headline,
     criterion_verdicts,
     divergences,
+    run_succeeded,
 )
-from conformance.results import ResultsRun, ScenarioResult, Status, StepResult
+from conformance.results import FAILING, ResultsRun, ScenarioResult, Status, StepResult
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:74rem;margin:1.5rem auto;padding:0 1rem;color:#222}
@@ -90,7 +91,7 @@ def render_html(
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
-        _summary(run, verdicts),
+        _summary(run, verdicts, registry),
         _filters(verdicts),
     ]
     by_id = {verdict.criterion.id: verdict for verdict in verdicts}
@@ -113,7 +114,7 @@ def render_html(
     return "\n".join(parts) + "\n"
 
 
-def _summary(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:
+def _summary(run: ResultsRun, verdicts: list[CriterionVerdict], registry: Registry) -> str:
     header = run.header
     scenarios = Counter(result.status.value for result in run.scenarios)
     counted = ", ".join(f"{count} {status}" for status, count in sorted(scenarios.items()))
@@ -126,10 +127,28 @@ def _summary(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:
         else f" Kit {escape(header.kit_version)}."
     )
     return (
+        f"{_run_verdict(run, registry)}"
         f"<p id='totals'><strong>It {escape(claim_headline(run, verdicts))}.</strong> "
         f"Scenarios: {escape(counted)}. Protocol {header.protocol_version}, started "
         f"{escape(header.started_at.isoformat())}.{where}</p>"
     )
+
+
+def _run_verdict(run: ResultsRun, registry: Registry) -> str:
+    """The run's own verdict first: a page of green criteria must not hide a failed run."""
+    footer = run.footer
+    causes = [
+        ("the implementation was unusable", run.header.implementation_error),
+        ("integrity", footer.integrity if footer else "the run was interrupted: no footer"),
+        ("the run stopped", footer.stopped if footer else None),
+    ]
+    said = "".join(
+        f"<p class='headline'>{escape(what)}: {escape(cause)}</p>"
+        for what, cause in causes
+        if cause
+    )
+    verdict = "passed" if run_succeeded(run, registry) else "failed"
+    return f"<p id='verdict'><span class='badge {verdict}'>run {verdict}</span></p>{said}"
 
 
 def _filters(verdicts: list[CriterionVerdict]) -> str:
@@ -222,7 +241,7 @@ def _scenario(result: ScenarioResult, quotes: Mapping[str, str]) -> str:
     )
     steps = "".join(_step(step) for step in result.steps)
     evidence = f"<pre>{escape(result.evidence)}</pre>" if result.evidence else ""
-    opened = " open" if result.failure is not None and result.status is not Status.XFAIL else ""
+    opened = " open" if result.status in FAILING | {Status.DIVERGED} else ""
     return (
         f"<details class='scenario' data-status='{result.status.value}'{opened}>"
         f"<summary>{badge} {name}{example}</summary>{headline}{quoted}"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from html import escape
 
 from conformance.registry import Registry
 from conformance.reports.summary import (
@@ -63,12 +65,15 @@ def render_markdown(
     if problems:
         lines += ["", "### Scenarios that need attention", ""]
         for result in problems:
-            headline = f" — {_cell(result.failure.headline)}" if result.failure else ""
+            failure = result.failure
+            headline = f" — {escape(failure.headline, quote=False)}" if failure else ""
+            evidence = result.evidence or ""
+            fence = "`" * max(3, 1 + max(map(len, re.findall("`+", evidence)), default=0))
             lines.append(
                 f"<details><summary>{ICON[result.status]} {result.status.value}: "
-                f"{_cell(result.key)}{headline}</summary>\n\n"
+                f"{escape(_cell(result.key), quote=False)}{_cell(headline)}</summary>\n\n"
                 f"{_quoted(result.violated, quotes or {})}"
-                f"```\n{result.evidence or ''}\n```\n</details>"
+                f"{fence}\n{evidence}\n{fence}\n</details>"
             )
     diverged = divergences(run)
     lines += ["", "### Interpretations (open questions for the spec owners)", ""]
