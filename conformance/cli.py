@@ -24,6 +24,8 @@ from conformance.expectations import (
     render_expectations,
 )
 from conformance.inventory import load_inventory
+from conformance.properties import Budget
+from conformance.properties.catalogue import property_entries
 from conformance.provenance import suite_digests
 from conformance.registry import default_registry, short_id
 from conformance.reports.badge import render_badge
@@ -182,8 +184,20 @@ def run(
         ),
     ] = None,
     sign_key_file: SignKey = None,
+    properties: Annotated[
+        Budget,
+        typer.Option(
+            help="the property checks beside the scenarios: none, ci (seconds each) or thorough "
+            "(many more examples); a counterexample is printed as a Gherkin scenario"
+        ),
+    ] = Budget.CI,
+    seed: Annotated[
+        int | None,
+        typer.Option(min=0, help="the properties' Hypothesis seed (default: a new one, recorded)"),
+    ] = None,
 ) -> None:
-    """Run the Gherkin suite against an implementation and print the per-criterion verdict."""
+    """Run the Gherkin suite and the property checks against an implementation, and print the
+    per-criterion verdict."""
     import pytest  # here, not at the top: serve-reference launches must stay light
 
     from conformance.adapters.containment import Containment
@@ -200,7 +214,7 @@ def run(
     scratch = RUN_FOLDER.make("run-")
     stream = results or scratch / "results.jsonl"
     args = [
-        *pytest_arguments(),
+        *pytest_arguments(properties),
         f"--basetemp={scratch / 'scenarios'}",
         "--impl",
         impl,
@@ -228,12 +242,15 @@ def run(
         args += ["--pass-env", name]
     args += ["--sign-key-file", str(sign_key_file)] if sign_key_file else []
     args += ["-k", select] if select else []
+    args += [f"--hypothesis-seed={seed}"] if seed is not None else []
     memory = HarnessMemory()
     with adopting_orphans():
         unusable = _preflight(impl, database, containment)
         if unusable is not None:
             _end_every_process()
-            run_of_nothing = _unusable(impl, unusable, containment, claim, allow_unverified)
+            run_of_nothing = _unusable(
+                impl, unusable, containment, claim, allow_unverified, properties
+            )
             _write_stream(run_of_nothing, results, sign_key_file)
             reports = {"junit": junit, "markdown": markdown, "html": html, "cucumber": cucumber}
             _write_reports(run_of_nothing, spec=spec, **reports)
@@ -340,6 +357,7 @@ def _unusable(
     containment: Containment,
     specs: list[str] | None,
     allowed: list[str] | None,
+    properties: Budget,
 ) -> ResultsRun:
     from conformance.recorder import unusable_run
     from conformance.results import SPEC_PREFIXES, Claim
@@ -348,14 +366,16 @@ def _unusable(
         specs=sorted(set(specs or [])) or sorted(SPEC_PREFIXES),
         allow_unverified=sorted(set(allowed or [])),
     )
-    return unusable_run(
+    run = unusable_run(
         impl,
         cause,
         containment=containment,
-        inventory=load_inventory(),
+        inventory=load_inventory(properties=properties is not Budget.NONE),
         registry=default_registry(),
         claim=claim,
     )
+    run.header.properties = properties.value
+    return run
 
 
 def _write_stream(run: ResultsRun, path: Path | None, sign_key_file: Path | None) -> None:
@@ -389,7 +409,7 @@ def _check_claim(specs: list[str], allowed: list[str]) -> None:
 
 def _check_expectations(path: Path) -> None:
     try:
-        load_expectations(path, [entry.key for entry in load_inventory()])
+        load_expectations(path, [entry.key for entry in load_inventory(properties=True)])
     except ExpectationsError as error:
         console.print(f"[bold red]configuration error:[/] {error}")
         raise typer.Exit(EXIT_USAGE) from error
@@ -724,7 +744,7 @@ def expectations_update(
     """Write an expectations file listing every scenario that failed in a (verified) results
     stream."""
     outcome = _read(results, sign_key_file)
-    keys = [entry.key for entry in load_inventory()]
+    keys = [entry.key for entry in load_inventory(properties=True)]
     known = load_expectations(output, keys) if output.exists() else {}
     failing = {Status.FAILED, Status.XFAIL}
     entries = [
@@ -743,7 +763,11 @@ def _read(path: Path, sign_key_file: Path | None = None) -> ResultsRun:
 
     try:
         key = read_key(sign_key_file) if sign_key_file else None
-        kit = KitInventory(suite_digests(), [entry.key for entry in load_inventory()])
+        kit = KitInventory(
+            suite_digests(),
+            [entry.key for entry in load_inventory()],
+            [entry.key for entry in property_entries()],
+        )
         return verify_stream(path, key=key, kit=kit)
     except BrokenStream as error:
         console.print(f"[bold red]not a trustworthy results stream:[/] {error}")

@@ -25,6 +25,8 @@ KIT_PACKAGES: Final = ("conformance", "steps", "reference", "mutants", "variants
 KIT_ROOT: Final = Path(__file__).resolve().parent.parent
 """The checkout, or site-packages for an installed kit: only the kit's packages count."""
 TRACE_FRAMES: Final = 4
+SCENARIO_NOTE: Final = "Counterexample as a scenario (paste it into a feature file):\n"
+"""How a property notes its counterexample as Gherkin (Hypothesis keeps the shrunk one's)."""
 
 
 def failure_verdict(
@@ -97,3 +99,14 @@ def kit_trace(tb: object) -> str:
 def _in_kit(path: Path) -> bool:
     resolved = path.resolve()
     return any(resolved.is_relative_to(KIT_ROOT / package) for package in KIT_PACKAGES)
+
+
+def counterexample_of(error: BaseException | None) -> str:
+    """A property's shrunk counterexample, from the notes Hypothesis attached to its error: the
+    Gherkin scenario the property wrote, else what Hypothesis printed (a state machine's
+    program of steps and the reproduction blob)."""
+    notes = [str(note) for note in getattr(error, "__notes__", [])]
+    scenario = next((n for n in notes if n.startswith(SCENARIO_NOTE)), None)
+    if scenario is not None:
+        return scenario.removeprefix(SCENARIO_NOTE).strip("\n")
+    return "\n".join(notes)

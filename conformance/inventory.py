@@ -40,10 +40,17 @@ def scenario_key(feature_file: str, name: str, example: str | None) -> str:
     return f"{base}[{example}]" if example is not None else base
 
 
-def load_inventory(features_dir: Path = FEATURES_DIR) -> list[ScenarioEntry]:
+def load_inventory(
+    features_dir: Path = FEATURES_DIR, *, properties: bool = False
+) -> list[ScenarioEntry]:
+    """Every scenario of the feature files; with `properties`, every property's records too."""
     entries: list[ScenarioEntry] = []
     for path in sorted(features_dir.glob("**/*.feature")):
         entries.extend(_feature_entries(path, path.relative_to(features_dir).as_posix()))
+    if properties:
+        from conformance.properties.catalogue import property_entries  # it builds on this module
+
+        entries.extend(property_entries())
     return entries
 
 

@@ -20,6 +20,7 @@ from conformance.expectations import ExpectationsError, load_expectations
 from conformance.fault_budget import FaultBudget
 from conformance.harness_memory import RECORDER_NAME
 from conformance.inventory import load_inventory
+from conformance.properties import Budget
 from conformance.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
 from conformance.registry import (
     CLAUSE_TAG_PREFIX,
@@ -113,7 +114,8 @@ def pytest_configure(config: pytest.Config) -> None:
     results = config.getoption("--results")
     if results:
         features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
-        inventory = load_inventory(features_dir)
+        properties = config.getoption("--properties", Budget.NONE.value)
+        inventory = load_inventory(features_dir, properties=properties != Budget.NONE)
         expectations_path = config.getoption("--expectations")
         try:
             expectations = (
@@ -137,6 +139,8 @@ def pytest_configure(config: pytest.Config) -> None:
             claim=claim_of(config),
             containment=containment_of(config),
             sign_key=_sign_key(config),
+            properties=properties,
+            seed=_seed(config) if properties != Budget.NONE else None,
         )
         config.pluginmanager.register(recorder, RECORDER_NAME)
 
@@ -157,6 +161,15 @@ def containment_of(config: pytest.Config) -> Containment:
         sandbox=config.getoption("--sandbox"),
         hidden=tuple(Path(path).resolve() for path in private if path),
     )
+
+
+def _seed(config: pytest.Config) -> int | None:
+    """The Hypothesis seed of the run (`--hypothesis-seed`; the properties plugin sets one)."""
+    seed = config.getoption("hypothesis_seed", None)
+    try:
+        return None if seed is None else int(seed)
+    except ValueError as error:
+        raise pytest.UsageError(f"--hypothesis-seed must be a whole number: {seed!r}") from error
 
 
 def _sign_key(config: pytest.Config) -> bytes | None:

@@ -27,9 +27,11 @@ from conformance import provenance
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.expectations import ExpectedFailure
-from conformance.failure_evidence import failure_verdict
+from conformance.failure_evidence import counterexample_of, failure_verdict
 from conformance.fault_budget import stopped_reason
 from conformance.inventory import ScenarioEntry, scenario_key
+from conformance.properties import MODULE_TITLES, SEARCH
+from conformance.properties.catalogue import PropertyCheck, fanned_status, property_check
 from conformance.redaction import REDACT, masked_url
 from conformance.registry import (
     CLAUSE_TAG_PREFIX,
@@ -90,6 +92,8 @@ class _Pending:
     feature_title: str = ""
     planned: list[Step] = field(default_factory=list)
     """Every step of the scenario (background first, outline values substituted)."""
+    check: PropertyCheck | None = None
+    """Set for a property check: it writes one record per criterion it names."""
 
     def failed_step(self) -> FailedStep | None:
         """The step that failed (or had no definition); None when none had begun."""
@@ -130,14 +134,18 @@ class ResultsRecorder:
         claim: Claim | None = None,
         containment: Containment | None = None,
         sign_key: bytes | None = None,
+        properties: str = "none",
+        seed: int | None = None,
     ) -> None:
         self._writer = ResultsWriter(path, sign_key=sign_key)
+        self._properties = properties
+        self._seed = seed
         self._containment = containment or Containment()
         self._redact = REDACT
         self._header: Header | None = None
         self._footer: Footer | None = None
-        self.keys_by_nodeid: dict[str, str] = {}
-        """Which record each collected pytest item writes, for cross-checking pytest's outcome."""
+        self.keys_by_nodeid: dict[str, list[str]] = {}
+        """Which records each collected pytest item writes, for cross-checking pytest's outcome."""
         self._impl = impl
         self._database = database
         self._registry = registry
@@ -166,7 +174,7 @@ class ResultsRecorder:
             error=self.implementation_error,
             database=masked_url(self._database),
             needs_review=self._needs_review,
-        )
+        ).model_copy(update={"properties": self._properties, "seed": self._seed})
         self._writer.write(self._header)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -217,6 +225,8 @@ class ResultsRecorder:
         if pending is None or pending.status not in (None, Status.PASSED):
             return
         noted: list[str] = item.stash.get(EVIDENCE_KEY, [])
+        if pending.check is not None and call.when == "call":
+            noted = [*noted, self._search_of(item)]
         notes = "\n".join(noted)
         if report.skipped:
             pending.status, pending.evidence = _skip_verdict(report)
@@ -224,6 +234,15 @@ class ResultsRecorder:
             pending.status, pending.failure, pending.violated = failure_verdict(
                 call, pending.failed_step(), pending.interpretations
             )
+            if pending.check is not None:
+                pending.failure = pending.failure.model_copy(
+                    update={
+                        "property_title": pending.check.title,
+                        "counterexample": counterexample_of(
+                            call.excinfo.value if call.excinfo else None
+                        ),
+                    }
+                )
             rendered = pending.failure.render()
             pending.evidence = _clip(f"{rendered}\n\nMeasured:\n{notes}" if notes else rendered)
         elif call.when == "call":
@@ -239,31 +258,41 @@ class ResultsRecorder:
         pending = self._pending.pop(nodeid, None)
         if pending is None:
             return
-        status = pending.status or Status.ERRORED
-        evidence = pending.evidence
-        expected = self._expectations.get(pending.key)
-        if expected is not None:
-            status, evidence = _apply_expectation(status, evidence, expected)
-        self._write(
-            ScenarioResult(
-                key=pending.key,
-                criterion=pending.criterion,
-                feature=pending.feature,
-                scenario=pending.scenario,
-                line=pending.line,
-                status=status,
-                duration_s=round(_since(self.clock, pending.started), 6),
-                evidence=evidence,
-                failure=pending.failure,
-                title=pending.title,
-                example=pending.example,
-                feature_title=pending.feature_title,
-                steps=pending.all_steps(),
-                violated=pending.violated,
-                interpretations=pending.interpretations,
-                clauses=pending.clauses,
-            )
+        result = ScenarioResult(
+            key=pending.key,
+            criterion=pending.criterion,
+            feature=pending.feature,
+            scenario=pending.scenario,
+            line=pending.line,
+            status=pending.status or Status.ERRORED,
+            duration_s=round(_since(self.clock, pending.started), 6),
+            evidence=pending.evidence,
+            failure=pending.failure,
+            title=pending.title,
+            example=pending.example,
+            feature_title=pending.feature_title,
+            steps=pending.all_steps(),
+            violated=pending.violated,
+            interpretations=pending.interpretations,
+            clauses=pending.clauses,
         )
+        records = [result] if pending.check is None else _fanned_out(result, pending.check)
+        for record in records:
+            self._write(self._expected(record))
+
+    def _expected(self, result: ScenarioResult) -> ScenarioResult:
+        """The record as the expectations file has it: a listed failure is xfail, a listed
+        scenario that passed is xpass."""
+        expected = self._expectations.get(result.key)
+        if expected is None:
+            return result
+        status, evidence = _apply_expectation(result.status, result.evidence, expected)
+        return result.model_copy(update={"status": status, "evidence": evidence})
+
+    def _search_of(self, item: pytest.Item) -> str:
+        """What a property's search was: its budget, the seed, and Hypothesis' statistics."""
+        statistics = item.stash.get(SEARCH, "no search was made")
+        return f"Hypothesis, budget {self._properties}, seed {self._seed}:\n{statistics}"
 
     # -- steps ---------------------------------------------------------------
     def pytest_bdd_before_step(self, request: pytest.FixtureRequest, step: Step) -> None:
@@ -310,7 +339,7 @@ class ResultsRecorder:
     def _identify(self, item: pytest.Item) -> _Pending | None:
         template = scenario_template(item)
         if template is None:
-            return None
+            return self._identify_property(item)
         callspec = getattr(item, "callspec", None)
         example = callspec.id if callspec is not None and template.templated else None
         criteria = [tag for tag in template.tags if CRITERION_TAG.fullmatch(tag)]
@@ -319,7 +348,7 @@ class ResultsRecorder:
             Path(template.feature.filename).resolve().relative_to(self._features_dir).as_posix()
         )
         key = scenario_key(feature_file, template.name, example)
-        self.keys_by_nodeid[item.nodeid] = key
+        self.keys_by_nodeid[item.nodeid] = [key]
         values: dict[str, str] = (
             dict(callspec.params.get("_pytest_bdd_example", {})) if callspec and example else {}
         )
@@ -336,6 +365,23 @@ class ResultsRecorder:
             line=template.line_number,
             interpretations=interpretation_tags(template.tags),
             clauses=clause_tags(criterion, template.tags),
+        )
+
+    def _identify_property(self, item: pytest.Item) -> _Pending | None:
+        check = property_check(item.path.name, getattr(item, "originalname", item.name))
+        if check is None:
+            return None
+        self.keys_by_nodeid[item.nodeid] = [check.key(c) for c in check.criteria]
+        return _Pending(
+            key=check.key(check.criteria[0]),
+            title=check.title,
+            feature_title=MODULE_TITLES[check.module],
+            criterion=None,
+            feature=check.feature_file,
+            scenario=check.title,
+            line=check.line(),
+            interpretations=check.interpretations(),
+            check=check,
         )
 
     def _describe_implementation(self) -> tuple[dict[str, object] | None, str | None]:
@@ -436,6 +482,35 @@ def unusable_run(
         records=len(scenarios),
     )
     return ResultsRun(header=header, scenarios=scenarios, footer=footer)
+
+
+def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioResult]:
+    """A property's one run as a record per criterion it names (see `fanned_status`)."""
+    records = []
+    for criterion in check.criteria:
+        status = fanned_status(result.status, result.violated, criterion, check.criteria)
+        unverified = status is Status.NOT_APPLICABLE and result.status is not status
+        records.append(
+            result.model_copy(
+                update={
+                    "key": check.key(criterion),
+                    "criterion": criterion,
+                    "title": f"{check.title} [{criterion}]",
+                    "example": {"criterion": criterion},
+                    "status": status,
+                    "evidence": _not_verified(result) if unverified else result.evidence,
+                }
+            )
+        )
+    return records
+
+
+def _not_verified(result: ScenarioResult) -> str:
+    broken = ", ".join(result.violated)
+    return (
+        f"not verified by this property: it stopped at a counterexample against {broken} "
+        f"(see that criterion's record of it)"
+    )
 
 
 def _skip_verdict(report: pytest.TestReport) -> tuple[Status, str]:

@@ -98,6 +98,9 @@ class Header(Record):
     implementation_error: str | None = None
     database: str | None
     seed: int | None
+    """The Hypothesis seed of the run's property checks (None when none ran)."""
+    properties: str = "none"
+    """The property checks' budget: none, ci or thorough (`--properties`)."""
     needs_review: list[str] = []
     claim: Claim = Claim()
     started_at: datetime
@@ -133,7 +136,12 @@ class Failure(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     step: FailedStep | None
-    """None when the scenario failed outside its steps: see `phase`."""
+    """None when the scenario failed outside its steps (see `phase`), or for a property."""
+    property_title: str | None = None
+    """For a property check: its title (it has no steps)."""
+    counterexample: str = ""
+    """For a property check: the shrunk counterexample, as a Gherkin scenario where the kit
+    can write one (paste it into a feature file to keep it), else as Hypothesis printed it."""
     phase: Literal["setup", "call", "teardown"] = "call"
     clauses: dict[str, str] = {}
     """The cited clause or interpretation IDs, each with the kit's statement of it."""
@@ -154,9 +162,11 @@ class Failure(BaseModel):
             "teardown": "(after the last step, while tearing down)",
         }
         step = self.step.render() if self.step else outside[self.phase]
-        lines = [f"Step: {step}"]
+        lines = [f"Property: {self.property_title}" if self.property_title else f"Step: {step}"]
         lines += [f"Clause {cite}: {statement}" for cite, statement in self.clauses.items()]
         lines.append(f"Expected vs observed: {self.observed}")
+        if self.counterexample:
+            lines += ["", "Counterexample:", self.counterexample]
         if self.trace:
             lines += ["", "Trace:", self.trace]
         return "\n".join(lines)

@@ -36,6 +36,7 @@ from conformance.results import (
 )
 
 SUPPORTED_PROTOCOLS: Final = frozenset({1})
+KEY_SOURCES: Final = ("conformance/features/", "conformance/properties/catalogue.py")
 RECORD_TYPES: Final[dict[object, type[Record]]] = {
     "header": Header,
     "scenario": ScenarioResult,
@@ -60,14 +61,20 @@ def read_key(path: Path) -> bytes:
 
 
 class KitInventory(NamedTuple):
-    """The kit reading a stream: its suite digests and its scenario keys."""
+    """The kit reading a stream: its suite digests, its scenario keys and its properties'."""
 
     suite: dict[str, str]
     keys: list[str]
+    property_keys: list[str]
 
     @staticmethod
     def features(suite: dict[str, str]) -> dict[str, str]:
-        return {path: d for path, d in suite.items() if path.startswith("conformance/features/")}
+        """The digests that decide the keys: the feature files and the property catalogue."""
+        return {path: d for path, d in suite.items() if path.startswith(KEY_SOURCES)}
+
+    def expected_keys(self, header: Header) -> list[str]:
+        checked_properties = header.properties != "none"
+        return sorted(self.keys + (self.property_keys if checked_properties else []))
 
 
 def read_stream(path: Path) -> ResultsRun:
@@ -153,7 +160,7 @@ def _check_run(run: ResultsRun, path: Path, key: bytes | None, kit: KitInventory
     same_features = kit is not None and kit.features(kit.suite) == kit.features(
         header.provenance.suite
     )
-    if kit is not None and same_features and sorted(kit.keys) != sorted(keys):
+    if kit is not None and same_features and kit.expected_keys(header) != sorted(keys):
         raise BrokenStream(f"{path}: the records are not this kit's inventory of scenarios")
     if key is not None:
         expected = sign(key, footer.chain)

@@ -12,11 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from conformance.properties import Budget, module_paths
+
 PACKAGE_DIR: Final = Path(__file__).resolve().parent
 FEATURES_DIR: Final = PACKAGE_DIR / "features"
 SUITE_INI: Final = PACKAGE_DIR / "suite.ini"
 PLUGINS: Final = (
     "conformance.pytest_plugin",
+    "conformance.properties.plugin",
     "steps.common",
     "steps.office_scene",
     "steps.office_actions",
@@ -36,10 +39,14 @@ def steps_dir() -> Path:
     return Path(steps.__file__).resolve().parent
 
 
-def pytest_arguments() -> list[str]:
-    """The arguments that run the suite's scenarios, whatever the working folder."""
+def pytest_arguments(properties: Budget = Budget.NONE) -> list[str]:
+    """The arguments that run the suite's scenarios, and its properties on the budget given,
+    whatever the working folder."""
+    modules = [] if properties is Budget.NONE else module_paths()
     arguments = [
         str(steps_dir() / "test_features.py"),
+        *modules,
+        f"--properties={properties.value}",
         f"--rootdir={PACKAGE_DIR}",
         "-c",
         str(SUITE_INI),

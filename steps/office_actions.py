@@ -15,7 +15,7 @@ from functools import partial
 
 from pytest_bdd import given, parsers, when
 
-from conformance.clause_check import expect, port_requires, scenario_value
+from conformance.clause_check import expect, port_requires, port_value, scenario_value
 from conformance.driver import (
     AssignmentResult,
     Capability,
@@ -362,6 +362,14 @@ def next_count_read_fails(office: OfficeScene) -> None:
 def mark_every_run(office: OfficeScene, status: RunStatus) -> None:
     for run in office.driver.list_runs():
         office.driver.set_run_status(run.run_id, status)
+
+
+@when(parsers.parse('the run of that wake is marked "{status}"'))
+def mark_the_wake_s_run(office: OfficeScene, status: RunStatus) -> None:
+    """Settle the run the last wake inserted, as the property checks do after each admission."""
+    result = office.last_wake().result
+    run_id = port_value(result.run_id if result else None, "the wake names no run to mark")
+    office.driver.set_run_status(run_id, status)
 
 
 @when("the newest run is deleted")

@@ -1,4 +1,5 @@
-"""The whole feature suite, in-process and through `exec:` against the served reference.
+"""The whole suite, properties included, in-process and through `exec:` against the served
+reference.
 
 The protocol and the exec adapter must lose nothing: both runs exit 0, every
 scenario gets the same status and so every criterion the same verdict. Both
@@ -27,6 +28,8 @@ from tests.sandbox import SANDBOXED
 CONFORMANCE = Path(sys.executable).with_name("conformance")
 """The kit's command, installed beside this interpreter by `pip install -e .`."""
 RUN_TIMEOUT = 900
+SEED = 20261130
+"""One seed for both runs: their property checks try the same examples."""
 
 
 @pytest.mark.slow
@@ -35,9 +38,16 @@ def test_in_process_and_exec_runs_give_identical_verdicts(tmp_path: Path) -> Non
     assert CONFORMANCE.exists(), f"{CONFORMANCE} is missing: install the kit with pip install -e ."
     serve = shlex.join([str(CONFORMANCE), "serve-reference"])
     sandbox = ["--sandbox"] if SANDBOXED else []
+    seed = ["--seed", str(SEED)]
     in_process, over_exec = _run_at_once(
-        {"in-process": [], "exec": ["--impl", f"exec:{serve}", *sandbox]}, tmp_path
+        {"in-process": seed, "exec": ["--impl", f"exec:{serve}", *sandbox, *seed]}, tmp_path
     ).values()
+    for run in (in_process, over_exec):
+        assert (run.header.properties, run.header.seed) == ("ci", SEED)
+        checked = [r for r in run.scenarios if r.feature.startswith("properties/")]
+        assert checked and all(r.status is Status.PASSED for r in checked), (
+            "properties did not pass"
+        )
 
     assert over_exec.header.provenance is not None
     assert over_exec.header.provenance.sandbox is SANDBOXED

@@ -35,7 +35,7 @@ JUDGING_CODE = sorted(
     [
         *ROOT.glob("steps/*.py"),
         ROOT / "conformance" / "races.py",
-        *ROOT.glob("tests/properties/*.py"),
+        *ROOT.glob("conformance/properties/*.py"),
     ]
 )
 CITE = re.compile(rf"^(?:{CLAUSE_ID.pattern}|{INTERPRETATION_ID.pattern})$")

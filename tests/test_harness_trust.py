@@ -103,7 +103,7 @@ def test_a_record_that_contradicts_pytest_s_own_outcome_is_reported() -> None:
         ],
         footer=None,
     )
-    memory.keys_by_nodeid = {"t::a": "a", "t::b": "b", "t::c": "c"}
+    memory.keys_by_nodeid = {"t::a": ["a"], "t::b": ["b"], "t::c": ["c"]}
     memory.outcomes.update({"t::a": "passed", "t::b": "failed", "t::c": "failed"})
     assert memory.disagreements() == ["c: recorded passed, pytest saw it failed"]
 
@@ -117,6 +117,8 @@ def test_the_stored_evidence_does_not_depend_on_quiet(tmp_path: Path) -> None:
             [
                 str(CONFORMANCE),
                 "run",
+                "--properties",
+                "none",
                 mode,
                 "--impl",
                 "mutant:allowance_off_by_one",

@@ -70,9 +70,11 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("pages")
     mutant, broken = folder / "mutant.jsonl", folder / "never-starts.jsonl"
     outputs = ["--results", str(mutant), "--html", str(folder / "spec.html")]
-    RUNNER.invoke(app, ["run", "--quiet", "--impl", "mutant:allowance_off_by_one", *outputs])
+    failing = ["--impl", "mutant:allowance_off_by_one", "--properties", "none"]
+    RUNNER.invoke(app, ["run", "--quiet", *failing, *outputs])
     fake = f"exec:{sys.executable} {FAKES / 'wrong_version.py'}"
-    RUNNER.invoke(app, ["run", "--quiet", "--impl", fake, "--results", str(broken)])
+    never_starts = ["--impl", fake, "--properties", "none", "--results", str(broken)]
+    RUNNER.invoke(app, ["run", "--quiet", *never_starts])
     RUNNER.invoke(app, ["compare", str(mutant), str(broken), "--html", str(folder / "matrix.html")])
     return {"spec": folder / "spec.html", "matrix": folder / "matrix.html", "folder": folder}
 

@@ -151,7 +151,8 @@ def test_compare_writes_a_matrix_and_keeps_ids_readable_at_80_columns(
     folder, _ = mutant_run
     twin = tmp_path / "twin.jsonl"  # an implementation that never starts: every row differs
     fake = Path(__file__).parent / "protocol" / "fakes" / "wrong_version.py"
-    RUNNER.invoke(app, ["run", "--impl", f"exec:{sys.executable} {fake}", "--results", str(twin)])
+    fake_impl = ["--impl", f"exec:{sys.executable} {fake}", "--properties", "none"]
+    RUNNER.invoke(app, ["run", *fake_impl, "--results", str(twin)])
     html, markdown = tmp_path / "matrix.html", tmp_path / "matrix.md"
     both = [str(folder / "results.jsonl"), str(twin)]
     outcome = RUNNER.invoke(

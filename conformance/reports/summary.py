@@ -39,10 +39,11 @@ class CriterionVerdict:
     @property
     def missing_capabilities(self) -> list[str]:
         """Why the scenarios that did not apply did not: the capabilities they needed."""
+        prefix = "the implementation does not declare "
         reasons = {
-            (s.evidence or "").removeprefix("the implementation does not declare ").strip()
+            (s.evidence or "").removeprefix(prefix).strip()
             for s in self.scenarios
-            if s.status is Status.NOT_APPLICABLE
+            if s.status is Status.NOT_APPLICABLE and (s.evidence or "").startswith(prefix)
         }
         return sorted(reason for reason in reasons if reason)
 

@@ -75,11 +75,15 @@ def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> No
         )
     quiet = (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED)
     not_run = [result for result in run.scenarios if result.evidence == NOT_RUN]
+    shown: set[str] = set()
     for result in run.scenarios:
         if result.status in quiet or result.evidence == NOT_RUN:
             continue
         console.print(f"[{STYLE[result.status]}]{result.status.value}[/] {result.key}")
-        if result.evidence:
+        if result.evidence in shown:
+            console.print("  (the same evidence as above: one property check, several criteria)")
+        elif result.evidence:
+            shown.add(result.evidence)
             console.print(result.evidence, markup=False, highlight=False)
     if not_run:
         console.print(

@@ -49,7 +49,11 @@ def test_a_run_that_cannot_verify_a_criterion_fails_and_names_it(tmp_path: Path)
     impl = "python:tests.adversaries.without_capabilities:office_without_hooks"
     results = tmp_path / "results.jsonl"
     outcome = CliRunner().invoke(
-        app, ["run", "--impl", impl, "--claim", "office", "--quiet", "--results", str(results)]
+        app,
+        [
+            *("run", "--impl", impl, "--claim", "office", "--quiet", "--properties", "none"),
+            *("--results", str(results)),
+        ],
     )
     assert outcome.exit_code == EXIT_FAILURES, outcome.output
     assert "unverified: AC-OFFICE-ASSIGN-RATE-002.2" in outcome.output
@@ -61,6 +65,8 @@ def test_a_run_that_cannot_verify_a_criterion_fails_and_names_it(tmp_path: Path)
         app,
         [
             "run",
+            "--properties",
+            "none",
             "--impl",
             impl,
             "--claim",

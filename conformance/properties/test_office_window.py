@@ -32,19 +32,22 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from conformance.clause_check import expect, port_value, scenario_requires, violated
+from conformance.clause_check import expect, port_value, violated
 from conformance.driver import Capability, Driver, OfficeConstants, Outcome, Run, RunStatus
 from conformance.oracle.office_window import OfficeWindowOracle
+from conformance.properties.office_scenario import (
+    ASSIGNEES,
+    ASSIGNER,
+    TASKS,
+    WORKSPACE,
+    kept_as_scenario,
+)
 
 if TYPE_CHECKING:
-    from tests.properties.conftest import DriverFactory
+    from conformance.properties.plugin import DriverFactory
 
 T0 = datetime(2026, 2, 2, 8, 0, tzinfo=UTC)
 MICRO = timedelta(microseconds=1)
-WORKSPACE = "ws"
-ASSIGNER = "assigner"
-ASSIGNEES = ("a1", "a2")
-TASKS = ("t1", "t2")
 SETTLED: tuple[RunStatus, ...] = ("finished", "running", "claimed", "failed", "cancelled")
 
 SERIAL_BOUND = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
@@ -300,19 +303,13 @@ def admitted_per_task(driver: Driver, wakes: Sequence[Wake]) -> Counter[tuple[st
 
 
 @given(data=st.data())
-def test_a_schedule_never_goes_back_in_time(office: Office, data: st.DataObject) -> None:
-    """The checks below judge windows over stored instants, which assumes a forward clock."""
-    instants = [wake.at for wake in data.draw(schedules(office, 15), label="schedule")]
-    scenario_requires(instants == sorted(instants), f"a schedule goes back in time: {instants}")
-
-
-@given(data=st.data())
 def test_admission_decisions_match_the_rolling_window(
     drivers: DriverFactory, office: Office, data: st.DataObject
 ) -> None:
     schedule = data.draw(schedules(office, 12), label="schedule")
     oracle = office.oracle()
-    with drivers.fresh() as driver:
+    title = "every admission decision is the rolling window's"
+    with drivers.fresh() as driver, kept_as_scenario(title, office, schedule):
         prepare(driver)
         for wake in schedule:
             cites = decision_cites(oracle, wake) if wake.by_agent else (OTHERS_ADMITTED,)
@@ -350,14 +347,16 @@ def test_same_instant_wakes_are_decided_independently_of_their_order(
     expected = Counter(
         (w.task_id, w.by_agent) for w in batch if predicted(oracle, w) is Outcome.QUEUED
     )
-    cites = (SERIAL_BOUND, NEVER_REFUSE_EARLY, NO_TIEBREAK)
+    cites: tuple[str, ...] = (SERIAL_BOUND, NEVER_REFUSE_EARLY, NO_TIEBREAK)
+    title = "same-instant wakes admit as many whatever their order"
     for order in (batch, reordered):
-        with drivers.fresh() as driver:
-            prepare(driver)
-            for wake in prelude:
-                perform(driver, wake)
-            admitted = admitted_per_task(driver, order)
-        expect(admitted == expected, cites, f"order {order!r} admitted {dict(admitted)}")
+        with kept_as_scenario(title, office, [*prelude, *order]):
+            with drivers.fresh() as driver:
+                prepare(driver)
+                for wake in prelude:
+                    perform(driver, wake)
+                admitted = admitted_per_task(driver, order)
+            expect(admitted == expected, cites, f"order {order!r} admitted {dict(admitted)}")
         cites = (COUNT_NOT_ORDER, NO_TIEBREAK)
 
 
@@ -368,23 +367,25 @@ def test_no_window_ever_holds_more_than_the_allowance(
     window, allowance = office.window, office.allowance
     schedule = data.draw(schedules(office, 15), label="schedule")
     admitted: Counter[str] = Counter()
-    with drivers.fresh() as driver:
-        prepare(driver)
-        for wake in schedule:
-            outcome = perform(driver, wake)
-            if outcome is Outcome.QUEUED:
-                admitted[wake.task_id] += 1 if wake.by_agent else 0
-                continue
-            instants = agent_wake_instants(driver.list_runs(), wake.task_id)
-            held = held_in_window(instants, wake.at, window)
-            expect(
-                held >= allowance,
-                (NEVER_REFUSE_EARLY, HALF_OPEN),
-                f"{wake!r} refused with only {held} in its window",
-            )
-        runs = driver.list_runs()
-    for task_id in TASKS:
-        check_stored(agent_wake_instants(runs, task_id), admitted[task_id], task_id, office)
+    title = "no stored window holds more than the allowance"
+    with kept_as_scenario(title, office, schedule, window_checks=True):
+        with drivers.fresh() as driver:
+            prepare(driver)
+            for wake in schedule:
+                outcome = perform(driver, wake)
+                if outcome is Outcome.QUEUED:
+                    admitted[wake.task_id] += 1 if wake.by_agent else 0
+                    continue
+                instants = agent_wake_instants(driver.list_runs(), wake.task_id)
+                held = held_in_window(instants, wake.at, window)
+                expect(
+                    held >= allowance,
+                    (NEVER_REFUSE_EARLY, HALF_OPEN),
+                    f"{wake!r} refused with only {held} in its window",
+                )
+            runs = driver.list_runs()
+        for task_id in TASKS:
+            check_stored(agent_wake_instants(runs, task_id), admitted[task_id], task_id, office)
 
 
 def check_stored(instants: list[datetime], admitted: int, task_id: str, office: Office) -> None:

@@ -1,0 +1,37 @@
+"""The property checks `conformance run` runs beside the Gherkin scenarios (see `catalogue`).
+
+Each is a Hypothesis test in a module of this package, run through the chosen driver like
+any scenario; `--properties` sets how hard they look for a counterexample.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+PROPERTIES_DIR: Final = Path(__file__).resolve().parent
+OFFICE_MODULE: Final = "test_office_window.py"
+WORK_REQUEST_MODULE: Final = "test_work_request_machine.py"
+MODULE_TITLES: Final = {
+    OFFICE_MODULE: "Properties of the office allowance's rolling window",
+    WORK_REQUEST_MODULE: "The work-request state machine",
+}
+
+SEARCH: Final = pytest.StashKey[str]()
+"""Hypothesis' account of a property's search, for its result record's evidence."""
+
+
+class Budget(StrEnum):
+    """How hard `conformance run` looks for counterexamples (`--properties`)."""
+
+    NONE = "none"
+    CI = "ci"
+    THOROUGH = "thorough"
+
+
+def module_paths() -> list[str]:
+    """The property modules, for pytest's command line."""
+    return sorted(str(PROPERTIES_DIR / module) for module in MODULE_TITLES)
