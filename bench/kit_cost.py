@@ -34,6 +34,7 @@ from bench.report import Measure, Row
 from bench.stats import MICROS, MILLIS, median, rate
 from conformance.adapters.factory import PRELAUNCH_ENV, REUSE_ENV, open_driver
 from conformance.driver import Capability, Driver
+from conformance.properties.plugin import DriverFactory
 from conformance.stream_integrity import read_stream
 
 SECTION = "4. The kit"
@@ -42,7 +43,7 @@ EXEC_FILES = (ROOT / "conformance/adapters/exec_adapter.py", ROOT / "conformance
 EXEC_IMPL = f"exec:{sys.executable} -m conformance.serve"
 IN_PROCESS = "reference"
 SUITE_TARGET = 1.5
-PROPERTY_MODULE = "tests.properties.test_office_window_properties"
+PROPERTY_MODULE = "conformance.properties.test_office_window"
 PROPERTY_TEST = "test_admission_decisions_match_the_rolling_window"
 RUN_TIMEOUT = 3600
 SPARE_SETTLE = 2.0
@@ -370,8 +371,12 @@ class CountingDrivers:
 
 def _examples_per_second(impl: str, examples: int) -> tuple[float, int]:
     module = importlib.import_module(PROPERTY_MODULE)
-    factories = importlib.import_module("tests.properties.conftest")
-    drivers = CountingDrivers(factories.DriverFactory(impl=impl, database=None))
+    with tempfile.TemporaryDirectory(prefix="bench-examples-") as scratch:
+        return _count_examples(module, impl, examples, Path(scratch))
+
+
+def _count_examples(module: Any, impl: str, examples: int, scratch: Path) -> tuple[float, int]:
+    drivers = CountingDrivers(DriverFactory(impl=impl, database=None, scratch=scratch))
     with _driver(impl) as driver:
         description = driver.describe()
     assert description.office is not None

@@ -1,12 +1,17 @@
 """The kit as implementers install it: a wheel in a fresh virtual environment, run elsewhere.
 
-The wheel is built from this checkout and installed into a new virtual
-environment outside it; `conformance run` is started from an unrelated empty
-folder against the served reference through `exec:`. Everything the run needs
-(the feature files, the step modules, the registry, the schemas, the pytest
-configuration) must come from the installed package. The same installed kit
-then runs the shell steps of the repository's GitHub Action (action.yml), as a
-runner would. It takes a minute or more: deselect it with `-m "not slow"`.
+The wheel is built from this checkout and installed into a new virtual environment outside
+it. From an unrelated empty folder, the installed `conformance run` runs the whole suite,
+property checks included, through `exec:` against the served reference, sandboxed
+(`--sandbox`, under bubblewrap) wherever bubblewrap is installed, as it is in CI; at the same
+time the checkout's own kit runs it in-process. The protocol and the exec adapter must lose
+nothing: both runs exit 0, every scenario and property record gets the same status and so every
+criterion the same verdict, and `conformance report` of each stream verifies it and exits 0.
+The installed kit then runs the Node example (examples/node-office) claiming office, and the
+shell steps of the repository's GitHub Action (action.yml), as a runner would. Everything
+comes from the installed package: the feature files, the step modules, the property checks,
+the registry, the schemas, the pytest configuration. It takes minutes on two busy cores:
+deselect it with `-m "not slow"`.
 """
 
 from __future__ import annotations
@@ -23,10 +28,18 @@ from typing import Any
 import pytest
 import yaml
 
+from conformance.registry import default_registry
+from conformance.reports.summary import criterion_verdicts
+from conformance.results import ResultsRun, Status
 from conformance.stream_integrity import verify_stream
+from tests.sandbox import SANDBOXED
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-TIMEOUT = 600
+CHECKOUT_CONFORMANCE = Path(sys.executable).with_name("conformance")
+"""The checkout's kit, installed beside this interpreter by `pip install -e .`."""
+TIMEOUT = 900
+SEED = 20261130
+"""One seed for both runs: their property checks try the same examples."""
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3 * TIMEOUT)]
 
 
@@ -51,19 +64,118 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     return Installed(wheel, venv)
 
 
-def test_an_installed_wheel_runs_the_whole_suite_from_any_folder(
+def test_the_installed_wheel_through_exec_agrees_with_the_checkout_in_process(
     installed: Installed, tmp_path: Path
 ) -> None:
-    results = tmp_path / "results.jsonl"
     served = "exec:conformance serve-reference"  # found beside the venv's interpreter
-    arguments = ["run", "--quiet", "--impl", served, "--results", results]
+    sandbox = ["--sandbox"] if SANDBOXED else []
+    seed = ["--seed", str(SEED)]
+    runs = run_at_once(
+        {
+            "in-process": (CHECKOUT_CONFORMANCE, seed),
+            "exec": (installed.bin / "conformance", ["--impl", served, *sandbox, *seed]),
+        },
+        tmp_path,
+    )
+    in_process, over_exec = runs["in-process"], runs["exec"]
+    assert over_exec.header.provenance is not None
+    assert over_exec.header.provenance.sandbox is SANDBOXED
+    assert any(
+        path.startswith("conformance/features/") for path in over_exec.header.provenance.suite
+    )
+    assert any(installed.venv.glob("lib/python3*/site-packages/conformance/features/*.feature"))
+    assert "reset" in (over_exec.header.description or {}).get("capabilities", [])
+    for each in (in_process, over_exec):
+        assert (each.header.properties, each.header.seed) == ("ci", SEED)
+        checked = [r for r in each.scenarios if r.feature.startswith("properties/")]
+        assert checked and all(r.status is Status.PASSED for r in checked), "properties failed"
+    crashes = needing_a_process(in_process)
+    assert crashes, "the crash scenarios should be not applicable in-process"
+    assert all(statuses(over_exec)[key] is Status.PASSED for key in crashes)
+    differences = compared(statuses(in_process), statuses(over_exec), "scenario")
+    differences += compared(verdicts(in_process), verdicts(over_exec), "criterion")
+    unexpected = [d for d in differences if not any(key in d for key in crashes)]
+    assert not unexpected, "the runs disagree:\n" + "\n".join(unexpected)
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None and not os.environ.get("CONFORMANCE_REQUIRE_NODE"),
+    reason="Node.js is not installed (CI sets CONFORMANCE_REQUIRE_NODE=1 and has it)",
+)
+def test_the_installed_wheel_passes_the_node_example_claiming_office(
+    installed: Installed, tmp_path: Path
+) -> None:
+    adapter = CHECKOUT / "examples" / "node-office" / "adapter.js"
+    results = tmp_path / "node.jsonl"
+    arguments = ["run", "--quiet", "--claim", "office", "--results", results]
+    arguments += ["--impl", f"exec:node {adapter}"]
     completed = run(installed.bin / "conformance", *arguments, cwd=tmp_path, check=False)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    provenance = verify_stream(results).header.provenance
-    assert provenance is not None
-    assert any(path.startswith("conformance/features/") for path in provenance.suite)
-    assert any(installed.venv.glob("lib/python3*/site-packages/conformance/features/*.feature"))
-    assert "claims office and work-requests: 38 of 38 criteria passed" in completed.stdout
+    node = verify_stream(results)
+    assert node.header.properties == "ci"
+    said = " ".join(completed.stdout.split())
+    assert "claims office: 25 of 25 criteria passed; 13 out of scope" in said, said
+
+
+def run_at_once(
+    commands: dict[str, tuple[Path, list[str]]], scratch: Path
+) -> dict[str, ResultsRun]:
+    """Start one `conformance run` per entry, each in an empty folder of its own, wait for all,
+    and read their results streams (each verified by `conformance report`, which must exit 0)."""
+    started = {}
+    for name, (command, arguments) in commands.items():
+        folder = scratch / name
+        folder.mkdir()
+        results, log = folder / "results.jsonl", scratch / f"{name}.log"
+        with log.open("w") as output:
+            process = subprocess.Popen(
+                [str(command), "run", "--quiet", "--results", str(results), *arguments],
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                cwd=folder,
+            )
+        started[name] = (command, process, results, log)
+    runs = {}
+    try:
+        for name, (command, process, results, log) in started.items():
+            code = process.wait(timeout=TIMEOUT)
+            assert code == 0, f"{name} run exited {code}:\n{log.read_text()[-3000:]}"
+            report = run(command, "report", results, check=False)
+            assert report.returncode == 0, f"report of the {name} run exited {report.returncode}"
+            runs[name] = verify_stream(results)
+    finally:
+        for _, process, _, _ in started.values():
+            process.kill()
+            process.wait()
+    return runs
+
+
+def needing_a_process(run: ResultsRun) -> set[str]:
+    """Scenarios only `exec:` can run: the harness kills the implementation mid-batch."""
+    return {
+        result.key
+        for result in run.scenarios
+        if result.status is Status.NOT_APPLICABLE and "cannot kill" in (result.evidence or "")
+    }
+
+
+def statuses(run: ResultsRun) -> dict[str, Status]:
+    return {result.key: result.status for result in run.scenarios}
+
+
+def verdicts(run: ResultsRun) -> dict[str, Status]:
+    return {
+        verdict.criterion.id: verdict.status
+        for verdict in criterion_verdicts(run, default_registry())
+    }
+
+
+def compared(in_process: dict[str, Status], over_exec: dict[str, Status], what: str) -> list[str]:
+    return [
+        f"{what} {key}: in-process {in_process.get(key)}, exec {over_exec.get(key)}"
+        for key in sorted(in_process.keys() | over_exec.keys())
+        if in_process.get(key) != over_exec.get(key)
+    ]
 
 
 def test_the_github_action_s_steps_run_the_kit_and_publish_its_verdict(
