@@ -48,7 +48,10 @@ const OPERATIONS = {
       },
     };
   },
-  reset: () => office.reset(),
+  reset: () => {
+    office.reset();
+    return null;
+  },
 
   // The harness owns the clock; the Office reads no other time.
   set_clock: ({ instant }) => {
@@ -105,8 +108,12 @@ function runConcurrently(calls) {
       invoked_at_ns: invoked,
       completed_at_ns: sinceOrigin(),
     };
-    if (reply.not_supported) Object.assign(outcome, { error: 'not_supported', message: reply.message });
-    if (reply.error) Object.assign(outcome, { error: reply.error.code, definite: reply.error.definite, message: reply.error.message });
+    if (reply.not_supported) {
+      Object.assign(outcome, { error: 'not_supported', message: reply.message });
+    } else if (reply.error) {
+      const { code, definite, message } = reply.error;
+      Object.assign(outcome, { error: code, definite, message });
+    }
     return outcome;
   });
 }
@@ -149,7 +156,8 @@ function answer(line) {
   } catch {
     return { seq: 0, ...failure('invalid_input', 'a request line must be a JSON object', true) };
   }
-  const seq = request !== null && Number.isSafeInteger(request.seq) && request.seq > 0 ? request.seq : 0;
+  const readable = request !== null && Number.isSafeInteger(request.seq) && request.seq > 0;
+  const seq = readable ? request.seq : 0;
   if (seq === 0 || request.protocol !== 1 || typeof request.op !== 'string') {
     return { seq, ...failure('invalid_input', 'not a protocol v1 request', true) };
   }

@@ -4,7 +4,8 @@
 // plain Number: exact up to 2^53 µs, i.e. until the year 2255, far past any instant the
 // harness uses (its clock starts in 2026 and moves by at most a century at a time).
 
-const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})$/;
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})$/;
 
 const MICROS_PER_SECOND = 1_000_000;
 

@@ -207,9 +207,12 @@ class Office {
     // An unassignment wakes nobody, so it is neither refused nor counted (001.9).
     let wake = null;
     if (assignee_agent_id) {
-      const generation = keyless ? null : task.assignment_generation;
-      if (generation === null) this.telemetry.keylessEnqueue(TASK_ASSIGNED, 'generation_unresolved');
-      wake = this.enqueueSafely(assignmentWake(task_id, task, assignee_agent_id, acting_agent_id, generation));
+      // The key names the occurrence: this task, this assignee, this generation (RUN-DEDUP).
+      const generation = task.assignment_generation;
+      const key = keyless ? null : `${TASK_ASSIGNED}:${task_id}:${assignee_agent_id}:${generation}`;
+      if (keyless) this.telemetry.keylessEnqueue(TASK_ASSIGNED, 'generation_unresolved');
+      const payload = assignmentPayload(task_id, task, acting_agent_id);
+      wake = this.enqueueSafely(makeWake(assignee_agent_id, TASK_ASSIGNED, payload, key));
     }
     return {
       task_id,
@@ -302,7 +305,8 @@ class Office {
     }
     // The durable uniqueness of dedup keys, beyond the lookback: a key stored once is never
     // stored twice (a run from long ago, or one requested "later" after the clock went back).
-    const holder = wake.dedupKey === null ? null : this.state.runs.find((r) => r.dedup_key === wake.dedupKey);
+    const holder =
+      wake.dedupKey === null ? null : this.state.runs.find((r) => r.dedup_key === wake.dedupKey);
     if (holder) {
       this.telemetry.deduplicated(wake.reason, 'durable');
       return { outcome: 'deduplicated', run_id: holder.run_id };
@@ -355,8 +359,11 @@ class Office {
     const acting = wake.facts.actingAgentId;
     if (scope === 'unattributed') {
       // No task_id field in the log: it is by definition what could not be determined.
-      this.warn('task_unattributed', 'assignment wake admitted unchecked: its payload names no task',
-        acting ? { acting_agent_id: acting } : {});
+      this.warn(
+        'task_unattributed',
+        'assignment wake admitted unchecked: its payload names no task',
+        acting ? { acting_agent_id: acting } : {},
+      );
       return true;
     }
     const who = {
@@ -369,13 +376,18 @@ class Office {
       observed = this.countAgentWakes(wake.facts.taskKey, now);
     } catch (error) {
       // No observed_count: the failed read did not produce one.
-      this.warn('count_read_failed', 'assignment wake admitted unchecked: the allowance count could not be read',
-        { ...who, error: String(error.message || error) });
+      this.warn(
+        'count_read_failed',
+        'assignment wake admitted unchecked: the allowance count could not be read',
+        { ...who, error: String(error.message || error) },
+      );
       return true;
     }
     if (observed < ALLOWANCE) return true; // an ordinary admission moves no counter (003.4)
-    this.warn('allowance_exhausted', "assignment wake refused: the task's allowance is exhausted",
-      { ...who, observed_count: observed });
+    this.warn('allowance_exhausted', "assignment wake refused: the task's allowance is exhausted", {
+      ...who,
+      observed_count: observed,
+    });
     return false;
   }
 
@@ -436,7 +448,9 @@ class Office {
   // -- runs --------------------------------------------------------------------------------
 
   setRunStatus({ run_id, status }) {
-    if (!RUN_STATUSES.has(status)) throw new Refusal('invalid_input', `unknown run status '${status}'`);
+    if (!RUN_STATUSES.has(status)) {
+      throw new Refusal('invalid_input', `unknown run status '${status}'`);
+    }
     this.requireRun(run_id).status = status;
     this.commit();
     return null;
@@ -510,15 +524,13 @@ class Office {
 /** The assignee mutation's wake. It carries the actor type on the wake itself (001.13), so
  * the gate classifies it without re-reading the mutation; an empty acting agent id is a user
  * or internal caller, classified "user" and so never limited (001.1). */
-function assignmentWake(taskId, task, agentId, actingAgentId, generation) {
-  const payload = JSON.stringify({
+function assignmentPayload(taskId, task, actingAgentId) {
+  return JSON.stringify({
     task_id: taskId,
     workspace_id: task.workspace_id,
     actor_type: actingAgentId ? AGENT_ACTOR : 'user',
     actor_id: actingAgentId,
   });
-  const key = generation === null ? null : `${TASK_ASSIGNED}:${taskId}:${agentId}:${generation}`;
-  return makeWake(agentId, TASK_ASSIGNED, payload, key);
 }
 
 /** Store a wake's payload on a run together with what was read off it. */
