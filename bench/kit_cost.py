@@ -2,7 +2,7 @@
 
 - The conformance run: `conformance run` in a subprocess, once with the
   in-process reference and once with the reference served over protocol v1
-  (`exec:python -m conformance.serve`), so the difference is the protocol's
+  (`exec:python -m conformance.wire.serve`), so the difference is the protocol's
   overhead: a process per scenario, encoding, validation, pipes.
 - The round trip: one request through each adapter, on an open driver.
 - Hypothesis: examples per second of one of the kit's own property tests,
@@ -35,12 +35,12 @@ from bench.stats import MICROS, MILLIS, median, rate
 from conformance.adapters.factory import PRELAUNCH_ENV, REUSE_ENV, open_driver
 from conformance.driver import Capability, Driver
 from conformance.properties.plugin import DriverFactory
-from conformance.stream_integrity import read_stream
+from conformance.stream.stream_integrity import read_stream
 
 SECTION = "4. The kit"
 ROOT = Path(__file__).resolve().parent.parent
-EXEC_FILES = (ROOT / "conformance/adapters/exec_adapter.py", ROOT / "conformance/serve.py")
-EXEC_IMPL = f"exec:{sys.executable} -m conformance.serve"
+EXEC_FILES = (ROOT / "conformance/adapters/exec_adapter.py", ROOT / "conformance/wire/serve.py")
+EXEC_IMPL = f"exec:{sys.executable} -m conformance.wire.serve"
 IN_PROCESS = "reference"
 SUITE_TARGET = 1.5
 PROPERTY_MODULE = "conformance.properties.test_office_window"

@@ -17,17 +17,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from conformance.expectations import (
-    ExpectationsError,
-    ExpectedFailure,
-    load_expectations,
-    render_expectations,
-)
-from conformance.inventory import load_inventory
 from conformance.properties import Budget
 from conformance.properties.catalogue import property_entries
-from conformance.provenance import suite_digests
-from conformance.registry import default_registry, short_id
 from conformance.reports.badge import render_badge
 from conformance.reports.compare import (
     comparison_table,
@@ -41,20 +32,29 @@ from conformance.reports.junit import render_junit
 from conformance.reports.markdown import render_markdown
 from conformance.reports.summary import run_succeeded, unverified
 from conformance.reports.terminal import print_verdicts
-from conformance.results import ResultsRun, Status
-from conformance.scratch import RUN_FOLDER
-from conformance.spec_drift import (
+from conformance.running.expectations import (
+    ExpectationsError,
+    ExpectedFailure,
+    load_expectations,
+    render_expectations,
+)
+from conformance.running.scratch import RUN_FOLDER
+from conformance.spec.inventory import load_inventory
+from conformance.spec.registry import default_registry, short_id
+from conformance.spec.spec_drift import (
     SpecDriftError,
     accept,
     check_drift,
     expand_spec_paths,
     quote_clauses,
 )
+from conformance.stream.provenance import suite_digests
+from conformance.stream.results import ResultsRun, Status
 from conformance.suite import pytest_arguments
 
 if TYPE_CHECKING:
     from conformance.adapters.containment import Containment
-    from conformance.harness_memory import HarnessMemory
+    from conformance.running.harness_memory import HarnessMemory
     from conformance.strength import TargetRun
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
@@ -66,7 +66,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 def _print_version(asked: bool) -> None:
     if asked:
         from conformance import __version__
-        from conformance.provenance import kit_commit
+        from conformance.stream.provenance import kit_commit
 
         commit = kit_commit()
         console.print(f"conformance {__version__}" + (f" ({commit})" if commit else ""))
@@ -202,7 +202,7 @@ def run(
 
     from conformance.adapters.containment import Containment
     from conformance.adapters.process_tree import adopting_orphans
-    from conformance.harness_memory import HarnessMemory
+    from conformance.running.harness_memory import HarnessMemory
 
     _load_the_suite()
     kit_before = suite_digests()
@@ -359,8 +359,8 @@ def _unusable(
     allowed: list[str] | None,
     properties: Budget,
 ) -> ResultsRun:
-    from conformance.recorder import unusable_run
-    from conformance.results import SPEC_PREFIXES, Claim
+    from conformance.running.recorder import unusable_run
+    from conformance.stream.results import SPEC_PREFIXES, Claim
 
     claim = Claim(
         specs=sorted(set(specs or [])) or sorted(SPEC_PREFIXES),
@@ -380,8 +380,8 @@ def _unusable(
 
 def _write_stream(run: ResultsRun, path: Path | None, sign_key_file: Path | None) -> None:
     """A results stream of a run made without pytest (an unusable implementation's)."""
-    from conformance.results import ResultsWriter
-    from conformance.stream_integrity import read_key
+    from conformance.stream.results import ResultsWriter
+    from conformance.stream.stream_integrity import read_key
 
     if path is None:
         return
@@ -393,7 +393,7 @@ def _write_stream(run: ResultsRun, path: Path | None, sign_key_file: Path | None
 
 def _check_claim(specs: list[str], allowed: list[str]) -> None:
     """A claim naming an unknown spec or criterion is a usage error, caught before running."""
-    from conformance.results import SPEC_PREFIXES
+    from conformance.stream.results import SPEC_PREFIXES
 
     unknown = [f"spec {s!r}" for s in specs if s not in SPEC_PREFIXES] + [
         f"criterion {c!r}" for c in allowed if c not in default_registry().ids()
@@ -526,7 +526,7 @@ def serve_reference(
     ] = None,
 ) -> None:
     """Serve the reference over protocol v1 on stdin and stdout (for `--impl exec:`)."""
-    from conformance.serve import main as serve_main
+    from conformance.wire.serve import main as serve_main
 
     argv = (["--database", database] if database else []) + (["--validate"] if validate else [])
     argv += ["--mutant", mutant] if mutant else []
@@ -758,8 +758,13 @@ def expectations_update(
 
 def _read(path: Path, sign_key_file: Path | None = None) -> ResultsRun:
     """The run a stream holds, verified (see stream_integrity); a broken one exits 2."""
-    from conformance.provenance import suite_digests
-    from conformance.stream_integrity import BrokenStream, KitInventory, read_key, verify_stream
+    from conformance.stream.provenance import suite_digests
+    from conformance.stream.stream_integrity import (
+        BrokenStream,
+        KitInventory,
+        read_key,
+        verify_stream,
+    )
 
     try:
         key = read_key(sign_key_file) if sign_key_file else None

@@ -46,9 +46,9 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance.adapters.patched import Capability
-from conformance.registry import short_id
-from conformance.results import ResultsRun, Status
-from conformance.stream_integrity import read_stream
+from conformance.spec.registry import short_id
+from conformance.stream.results import ResultsRun, Status
+from conformance.stream.stream_integrity import read_stream
 from conformance.suite import pytest_arguments
 from mutants import MUTANTS, Mutant
 from variants import VARIANTS, Variant
@@ -280,7 +280,7 @@ def run_strength(
             for mutant, run in zip(mutants, mutant_runs, strict=True)
         ]
         verdicts = _complete_the_missed(verdicts, whole, control_run, run_all)
-    from conformance.registry import default_registry
+    from conformance.spec.registry import default_registry
 
     return StrengthReport(
         control=control_run,
@@ -325,7 +325,7 @@ def _own_criterion(target: Target, mutant: Mutant) -> Target:
 
 
 def _variant_target(variant: Variant, all_features: bool) -> Target:
-    served = shlex.join([sys.executable, "-m", "conformance.serve", "--variant", variant.name])
+    served = shlex.join([sys.executable, "-m", "conformance.wire.serve", "--variant", variant.name])
     return Target(f"exec:{served}", () if all_features else (FEATURES[variant.capability],))
 
 
@@ -381,7 +381,7 @@ def run_target(target: Target, workdir: Path, select: str | None, timeout_s: flo
         "-p",
         "no:cov",
         "-p",
-        "conformance.feature_scope",
+        "conformance.running.feature_scope",
         "-q",
         "--no-header",
         "--tb=line",

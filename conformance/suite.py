@@ -18,7 +18,7 @@ PACKAGE_DIR: Final = Path(__file__).resolve().parent
 FEATURES_DIR: Final = PACKAGE_DIR / "features"
 SUITE_INI: Final = PACKAGE_DIR / "suite.ini"
 PLUGINS: Final = (
-    "conformance.pytest_plugin",
+    "conformance.running.pytest_plugin",
     "conformance.properties.plugin",
     "steps.common",
     "steps.office_scene",

@@ -1,7 +1,7 @@
 """Race and crash steps: concurrent batches through `run_concurrently`, judged by the history
 checker, and crashes the harness causes in the middle of one.
 
-The race programs live in `conformance.races`; the checker's counts (the largest
+The race programs live in `conformance.concurrency.races`; the checker's counts (the largest
 over-admission observed, definite and indeterminate outcomes, budget returned
 by completions) go into the scenario's result record as evidence, whether it
 passes or fails. A batch that leaves too many outcomes unknown cannot show the
@@ -18,18 +18,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from conformance.checker import CheckResult, over_admission_evidence
-from conformance.clause_check import Cite, expect, port_requires, scenario_requires, scenario_value
-from conformance.driver import (
-    Capability,
-    ConcurrentCall,
-    Driver,
-    DriverError,
-    ErrorCode,
-)
-from conformance.history import HistoryRecorder
-from conformance.pytest_plugin import require
-from conformance.races import (
+from conformance.concurrency.checker import CheckResult, over_admission_evidence
+from conformance.concurrency.history import HistoryRecorder
+from conformance.concurrency.races import (
     MINIMUM_DEFINITE_SHARE,
     PUBLISHED_RESULTS,
     RaceVerdict,
@@ -40,7 +31,22 @@ from conformance.races import (
     one_place_rounds,
     publish_race,
 )
-from conformance.recorder import NOT_APPLICABLE_PREFIX
+from conformance.driver import (
+    Capability,
+    ConcurrentCall,
+    Driver,
+    DriverError,
+    ErrorCode,
+)
+from conformance.running.pytest_plugin import require
+from conformance.running.recorder import NOT_APPLICABLE_PREFIX
+from conformance.spec.clause_check import (
+    Cite,
+    expect,
+    port_requires,
+    scenario_requires,
+    scenario_value,
+)
 from steps.office_scene import OfficeScene, Wake
 
 RACE_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

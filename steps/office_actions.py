@@ -15,7 +15,6 @@ from functools import partial
 
 from pytest_bdd import given, parsers, when
 
-from conformance.clause_check import expect, port_requires, port_value, scenario_value
 from conformance.driver import (
     AssignmentResult,
     Capability,
@@ -24,7 +23,8 @@ from conformance.driver import (
     RunStatus,
     WakeResult,
 )
-from conformance.pytest_plugin import require
+from conformance.running.pytest_plugin import require
+from conformance.spec.clause_check import expect, port_requires, port_value, scenario_value
 from steps.common import _DURATION, parse_duration, quoted
 from steps.office_scene import (
     OfficeScene,

@@ -11,8 +11,8 @@ from datetime import timedelta
 
 from pytest_bdd import parsers, then
 
-from conformance.clause_check import expect, port_requires, scenario_requires, scenario_value
 from conformance.driver import Producer
+from conformance.spec.clause_check import expect, port_requires, scenario_requires, scenario_value
 from steps.common import _DURATION, parse_duration
 from steps.office_scene import (
     AGENT,

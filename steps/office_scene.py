@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conformance.clause_check import PortViolation, port_value, scenario_requires, scenario_value
 from conformance.driver import (
     Capability,
     Driver,
@@ -33,7 +32,13 @@ from conformance.driver import (
     WakeResult,
     WarningLog,
 )
-from conformance.pytest_plugin import require
+from conformance.running.pytest_plugin import require
+from conformance.spec.clause_check import (
+    PortViolation,
+    port_value,
+    scenario_requires,
+    scenario_value,
+)
 from steps.common import BEFORE_THEN
 
 T = TypeVar("T")

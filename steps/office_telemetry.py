@@ -14,8 +14,8 @@ import re
 
 from pytest_bdd import parsers, then
 
-from conformance.clause_check import expect, scenario_requires
 from conformance.driver import RateLimitReason, WarningLog
+from conformance.spec.clause_check import expect, scenario_requires
 from steps.office_scene import SINCE, OfficeScene, Telemetry, moves_between, quiet_cites
 
 COUNTED_BY_REASON = "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason"

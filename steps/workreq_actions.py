@@ -15,7 +15,6 @@ from datetime import timedelta
 
 from pytest_bdd import given, parsers, when
 
-from conformance.clause_check import Cite, PortViolation, expect, scenario_value
 from conformance.driver import (
     ConcurrentCall,
     DelegationKind,
@@ -26,6 +25,7 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
+from conformance.spec.clause_check import Cite, PortViolation, expect, scenario_value
 from steps.common import READING, parse_duration, quoted
 from steps.concurrency import crash_during, timed_warm_up
 from steps.workreq_world import (

@@ -15,15 +15,6 @@ from datetime import UTC, datetime
 
 from pytest_bdd import parsers, then
 
-from conformance.clause_check import (
-    Cite,
-    cites_of,
-    expect,
-    port_requires,
-    scenario_requires,
-    scenario_value,
-    violated,
-)
 from conformance.driver import (
     DelegationKind,
     DriverError,
@@ -33,7 +24,16 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
-from conformance.registry import INTERPRETATION_ID
+from conformance.spec.clause_check import (
+    Cite,
+    cites_of,
+    expect,
+    port_requires,
+    scenario_requires,
+    scenario_value,
+    violated,
+)
+from conformance.spec.registry import INTERPRETATION_ID
 from steps.common import READING, quoted
 from steps.workreq_actions import parse_grants
 from steps.workreq_world import (

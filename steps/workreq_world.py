@@ -25,14 +25,6 @@ from typing import Any, TypeVar
 
 import pytest
 
-from conformance.clause_check import (
-    Cite,
-    cites_of,
-    port_value,
-    scenario_requires,
-    scenario_value,
-    violated,
-)
 from conformance.driver import (
     BudgetSnapshot,
     Capability,
@@ -47,7 +39,15 @@ from conformance.driver import (
     WorkRequest,
     WorkRequestLimits,
 )
-from conformance.pytest_plugin import require
+from conformance.running.pytest_plugin import require
+from conformance.spec.clause_check import (
+    Cite,
+    cites_of,
+    port_value,
+    scenario_requires,
+    scenario_value,
+    violated,
+)
 from steps.common import BEFORE_RESTART, BEFORE_THEN
 
 T = TypeVar("T")

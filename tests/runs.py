@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from conformance.results import Header, Provenance
+from conformance.stream.results import Header, Provenance
 
 STARTED = datetime(2026, 1, 1, tzinfo=UTC)
 

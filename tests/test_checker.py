@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.checker import (
+from conformance.concurrency.checker import (
     check_allowance,
     check_assignment_generations,
     check_budget,
@@ -21,8 +21,8 @@ from conformance.checker import (
     check_publishes,
     over_admission_evidence,
 )
+from conformance.concurrency.history import Event, Operation, operations
 from conformance.driver import ErrorCode
-from conformance.history import Event, Operation, operations
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 LEASE = timedelta(seconds=30)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.inventory import load_inventory
-from conformance.registry import (
+from conformance.spec.inventory import load_inventory
+from conformance.spec.registry import (
     CLAUSE_ID,
     CLAUSE_TAG_PREFIX,
     INTERPRETATION_ID,
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 JUDGING_CODE = sorted(
     [
         *ROOT.glob("steps/*.py"),
-        ROOT / "conformance" / "races.py",
+        ROOT / "conformance" / "concurrency" / "races.py",
         *ROOT.glob("conformance/properties/*.py"),
     ]
 )

@@ -8,10 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from conformance.cli import EXIT_USAGE, app
-from conformance.registry import default_registry
 from conformance.reports.summary import run_succeeded
-from conformance.results import Footer, ResultsRun, ScenarioResult, Status
-from conformance.stream_integrity import read_stream
+from conformance.spec.registry import default_registry
+from conformance.stream.results import Footer, ResultsRun, ScenarioResult, Status
+from conformance.stream.stream_integrity import read_stream
 from tests.runs import STARTED, a_header
 
 RUNNER = CliRunner()

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.containment import Containment
-from conformance.harness_memory import HarnessMemory
-from conformance.redaction import Redactor, masked_url
-from conformance.results import ResultsRun, ScenarioResult, Status
-from conformance.scratch import PREFIX, sweep_abandoned
+from conformance.running.harness_memory import HarnessMemory
+from conformance.running.scratch import PREFIX, sweep_abandoned
+from conformance.stream.redaction import Redactor, masked_url
+from conformance.stream.results import ResultsRun, ScenarioResult, Status
 from tests.runs import a_header
 from tests.sandbox import needs_bwrap
 

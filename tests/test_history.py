@@ -8,14 +8,14 @@ from typing import Any, cast
 
 import pytest
 
-from conformance.driver import CallOutcome, ConcurrentCall, Driver, DriverError, ErrorCode
-from conformance.history import (
+from conformance.concurrency.history import (
     Event,
     HistoryError,
     HistoryRecorder,
     operations,
     read_jsonl,
 )
+from conformance.driver import CallOutcome, ConcurrentCall, Driver, DriverError, ErrorCode
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 SECOND_NS = 1_000_000_000

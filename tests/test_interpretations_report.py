@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from html import escape
 
-from conformance.registry import default_registry
 from conformance.reports.html import render_html
 from conformance.reports.markdown import render_markdown
-from conformance.results import Header, ResultsRun
+from conformance.spec.registry import default_registry
+from conformance.stream.results import Header, ResultsRun
 
 RUN = ResultsRun(
     header=Header(

@@ -9,8 +9,8 @@ import pytest
 from gherkin.parser import Parser
 from gherkin.token_scanner import TokenScanner
 
-from conformance.inventory import FEATURES_DIR, ScenarioEntry, load_inventory
-from conformance.registry import CRITERION_TAG, default_registry
+from conformance.spec.inventory import FEATURES_DIR, ScenarioEntry, load_inventory
+from conformance.spec.registry import CRITERION_TAG, default_registry
 
 INVENTORY = load_inventory()
 

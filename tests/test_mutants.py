@@ -11,7 +11,7 @@ import mutants
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.adapters.patched import Capability, Patch, open_patched
 from conformance.driver import Driver, Outcome
-from conformance.registry import default_registry
+from conformance.spec.registry import default_registry
 from mutants.mutant import Mutant
 from mutants.office_count import StatementGate
 from mutants.office_pipeline import ReorderedQueue

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from conformance.properties.catalogue import PROPERTIES, fanned_status
-from conformance.results import ResultsRun, Status
-from conformance.stream_integrity import verify_stream
+from conformance.stream.results import ResultsRun, Status
+from conformance.stream.stream_integrity import verify_stream
 from conformance.suite import PLUGINS
 
 MUTANT = "mutant:window_closed_both_ends"

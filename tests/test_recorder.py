@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.results import ResultsRun, Status
-from conformance.stream_integrity import verify_stream
+from conformance.stream.results import ResultsRun, Status
+from conformance.stream.stream_integrity import verify_stream
 
 FEATURE = """\
 Feature: Recorder demo
@@ -61,8 +61,8 @@ import pytest
 from pytest_bdd import given, then, parsers, scenarios
 
 from conformance.driver import Capability
-from conformance.faults import FaultKind, ImplementationFault
-from conformance.pytest_plugin import require
+from conformance.adapters.faults import FaultKind, ImplementationFault
+from conformance.running.pytest_plugin import require
 
 scenarios("demo.feature")
 
@@ -116,7 +116,7 @@ def demo(pytester: pytest.Pytester) -> pytest.Pytester:
     features = pytester.mkdir("features")
     (features / "demo.feature").write_text(FEATURE)
     pytester.makepyfile(test_demo=STEPS, fake_impl=FAKE)
-    pytester.makeconftest('pytest_plugins = ["conformance.pytest_plugin"]\n')
+    pytester.makeconftest('pytest_plugins = ["conformance.running.pytest_plugin"]\n')
     return pytester
 
 
@@ -256,7 +256,7 @@ Feature: Recorder demo
 STOPWATCH_CONFTEST = """\
 import pytest
 
-pytest_plugins = ["conformance.pytest_plugin"]
+pytest_plugins = ["conformance.running.pytest_plugin"]
 READING = [100.0]
 
 

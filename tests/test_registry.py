@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.registry import REGISTRY_PATH, load_registry
-from conformance.spec_text import read_criteria, text_hash
+from conformance.spec.registry import REGISTRY_PATH, load_registry
+from conformance.spec.spec_text import read_criteria, text_hash
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "shared" / "spec"
 PUNCTUATION = ".,;:()\"'"
@@ -69,7 +69,7 @@ def test_every_criterion_has_clauses_with_unique_ids() -> None:
 
 @pytest.mark.skipif(not SPEC_DIR.is_dir(), reason=f"source specs not found at {SPEC_DIR}")
 def test_every_clause_span_is_found_and_its_hash_matches() -> None:
-    from conformance.spec_text import read_span
+    from conformance.spec.spec_text import read_span
 
     for clause in load_registry().clauses:
         span = read_span(SPEC_DIR / clause.span.file, clause.span)
@@ -79,7 +79,7 @@ def test_every_clause_span_is_found_and_its_hash_matches() -> None:
 @pytest.mark.skipif(not SPEC_DIR.is_dir(), reason=f"source specs not found at {SPEC_DIR}")
 def test_no_clause_statement_copies_six_words_of_its_span() -> None:
     """The kit states every clause in its own words; a run of six words is a copy."""
-    from conformance.spec_text import read_span
+    from conformance.spec.spec_text import read_span
 
     def runs(text: str) -> set[tuple[str, ...]]:
         words = [w.strip(PUNCTUATION).lower() for w in text.split()]

@@ -20,11 +20,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from conformance.cli import EXIT_UNUSABLE, EXIT_USAGE, app
-from conformance.registry import default_registry
 from conformance.reports.compare import comparison_table
 from conformance.reports.cucumber import render_cucumber
-from conformance.results import ResultsRun, ScenarioResult, Status, StepResult
-from conformance.stream_integrity import verify_stream
+from conformance.spec.registry import default_registry
+from conformance.stream.results import ResultsRun, ScenarioResult, Status, StepResult
+from conformance.stream.stream_integrity import verify_stream
 from tests.runs import a_header
 
 CONFORMANCE = Path(sys.executable).with_name("conformance")
@@ -283,11 +283,11 @@ def test_what_no_format_may_get_wrong_about_a_failure() -> None:
     """Teardown named as such; Markdown fenced and escaped against the evidence; the HTML page
     says the run failed even when every criterion it shows passed; a skip after the last step
     is still skipped in Cucumber; the trace keeps to the kit's own packages."""
-    from conformance.failure_evidence import _in_kit
-    from conformance.registry import default_registry
     from conformance.reports.html import render_html
     from conformance.reports.markdown import render_markdown
-    from conformance.results import Failure, Footer
+    from conformance.running.failure_evidence import _in_kit
+    from conformance.spec.registry import default_registry
+    from conformance.stream.results import Failure, Footer
     from conformance.suite import SUITE_INI
 
     teardown = Failure(step=None, phase="teardown", observed="expected <none>, observed ```")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.restart_forecast import RestartForecast
+from conformance.running.restart_forecast import RestartForecast
 
 FEATURE = """\
 Feature: Forecast demo
@@ -49,7 +49,7 @@ Feature: Forecast demo
 STEPS = """\
 from pytest_bdd import given, parsers, then, when, scenarios
 
-from conformance.restart_forecast import RESTART_STEP
+from conformance.running.restart_forecast import RESTART_STEP
 
 scenarios("demo.feature")
 
@@ -75,9 +75,9 @@ import json
 
 import pytest
 
-from conformance import pytest_plugin
+from conformance.running import pytest_plugin
 
-pytest_plugins = ["conformance.pytest_plugin"]
+pytest_plugins = ["conformance.running.pytest_plugin"]
 
 
 class FakeDriver:
@@ -123,7 +123,7 @@ def test_the_forecast_looks_only_so_far_ahead_and_knows_only_its_items() -> None
 
 def test_items_that_are_not_scenarios_count_no_restart(pytester: pytest.Pytester) -> None:
     """A doctest item has no test function for pytest-bdd's registry to look up."""
-    pytester.makeconftest('pytest_plugins = ["conformance.pytest_plugin"]\n')
+    pytester.makeconftest('pytest_plugins = ["conformance.running.pytest_plugin"]\n')
     pytester.maketxtfile(notes=">>> 1 + 1\n2\n")
     outcome = pytester.runpytest_subprocess("--doctest-glob=*.txt", "-p", "no:cacheprovider")
     outcome.assert_outcomes(passed=1)

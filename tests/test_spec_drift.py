@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.inventory import load_inventory
-from conformance.registry import REGISTRY_PATH, load_registry
-from conformance.spec_drift import SpecDriftError, accept, check_drift, expand_spec_paths
+from conformance.spec.inventory import load_inventory
+from conformance.spec.registry import REGISTRY_PATH, load_registry
+from conformance.spec.spec_drift import SpecDriftError, accept, check_drift, expand_spec_paths
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "shared" / "spec"
 OFFICE = "office-assignment-wake-rate-limit.txt"

@@ -20,10 +20,10 @@ import pytest
 from typer.testing import CliRunner
 
 from conformance.cli import EXIT_FAILURES, EXIT_USAGE, app
-from conformance.inventory import load_inventory
-from conformance.provenance import KIT_ROOT
-from conformance.results import CHAIN_START, Footer, Header, ScenarioResult, Status, link
-from conformance.stream_integrity import BrokenStream, inventory_digest, verify_stream
+from conformance.spec.inventory import load_inventory
+from conformance.stream.provenance import KIT_ROOT
+from conformance.stream.results import CHAIN_START, Footer, Header, ScenarioResult, Status, link
+from conformance.stream.stream_integrity import BrokenStream, inventory_digest, verify_stream
 
 RUNNER = CliRunner()
 CONFORMANCE = Path(sys.executable).with_name("conformance")
@@ -170,7 +170,7 @@ def test_an_edited_stream_is_refused_with_its_reason_by_every_command(
 def test_a_record_holding_other_line_separators_still_verifies(tmp_path: Path) -> None:
     """An implementation controls what its evidence says, U+2028 and U+0085 included; they are
     not line ends of the stream."""
-    from conformance.results import ResultsWriter
+    from conformance.stream.results import ResultsWriter
 
     stream = tmp_path / "r.jsonl"
     writer = ResultsWriter(stream)
@@ -195,7 +195,7 @@ def test_a_record_holding_other_line_separators_still_verifies(tmp_path: Path) -
 
 
 def records_of_a_fresh_header() -> dict[str, Any]:
-    from conformance.results import Provenance
+    from conformance.stream.results import Provenance
 
     provenance = Provenance(
         kit_commit=None, suite={}, inventory=inventory_digest(["k"]),

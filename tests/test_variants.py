@@ -14,8 +14,8 @@ import pytest
 import variants
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.driver import Description
-from conformance.registry import default_registry
-from conformance.serve import main as serve_main
+from conformance.spec.registry import default_registry
+from conformance.wire.serve import main as serve_main
 from reference.office import service as office_service
 
 
@@ -99,7 +99,7 @@ def test_serve_reference_refuses_an_unknown_variant() -> None:
 
 def test_a_variant_through_exec_declares_across_the_wire(tmp_path: Path) -> None:
     command = shlex.join(
-        [sys.executable, "-m", "conformance.serve", "--variant", "extra_static_label"]
+        [sys.executable, "-m", "conformance.wire.serve", "--variant", "extra_static_label"]
     )
     driver = open_driver(f"exec:{command}", None, tmp_path)
     try:

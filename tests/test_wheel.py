@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.registry import default_registry
 from conformance.reports.summary import criterion_verdicts
-from conformance.results import ResultsRun, Status
-from conformance.stream_integrity import verify_stream
+from conformance.spec.registry import default_registry
+from conformance.stream.results import ResultsRun, Status
+from conformance.stream.stream_integrity import verify_stream
 from tests.sandbox import SANDBOXED
 
 CHECKOUT = Path(__file__).resolve().parent.parent

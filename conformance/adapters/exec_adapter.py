@@ -45,6 +45,7 @@ from conformance.adapters.exec_pool import PARK, LaunchSettings, ParkedProcess
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.adapters.exec_reset import Witnesses, reset_leftovers
 from conformance.adapters.exec_spares import SPARES, SPARES_WITHOUT_FORECAST
+from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import (
     AssignmentResult,
     BudgetSnapshot,
@@ -67,9 +68,8 @@ from conformance.driver import (
     WarningLog,
     WorkRequest,
 )
-from conformance.faults import FaultKind, ImplementationFault
-from conformance.protocol import messages as m
-from conformance.protocol.codec import Ok
+from conformance.wire.protocol import messages as m
+from conformance.wire.protocol.codec import Ok
 
 R = TypeVar("R")
 

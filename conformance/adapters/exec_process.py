@@ -25,16 +25,16 @@ from queue import Empty, Queue
 from typing import IO, Any, Final, TypeVar
 
 from conformance.adapters import process_tree
-from conformance.faults import FaultKind, ImplementationFault
-from conformance.protocol.codec import (
+from conformance.adapters.faults import FaultKind, ImplementationFault
+from conformance.stream.redaction import REDACT
+from conformance.wire.protocol.codec import (
     Ok,
     ProtocolError,
     ProtocolErrorKind,
     decode_reply,
     encode_request,
 )
-from conformance.protocol.messages import Args, ErrorReply, NotSupportedReply, Operation
-from conformance.redaction import REDACT
+from conformance.wire.protocol.messages import Args, ErrorReply, NotSupportedReply, Operation
 
 R = TypeVar("R")
 

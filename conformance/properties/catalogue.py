@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from conformance.inventory import ScenarioEntry, scenario_key
 from conformance.properties import MODULE_TITLES, OFFICE_MODULE, PROPERTIES_DIR, WORK_REQUEST_MODULE
-from conformance.results import Status
+from conformance.spec.inventory import ScenarioEntry, scenario_key
+from conformance.stream.results import Status
 
 INTERPRETATION: Final = re.compile(r"\b(?:WR|OF)-\d+\b")
 RECORD_PREFIX: Final = "properties/"

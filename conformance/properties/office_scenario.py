@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from hypothesis import note
 
-from conformance.clause_check import ClauseViolation
-from conformance.failure_evidence import SCENARIO_NOTE
 from conformance.oracle.office_window import OfficeWindowOracle
+from conformance.running.failure_evidence import SCENARIO_NOTE
+from conformance.spec.clause_check import ClauseViolation
 
 if TYPE_CHECKING:
     from conformance.properties.test_office_window import Office, Wake

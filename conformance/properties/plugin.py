@@ -26,7 +26,7 @@ from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.driver import Driver
 from conformance.properties import SEARCH, Budget
-from conformance.pytest_plugin import containment_of
+from conformance.running.pytest_plugin import containment_of
 
 settings.register_profile(
     Budget.CI.value,

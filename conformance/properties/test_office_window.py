@@ -32,7 +32,6 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from conformance.clause_check import expect, port_value, violated
 from conformance.driver import Capability, Driver, OfficeConstants, Outcome, Run, RunStatus
 from conformance.oracle.office_window import OfficeWindowOracle
 from conformance.properties.office_scenario import (
@@ -42,6 +41,7 @@ from conformance.properties.office_scenario import (
     WORKSPACE,
     kept_as_scenario,
 )
+from conformance.spec.clause_check import expect, port_value, violated
 
 if TYPE_CHECKING:
     from conformance.properties.plugin import DriverFactory

@@ -46,18 +46,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from conformance.clause_check import (
-    Cite,
-    Detail,
-    PortViolation,
-    ScenarioError,
-    expect,
-    port_requires,
-    port_value,
-    scenario_requires,
-    scenario_value,
-    violated,
-)
 from conformance.driver import (
     BudgetSnapshot,
     Capability,
@@ -71,7 +59,19 @@ from conformance.driver import (
     WorkRequest,
 )
 from conformance.oracle.work_requests import Refusals, WorkRequestOracle, within
-from conformance.registry import default_registry
+from conformance.spec.clause_check import (
+    Cite,
+    Detail,
+    PortViolation,
+    ScenarioError,
+    expect,
+    port_requires,
+    port_value,
+    scenario_requires,
+    scenario_value,
+    violated,
+)
+from conformance.spec.registry import default_registry
 
 if TYPE_CHECKING:
     from conformance.properties.plugin import DriverFactory

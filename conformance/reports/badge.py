@@ -5,9 +5,9 @@ from __future__ import annotations
 from html import escape
 from typing import Final
 
-from conformance.registry import Registry
 from conformance.reports.summary import criterion_verdicts, run_succeeded
-from conformance.results import ResultsRun, Status
+from conformance.spec.registry import Registry
+from conformance.stream.results import ResultsRun, Status
 
 _CHAR_PX: Final = 7
 _PAD_PX: Final = 10

@@ -14,10 +14,10 @@ from html import escape
 
 from rich.table import Table
 
-from conformance.registry import Registry, short_id
 from conformance.reports.summary import criterion_verdicts, divergences
 from conformance.reports.terminal import STYLE
-from conformance.results import ResultsRun, Status
+from conformance.spec.registry import Registry, short_id
+from conformance.stream.results import ResultsRun, Status
 
 
 @dataclass(frozen=True)

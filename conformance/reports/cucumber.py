@@ -17,7 +17,7 @@ import json
 from collections import defaultdict
 from typing import Any, Final
 
-from conformance.results import ResultsRun, ScenarioResult, Status, StepResult
+from conformance.stream.results import ResultsRun, ScenarioResult, Status, StepResult
 
 _NANOS: Final = 1_000_000_000
 #: How a scenario's verdict shows on a step that failed (or on the before hook).

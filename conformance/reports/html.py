@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Mapping
 from html import escape
 
-from conformance.registry import Criterion, Registry
 from conformance.reports.summary import (
     CriterionVerdict,
     claim_headline,
@@ -23,7 +22,8 @@ from conformance.reports.summary import (
     divergences,
     run_succeeded,
 )
-from conformance.results import FAILING, ResultsRun, ScenarioResult, Status, StepResult
+from conformance.spec.registry import Criterion, Registry
+from conformance.stream.results import FAILING, ResultsRun, ScenarioResult, Status, StepResult
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:74rem;margin:1.5rem auto;padding:0 1rem;color:#222}

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Final
 
-from conformance.results import ResultsRun, ScenarioResult, Status
+from conformance.stream.results import ResultsRun, ScenarioResult, Status
 
 _NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """Characters XML 1.0 cannot carry at all, not even escaped (an implementation's colour codes)."""

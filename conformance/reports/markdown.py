@@ -6,7 +6,6 @@ import re
 from collections.abc import Mapping
 from html import escape
 
-from conformance.registry import Registry
 from conformance.reports.summary import (
     CriterionVerdict,
     claim_headline,
@@ -14,7 +13,8 @@ from conformance.reports.summary import (
     divergences,
     run_succeeded,
 )
-from conformance.results import ResultsRun, ScenarioResult, Status, totals
+from conformance.spec.registry import Registry
+from conformance.stream.results import ResultsRun, ScenarioResult, Status, totals
 
 ICON = {
     Status.PASSED: "✅",

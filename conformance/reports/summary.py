@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.registry import Criterion, Registry
-from conformance.results import FAILING, Claim, ResultsRun, ScenarioResult, Status
+from conformance.spec.registry import Criterion, Registry
+from conformance.stream.results import FAILING, Claim, ResultsRun, ScenarioResult, Status
 
 #: Most severe first: a criterion takes the most severe status among its scenarios,
 #: except that one with no passed scenario cannot be better than unverified.

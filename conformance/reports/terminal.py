@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from conformance.registry import Registry
 from conformance.reports.summary import (
     CriterionVerdict,
     claim_headline,
@@ -13,7 +12,8 @@ from conformance.reports.summary import (
     divergences,
     untagged,
 )
-from conformance.results import NOT_RUN, ResultsRun, Status, totals
+from conformance.spec.registry import Registry
+from conformance.stream.results import NOT_RUN, ResultsRun, Status, totals
 
 STYLE = {
     Status.PASSED: "green",

@@ -1,6 +1,6 @@
 """A protocol v1 proxy in front of the served reference, bending its answers in one way.
 
-Each adversary script here launches `python -m conformance.serve` behind it and
+Each adversary script here launches `python -m conformance.wire.serve` behind it and
 passes every request line through, except the operation it bends: the kit's
 checks must see through the bend. It reads and writes JSON lines only, as an
 adapter in any language would.
@@ -22,7 +22,7 @@ Rewrite = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 
 def proxy(bend: Bend | None = None, rewrite: Rewrite | None = None) -> None:
     served = subprocess.Popen(
-        [sys.executable, "-m", "conformance.serve"],
+        [sys.executable, "-m", "conformance.wire.serve"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conformance.cli import EXIT_FAILURES, EXIT_OK, app
-from conformance.results import Status
-from conformance.stream_integrity import verify_stream
+from conformance.stream.results import Status
+from conformance.stream.stream_integrity import verify_stream
 from conformance.strength import Target, run_target
 
 HERE = Path(__file__).parent

@@ -22,10 +22,15 @@ from typing import Any
 import pytest
 
 from conformance.adapters.factory import open_driver
-from conformance.checker import CheckResult, over_admission_evidence
+from conformance.concurrency.checker import CheckResult, over_admission_evidence
+from conformance.concurrency.history import HistoryRecorder
+from conformance.concurrency.races import (
+    claim_race,
+    delegation_race,
+    office_wake_race,
+    publish_race,
+)
 from conformance.driver import Capability
-from conformance.history import HistoryRecorder
-from conformance.races import claim_race, delegation_race, office_wake_race, publish_race
 from tests.conftest import SchemaFactory
 
 START = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)

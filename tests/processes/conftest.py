@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.history import HistoryRecorder
+from conformance.concurrency.history import HistoryRecorder
 
 from .pool import CoordinatorPool, Store
 from .settings import PROCESSES, START

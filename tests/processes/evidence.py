@@ -1,7 +1,7 @@
 """What a process test leaves behind: its history, the checker's verdicts, and a printed summary.
 
 Each test writes history.jsonl (every operation, replayable by
-conformance.checker) and evidence.json (the verdicts and their counts) into
+conformance.concurrency.checker) and evidence.json (the verdicts and their counts) into
 its pytest tmp dir, and prints the figures docs/concurrency.md reports.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.checker import (
+from conformance.concurrency.checker import (
     CheckResult,
     check_budget,
     check_claims,
     check_publishes,
     over_admission_evidence,
 )
-from conformance.history import HistoryRecorder
+from conformance.concurrency.history import HistoryRecorder
 
 from .pool import CoordinatorPool
 

@@ -1,6 +1,6 @@
 """Several reference coordinator processes on one store, driven as one implementation.
 
-Each process is `python -m conformance.serve --database URL` behind its own
+Each process is `python -m conformance.wire.serve --database URL` behind its own
 ExecDriver, and all of them get the same CONFORMANCE_STORE directory: the
 first launch empties the store and leaves its marker there, so every later
 launch (a peer, or a coordinator restarted after a crash) keeps the store.
@@ -29,6 +29,7 @@ from pydantic import validate_call
 from pydantic_core import to_jsonable_python
 
 from conformance.adapters.exec_adapter import CLOCK_START, ExecDriver
+from conformance.adapters.faults import ImplementationFault
 from conformance.driver import (
     CallOutcome,
     ConcurrentCall,
@@ -37,7 +38,6 @@ from conformance.driver import (
     DriverError,
     ErrorCode,
 )
-from conformance.faults import ImplementationFault
 from reference.crash_points import CRASH_ENV, CrashPoint
 
 REQUEST_TIMEOUT_SECONDS = 60.0
@@ -56,7 +56,7 @@ class Store:
 
     def launch(self, crash_at: CrashPoint | None = None) -> ExecDriver:
         """A new coordinator process on this store; `crash_at` arms one crash point in it."""
-        command = [sys.executable, "-m", "conformance.serve", "--database", self.url]
+        command = [sys.executable, "-m", "conformance.wire.serve", "--database", self.url]
         if crash_at is not None:
             command = ["env", f"{CRASH_ENV}={crash_at.value}", *command]
         return ExecDriver(command, self.directory, timeout=REQUEST_TIMEOUT_SECONDS, validate=False)

@@ -16,7 +16,9 @@ from datetime import timedelta
 
 import pytest
 
-from conformance.checker import check_allowance, check_assignment_generations
+from conformance.adapters.faults import FaultKind, ImplementationFault
+from conformance.concurrency.checker import check_allowance, check_assignment_generations
+from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import (
     AssignmentResult,
     Completion,
@@ -25,8 +27,6 @@ from conformance.driver import (
     Lease,
     RequestState,
 )
-from conformance.faults import FaultKind, ImplementationFault
-from conformance.history import HistoryRecorder
 from reference.crash_points import CrashPoint
 
 from .evidence import assert_holds, conclude, work_request_checks

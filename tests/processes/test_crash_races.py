@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from conformance.checker import check_allowance, check_assignment_generations
+from conformance.concurrency.checker import check_allowance, check_assignment_generations
+from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import ConcurrentCall, ErrorCode, RequestState
-from conformance.history import HistoryRecorder
 from reference.crash_points import CrashPoint
 
 from .evidence import assert_holds, conclude, work_request_checks

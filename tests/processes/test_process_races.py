@@ -1,6 +1,6 @@
 """Races between real coordinator processes on one store, judged by the checker on the history.
 
-Several `python -m conformance.serve` processes share one PostgreSQL schema, or
+Several `python -m conformance.wire.serve` processes share one PostgreSQL schema, or
 one SQLite file in WAL mode; a concurrent batch gives each process its share
 of the calls on a thread of its own. Nothing but the database is shared, so
 only the database can decide the races. Every operation is recorded, and the
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from conformance.checker import (
+from conformance.concurrency.checker import (
     check_allowance,
     check_assignment_generations,
     check_budget,
     check_claims,
 )
+from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import ConcurrentCall
-from conformance.history import HistoryRecorder
 
 from .evidence import assert_holds, conclude
 from .pool import CoordinatorPool

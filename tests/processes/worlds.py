@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from conformance.concurrency.history import HistoryRecorder, Operation
 from conformance.driver import CallOutcome, ConcurrentCall, Permissions, Run
-from conformance.history import HistoryRecorder, Operation
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.scratch import PREFIX, sweep_abandoned
-from conformance.stream_integrity import verify_stream
+from conformance.running.scratch import PREFIX, sweep_abandoned
+from conformance.stream.stream_integrity import verify_stream
 from tests.sandbox import needs_bwrap
 
 FAKES = Path(__file__).parent / "fakes"
@@ -249,7 +249,7 @@ def test_a_spare_that_floods_stdout_before_its_handshake_cannot_swell_the_harnes
 import resource, sys
 from pathlib import Path
 from conformance.adapters.exec_adapter import ExecDriver
-from conformance.faults import ImplementationFault
+from conformance.adapters.faults import ImplementationFault
 driver = ExecDriver([sys.executable, {str(FAKES / "flooding_spare.py")!r}],
     Path({str(tmp_path / "store")!r}), prelaunch=True, restarts_ahead=1, timeout=5)
 import time; time.sleep(3)

@@ -1,7 +1,7 @@
 """The exec adapter against the served reference: the wire loses nothing.
 
 The same script of operations runs in-process and through `python -m
-conformance.serve`; every result and every typed error must be identical,
+conformance.wire.serve`; every result and every typed error must be identical,
 including across a restart (a SIGKILL and a relaunch on the same store).
 """
 
@@ -29,7 +29,7 @@ from conformance.driver import (
     Producer,
 )
 
-SERVE = [sys.executable, "-m", "conformance.serve"]
+SERVE = [sys.executable, "-m", "conformance.wire.serve"]
 Observation = tuple[str, str]
 
 
@@ -192,7 +192,7 @@ def test_close_leaves_no_process_behind(tmp_path: Path) -> None:
 
 
 def test_the_factory_opens_exec_implementations(tmp_path: Path) -> None:
-    driver = open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
+    driver = open_driver(f"exec:{sys.executable} -m conformance.wire.serve", None, tmp_path)
     try:
         assert isinstance(driver, ExecDriver)
         assert driver.describe().name == "reference"
@@ -230,7 +230,7 @@ def test_the_request_timeout_can_be_set_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CONFORMANCE_REQUEST_TIMEOUT", "2.5")
-    driver = open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
+    driver = open_driver(f"exec:{sys.executable} -m conformance.wire.serve", None, tmp_path)
     try:
         assert isinstance(driver, ExecDriver) and driver.timeout == 2.5
     finally:
@@ -243,7 +243,7 @@ def test_a_request_timeout_that_is_no_finite_positive_number_is_refused(
 ) -> None:
     monkeypatch.setenv("CONFORMANCE_REQUEST_TIMEOUT", setting)
     with pytest.raises(ConfigurationError, match="expected a finite number of seconds above 0"):
-        open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
+        open_driver(f"exec:{sys.executable} -m conformance.wire.serve", None, tmp_path)
 
 
 def test_a_bare_conformance_command_is_found_beside_the_kit_when_not_on_path(

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.exec_adapter import ExecDriver
+from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import DriverError
-from conformance.faults import FaultKind, ImplementationFault
 
 FAKES = Path(__file__).parent / "fakes"
 TIMEOUT = 1.0

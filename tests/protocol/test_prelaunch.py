@@ -18,12 +18,12 @@ import pytest
 from conformance.adapters.exec_adapter import ExecDriver
 from conformance.adapters.exec_spares import SPARES, SPARES_WITHOUT_FORECAST
 from conformance.adapters.factory import ConfigurationError, open_driver
+from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import Capability
-from conformance.faults import FaultKind, ImplementationFault
-from conformance.protocol.messages import STORE_ENV
+from conformance.wire.protocol.messages import STORE_ENV
 
 FAKES = Path(__file__).parent / "fakes"
-SERVE = [sys.executable, "-m", "conformance.serve"]
+SERVE = [sys.executable, "-m", "conformance.wire.serve"]
 EARLY_STORE = [sys.executable, str(FAKES / "early_store.py")]
 
 
@@ -157,7 +157,7 @@ def test_the_factory_prelaunches_unless_told_not_to(
         monkeypatch.delenv("CONFORMANCE_EXEC_PRELAUNCH", raising=False)
     else:
         monkeypatch.setenv("CONFORMANCE_EXEC_PRELAUNCH", setting)
-    driver = open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
+    driver = open_driver(f"exec:{sys.executable} -m conformance.wire.serve", None, tmp_path)
     try:
         assert isinstance(driver, ExecDriver) and driver.prelaunch is prelaunch
     finally:
@@ -169,4 +169,4 @@ def test_the_factory_refuses_an_unknown_prelaunch_setting(
 ) -> None:
     monkeypatch.setenv("CONFORMANCE_EXEC_PRELAUNCH", "yes")
     with pytest.raises(ConfigurationError, match="CONFORMANCE_EXEC_PRELAUNCH"):
-        open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
+        open_driver(f"exec:{sys.executable} -m conformance.wire.serve", None, tmp_path)

@@ -24,11 +24,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from conformance.adapters.exec_adapter import CLOCK_START, ExecDriver
 from conformance.adapters.exec_pool import MAX_PARKED_PER_COMMAND, PARK
 from conformance.adapters.factory import ConfigurationError, open_driver
+from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import DelegationKind, DriverError, ErrorCode, Outcome, Permissions
-from conformance.faults import FaultKind, ImplementationFault
 
 FAKES = Path(__file__).parent / "fakes"
-SERVE = [sys.executable, "-m", "conformance.serve"]
+SERVE = [sys.executable, "-m", "conformance.wire.serve"]
 SHAM = [sys.executable, str(FAKES / "sham_reset.py")]
 LINGERING = [sys.executable, str(FAKES / "lingering.py")]
 
@@ -250,7 +250,7 @@ def test_the_factory_reuses_unless_told_not_to(
         monkeypatch.delenv("CONFORMANCE_EXEC_REUSE", raising=False)
     else:
         monkeypatch.setenv("CONFORMANCE_EXEC_REUSE", setting)
-    driver = open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
+    driver = open_driver(f"exec:{sys.executable} -m conformance.wire.serve", None, tmp_path)
     try:
         assert isinstance(driver, ExecDriver) and driver.reuse is reuse
         assert (driver.store == tmp_path / "store") is not reuse, "a reused store outlives scratch"
@@ -264,7 +264,7 @@ def test_the_factory_refuses_an_unknown_reuse_setting(
 ) -> None:
     monkeypatch.setenv("CONFORMANCE_EXEC_REUSE", "yes")
     with pytest.raises(ConfigurationError, match="CONFORMANCE_EXEC_REUSE"):
-        open_driver(f"exec:{sys.executable} -m conformance.serve", None, tmp_path)
+        open_driver(f"exec:{sys.executable} -m conformance.wire.serve", None, tmp_path)
 
 
 def _alive(pid: int) -> bool:

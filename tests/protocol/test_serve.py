@@ -13,8 +13,8 @@ import pytest
 
 from conformance.adapters.inprocess import InProcessDriver
 from conformance.driver import ErrorCode
-from conformance.protocol.messages import STORE_ENV
-from conformance.serve import (
+from conformance.wire.protocol.messages import STORE_ENV
+from conformance.wire.serve import (
     EXIT_NO_STORE,
     EXIT_OK,
     ProtocolServer,

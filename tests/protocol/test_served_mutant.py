@@ -13,7 +13,7 @@ from conformance.adapters.exec_adapter import ExecDriver
 from conformance.cli import app
 from conformance.driver import Outcome
 
-SERVE = [sys.executable, "-m", "conformance.serve"]
+SERVE = [sys.executable, "-m", "conformance.wire.serve"]
 
 
 def sixth_agent_wake(command: list[str], store: Path) -> Outcome:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.registry import default_registry
 from conformance.reports.summary import CriterionVerdict, criterion_verdicts
-from conformance.results import ResultsRun, Status
-from conformance.stream_integrity import verify_stream
+from conformance.spec.registry import default_registry
+from conformance.stream.results import ResultsRun, Status
+from conformance.stream.stream_integrity import verify_stream
 
 SUITE_TIMEOUT_SECONDS = 900
 

@@ -2,8 +2,8 @@
 
 import sys
 
-from conformance import serve
 from conformance.driver import Driver
+from conformance.wire import serve
 
 
 def sham_reset(self: serve.ServedReference) -> Driver:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from conformance.checker import (
+from conformance.concurrency.checker import (
     CheckResult,
     check_allowance,
     check_assignment_generations,
@@ -22,7 +22,7 @@ from conformance.checker import (
     check_definite_share,
     check_publishes,
 )
-from conformance.clause_check import port_requires
+from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import (
     ConcurrentCall,
     DelegationKind,
@@ -30,7 +30,7 @@ from conformance.driver import (
     Permissions,
     WorkRequest,
 )
-from conformance.history import HistoryRecorder
+from conformance.spec.clause_check import port_requires
 
 #: Result references the concurrent publishes of one request carry (an exact retry included).
 PUBLISHED_RESULTS = ("result-a", "result-a", "result-b", "result-c", "result-d", "result-e")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from conformance.registry import INTERPRETATION_ID, Registry, default_registry
+from conformance.spec.registry import INTERPRETATION_ID, Registry, default_registry
 
 T = TypeVar("T")
 

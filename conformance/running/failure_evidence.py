@@ -16,13 +16,13 @@ from typing import Final
 import pytest
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
-from conformance.clause_check import ClauseViolation, PortViolation, ScenarioError
+from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import DriverError
-from conformance.faults import FaultKind, ImplementationFault
-from conformance.results import FailedStep, Failure, Status
+from conformance.spec.clause_check import ClauseViolation, PortViolation, ScenarioError
+from conformance.stream.results import FailedStep, Failure, Status
 
 KIT_PACKAGES: Final = ("conformance", "steps", "reference", "mutants", "variants")
-KIT_ROOT: Final = Path(__file__).resolve().parent.parent
+KIT_ROOT: Final = Path(__file__).resolve().parents[2]
 """The checkout, or site-packages for an installed kit: only the kit's packages count."""
 TRACE_FRAMES: Final = 4
 SCENARIO_NOTE: Final = "Counterexample as a scenario (paste it into a feature file):\n"

@@ -13,7 +13,7 @@ from typing import Any, cast
 from gherkin.parser import Parser
 from gherkin.token_scanner import TokenScanner
 
-from conformance.registry import CRITERION_TAG
+from conformance.spec.registry import CRITERION_TAG
 from conformance.suite import FEATURES_DIR
 
 

@@ -16,22 +16,22 @@ import pytest
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.driver import Capability, Driver
-from conformance.expectations import ExpectationsError, load_expectations
-from conformance.fault_budget import FaultBudget
-from conformance.harness_memory import RECORDER_NAME
-from conformance.inventory import load_inventory
 from conformance.properties import Budget
-from conformance.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
-from conformance.registry import (
+from conformance.running.expectations import ExpectationsError, load_expectations
+from conformance.running.fault_budget import FaultBudget
+from conformance.running.harness_memory import RECORDER_NAME
+from conformance.running.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
+from conformance.running.restart_forecast import FORECAST, RestartForecast
+from conformance.spec.inventory import load_inventory
+from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
     INTERPRETATION_TAG_PREFIX,
     default_registry,
 )
-from conformance.restart_forecast import FORECAST, RestartForecast
-from conformance.results import SPEC_PREFIXES, Claim
-from conformance.spec_drift import check_drift
-from conformance.stream_integrity import BrokenStream, read_key
+from conformance.spec.spec_drift import check_drift
+from conformance.stream.results import SPEC_PREFIXES, Claim
+from conformance.stream.stream_integrity import BrokenStream, read_key
 
 F = TypeVar("F", bound=Callable[..., object])
 

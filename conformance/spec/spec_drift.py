@@ -13,9 +13,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.inventory import ScenarioEntry
-from conformance.registry import CLAUSE_ID, REGISTRY_PATH, Registry
-from conformance.spec_text import SourceCriterion, SpanError, read_criteria, read_span, text_hash
+from conformance.spec.inventory import ScenarioEntry
+from conformance.spec.registry import CLAUSE_ID, REGISTRY_PATH, Registry
+from conformance.spec.spec_text import (
+    SourceCriterion,
+    SpanError,
+    read_criteria,
+    read_span,
+    text_hash,
+)
 
 
 class SpecDriftError(Exception):

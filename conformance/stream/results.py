@@ -20,7 +20,7 @@ from typing import IO, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from conformance.inventory import ScenarioEntry
+from conformance.spec.inventory import ScenarioEntry
 
 
 class Status(StrEnum):

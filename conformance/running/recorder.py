@@ -23,23 +23,25 @@ import pytest
 from pytest_bdd.parser import Step
 
 from conformance import __version__ as kit_version
-from conformance import provenance
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
-from conformance.expectations import ExpectedFailure
-from conformance.failure_evidence import counterexample_of, failure_verdict
-from conformance.fault_budget import stopped_reason
-from conformance.inventory import ScenarioEntry, scenario_key
 from conformance.properties import MODULE_TITLES, SEARCH
 from conformance.properties.catalogue import PropertyCheck, fanned_status, property_check
-from conformance.redaction import REDACT, masked_url
-from conformance.registry import (
+from conformance.running.expectations import ExpectedFailure
+from conformance.running.failure_evidence import counterexample_of, failure_verdict
+from conformance.running.fault_budget import stopped_reason
+from conformance.running.scenario_items import scenario_template
+from conformance.running.scratch import RUN_FOLDER
+from conformance.spec.inventory import ScenarioEntry, scenario_key
+from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
     INTERPRETATION_TAG_PREFIX,
     Registry,
 )
-from conformance.results import (
+from conformance.stream import provenance
+from conformance.stream.redaction import REDACT, masked_url
+from conformance.stream.results import (
     Claim,
     FailedStep,
     Failure,
@@ -54,9 +56,7 @@ from conformance.results import (
     totals,
     undefined_results,
 )
-from conformance.scenario_items import scenario_template
-from conformance.scratch import RUN_FOLDER
-from conformance.stream_integrity import inventory_digest
+from conformance.stream.stream_integrity import inventory_digest
 
 PROTOCOL_VERSION = 1
 ALTERED = (
@@ -450,7 +450,7 @@ def provenance_of(
 
 def spec_hashes(registry: Registry) -> dict[str, str]:
     """One hash per source spec, over the registry's per-criterion text hashes."""
-    from conformance.spec_text import text_hash
+    from conformance.spec.spec_text import text_hash
 
     by_source: dict[str, list[str]] = {}
     for criterion in registry.criteria:

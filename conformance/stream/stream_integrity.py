@@ -23,7 +23,7 @@ from typing import Final, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
-from conformance.results import (
+from conformance.stream.results import (
     CHAIN_START,
     Footer,
     Header,

@@ -18,7 +18,7 @@ from typing import Final
 
 import pytest
 
-from conformance.scenario_items import scenario_template
+from conformance.running.scenario_items import scenario_template
 
 RESTART_STEP: Final = "the implementation restarts"
 """The one step that restarts the implementation (steps/common.py binds it)."""

@@ -5,7 +5,7 @@ A clause is one obligation of a criterion, stated in the kit's own words, with
 a locator of the source words it rests on and a hash of those words, so that a
 changed spec shows which clauses need review without the kit quoting the spec.
 Assertions cite clauses (or registered interpretations) by ID; see
-`conformance.clause_check`.
+`conformance.spec.clause_check`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from conformance.spec_text import SpanLocator
+from conformance.spec.spec_text import SpanLocator
 
 CRITERION_TAG = re.compile(r"AC-(?:OFFICE-ASSIGN-RATE|ARMONIA-WORKREQ)-\d{3}\.\d+")
 CLAUSE_ID = re.compile(rf"(?P<criterion>{CRITERION_TAG.pattern})/[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -25,7 +25,7 @@ INTERPRETATION_ID = re.compile(r"(?:WR|OF)-\d+")
 INTERPRETATION_TAG_PREFIX = "interpretation:"
 CLAUSE_TAG_PREFIX = "clause:"
 """A scenario's `@clause:<slug>` tags name the clauses of its criterion it checks."""
-REGISTRY_PATH = Path(__file__).parent / "data" / "criteria.toml"
+REGISTRY_PATH = Path(__file__).resolve().parents[1] / "data" / "criteria.toml"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Serves the reference implementation over protocol v1, on stdin and stdout.
 
-This is what `--impl exec:"python -m conformance.serve"` (or `conformance
+This is what `--impl exec:"python -m conformance.wire.serve"` (or `conformance
 serve-reference`) runs: the same in-process driver, behind the wire, so the
 suite can check that the exec adapter and the protocol lose nothing.
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from conformance.driver import Capability, Description, Driver, DriverError, ErrorCode
-from conformance.protocol.codec import (
+from conformance.wire.protocol.codec import (
     ProtocolError,
     ProtocolErrorKind,
     decode_request,
@@ -36,7 +36,7 @@ from conformance.protocol.codec import (
     encode_not_supported,
     encode_ok,
 )
-from conformance.protocol.messages import (
+from conformance.wire.protocol.messages import (
     HANDSHAKE,
     PROTOCOL_VERSION,
     RESET,
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 STORE_MARKER = ".initialized"
 EXIT_OK, EXIT_NO_STORE = 0, 2
 
-log = logging.getLogger("conformance.serve")
+log = logging.getLogger("conformance.wire.serve")
 
 
 def serve(

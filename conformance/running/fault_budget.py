@@ -11,7 +11,7 @@ from collections.abc import Generator
 
 import pytest
 
-from conformance.faults import ImplementationFault
+from conformance.adapters.faults import ImplementationFault
 
 STOPPED_KEY = pytest.StashKey[str]()
 

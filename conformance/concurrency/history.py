@@ -9,7 +9,7 @@ can tell which operations overlapped; `clock` is the instant the harness's
 controlled clock showed when the operation was invoked.
 
 Histories are written as JSON lines, one event a line, so that any
-implementation's histories can be checked offline by `conformance.checker`.
+implementation's histories can be checked offline by `conformance.concurrency.checker`.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-KIT_ROOT: Final = Path(__file__).resolve().parent.parent
+KIT_ROOT: Final = Path(__file__).resolve().parents[2]
 SUITE_FILES: Final = (
     "conformance/features/*.feature",
     "steps/**/*.py",

@@ -1,6 +1,6 @@
 """A pytest plugin that runs only the scenarios of some feature files, or of one criterion.
 
-`conformance strength` loads it (`-p conformance.feature_scope`): a mutant of one
+`conformance strength` loads it (`-p conformance.running.feature_scope`): a mutant of one
 capability runs against that capability's features only (`--feature-glob`),
 and first against the scenarios of the criterion it targets only
 (`--criterion`), where one failure is enough to call it killed. Scenarios left
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.registry import CRITERION_TAG
-from conformance.scenario_items import scenario_template
+from conformance.running.scenario_items import scenario_template
+from conformance.spec.registry import CRITERION_TAG
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,6 +1,6 @@
 """Jepsen-style checks: invariants that must hold on a history whatever the interleaving.
 
-Each check reads a history's operations (see `conformance.history`) and judges
+Each check reads a history's operations (see `conformance.concurrency.history`) and judges
 only what the history proves. An operation whose outcome is unknown (`info`)
 may or may not have taken effect: it is never counted as a success nor as a
 refusal, and it can only excuse what would otherwise be a violation (a gap in
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from conformance.concurrency.history import HistoryError, Operation
 from conformance.driver import ErrorCode
-from conformance.history import HistoryError, Operation
 
 # --------------------------------------------------------------------------
 # Results

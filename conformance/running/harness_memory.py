@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
-from conformance.results import ResultsRun, Status
+from conformance.stream.results import ResultsRun, Status
 
 if TYPE_CHECKING:
-    from conformance.recorder import ResultsRecorder
+    from conformance.running.recorder import ResultsRecorder
 
 RECORDER_NAME: Final = "conformance-results"
 
