@@ -57,6 +57,7 @@ class Installed:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     folder = tmp_path_factory.mktemp("installed")
     wheels, venv = folder / "wheels", folder / "venv"
+    shutil.rmtree(CHECKOUT / "build", ignore_errors=True)  # stale modules of an earlier layout
     run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", wheels, CHECKOUT)
     run(sys.executable, "-m", "venv", venv)
     (wheel,) = wheels.glob("*.whl")
