@@ -73,6 +73,9 @@ class Capability(StrEnum):
     CONCURRENCY = "concurrency"
     RESET = "reset"
     """Served over the wire only: the process empties itself, so the harness can reuse it."""
+    MULTIPROCESS = "multiprocess"
+    """Served over the wire only: several processes of the command may run at once on one
+    store, sharing nothing but what they keep in it (see concurrency.process_pool)."""
     PRELAUNCH = "prelaunch"
     """Served over the wire only: the process touches its store only from its handshake on,
     so the harness may launch the process of a restart ahead of time."""
@@ -517,3 +520,13 @@ class Driver(Protocol):
         Only an adapter that can kill its implementation can serve this (`exec:`
         can); others raise DriverError(NOT_SUPPORTED).
         """
+
+
+@runtime_checkable
+class LaunchesPeers(Protocol):
+    """An adapter that can start more processes of its implementation on the same store, and
+    kill one in the middle of a call (`exec:` can; an implementation inside the harness
+    cannot): what several processes on one store need (capability `multiprocess`)."""
+
+    def launch_peer(self) -> LaunchesPeers: ...
+    def crash_during_call(self, call: ConcurrentCall) -> None: ...

@@ -446,6 +446,13 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When 32 members claim one open request at once, for 3 requests
     Then each request had exactly one winning claim and 31 refused with "lease_held"
 
+  @AC-ARMONIA-WORKREQ-001.7 @clause:fenced
+  Scenario: Claims from several processes on one store, one killed in each batch, grant one lease per request
+    Given the implementation runs as 3 processes on one store
+    And one process is killed in the middle of each batch, and a new one takes its place
+    When 16 members claim one open request at once, for 3 requests
+    Then each request had exactly one winning claim and 15 refused with "lease_held"
+
   @AC-ARMONIA-WORKREQ-001.7 @interpretation:WR-7 @clause:fenced
   Scenario: Each claim moves the generation on by exactly one
     Given session "root" has delegated "survey" by spawn with a slice of 100
@@ -561,6 +568,13 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
   Scenario: Delegations made at once never take more budget than the campaign has
     Given the implementation evaluates operations concurrently
+    When 20 delegations of 10 are made at once from a campaign with a budget of 100
+    Then at most 10 delegations succeeded, and every budget read matches the delegations that succeeded before it
+
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
+  Scenario: Delegations from several processes on one store, one killed in the batch, never take more budget than the campaign has
+    Given the implementation runs as 3 processes on one store
+    And one process is killed in the middle of each batch, and a new one takes its place
     When 20 delegations of 10 are made at once from a campaign with a budget of 100
     Then at most 10 delegations succeeded, and every budget read matches the delegations that succeeded before it
 

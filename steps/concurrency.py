@@ -14,12 +14,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
 from conformance.concurrency.checker import CheckResult, over_admission_evidence
 from conformance.concurrency.history import HistoryRecorder
+from conformance.concurrency.process_pool import ProcessPool
 from conformance.concurrency.races import (
     MINIMUM_DEFINITE_SHARE,
     PUBLISHED_RESULTS,
@@ -37,6 +39,7 @@ from conformance.driver import (
     Driver,
     DriverError,
     ErrorCode,
+    LaunchesPeers,
 )
 from conformance.running.pytest_plugin import require
 from conformance.running.recorder import NOT_APPLICABLE_PREFIX
@@ -71,11 +74,13 @@ CHECK_CLAUSES: dict[str, Cite] = {
 
 @dataclass
 class Race:
-    """The scenario's recorded history: every race step of a scenario adds to the same one."""
+    """The scenario's recorded history: every race step of a scenario adds to the same one.
+    With several processes on one store, `driver` is their pool."""
 
     driver: Driver
     evidence: list[str]
     verdict: RaceVerdict | None = None
+    pool: ProcessPool | None = None
     _recorder: HistoryRecorder | None = field(default=None, repr=False)
 
     @property
@@ -93,6 +98,15 @@ class Race:
             f"{dict(check.counts)}"
             for check in verdict.checks
         )
+        if self.pool is not None:
+            self.evidence.append(
+                f"{len(self.pool.processes)} processes on one store; "
+                f"{self.pool.kills} killed in the middle of a call and replaced"
+            )
+            scenario_requires(
+                self.pool.kills > 0 or not self.pool.killing,
+                "a process was to be killed in each batch, but no batch was large enough",
+            )
         share = verdict.check("definite_share")
         port_requires(
             share.ok,
@@ -118,6 +132,30 @@ def the_verdict(race: Race) -> RaceVerdict:
 @given("the implementation evaluates operations concurrently")
 def evaluates_concurrently(driver: Driver) -> None:
     require(driver, Capability.CONCURRENCY)
+
+
+@given(parsers.parse("the implementation runs as {count:d} processes on one store"))
+def several_processes(
+    race: Race, driver: Driver, count: int, request: pytest.FixtureRequest
+) -> None:
+    """The scenario's process and `count - 1` more of the same command on its store; the
+    race steps then deal their batches over them (see concurrency.process_pool)."""
+    require(driver, Capability.MULTIPROCESS)
+    if not isinstance(driver, LaunchesPeers):
+        pytest.skip(
+            f"{NOT_APPLICABLE_PREFIX}the implementation runs inside the harness, which cannot "
+            "start several processes of it (run it through exec:)"
+        )
+    pool = ProcessPool(driver, driver.launch_peer, count, RACE_START)
+    request.addfinalizer(pool.close_peers)
+    race.pool = pool
+    race.driver = cast(Driver, pool)
+
+
+@given("one process is killed in the middle of each batch, and a new one takes its place")
+def killing_in_each_batch(race: Race) -> None:
+    pool = scenario_value(race.pool, "no processes were started on one store")
+    pool.killing = True
 
 
 # --------------------------------------------------------------------------

@@ -152,11 +152,14 @@ def run_at_once(
 
 
 def needing_a_process(run: ResultsRun) -> set[str]:
-    """Scenarios only `exec:` can run: the harness kills the implementation mid-batch."""
+    """Scenarios only `exec:` can run: the harness kills the implementation mid-batch, or
+    starts several processes of it on one store."""
+    reasons = ("cannot kill", "cannot start several processes")
     return {
         result.key
         for result in run.scenarios
-        if result.status is Status.NOT_APPLICABLE and "cannot kill" in (result.evidence or "")
+        if result.status is Status.NOT_APPLICABLE
+        and any(reason in (result.evidence or "") for reason in reasons)
     }
 
 

@@ -77,6 +77,8 @@ CLOCK_START: Final = datetime(2026, 1, 1, tzinfo=UTC)
 """Where the harness sets every freshly launched implementation's clock."""
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_STARTUP_TIMEOUT: Final = 30.0
+CRASH_AFTER_SECONDS: Final = 0.002
+"""How long a call killed mid-way may run: long enough to have begun, too short to finish."""
 
 
 class ExecDriver:
@@ -232,6 +234,27 @@ class ExecDriver:
             and not sandboxed
             and {Capability.PRELAUNCH, Capability.RESTART} <= declared
         )
+
+    def launch_peer(self) -> ExecDriver:
+        """Another process of the same command on this driver's store, beside this one
+        (capability `multiprocess`): never a parked process, never parked itself."""
+        return ExecDriver(
+            self.command,
+            self.store,
+            timeout=self.timeout,
+            startup_timeout=self.startup_timeout,
+            validate=self.validate,
+            stderr_lines=self.stderr_lines,
+            containment=self._settings.containment,
+        )
+
+    def crash_during_call(self, call: ConcurrentCall) -> None:
+        """Send one call and SIGKILL the process a moment later, its answer unread: whether
+        the call took effect is unknown, as after a real crash; `restart` brings it back."""
+        operation = m.OPERATIONS[call.operation]
+        args = operation.args.model_validate(call.arguments)
+        self._process.send_and_kill(operation, args, after_seconds=CRASH_AFTER_SECONDS)
+        self._crashed = True
 
     def stderr_tail(self) -> tuple[str, ...]:
         """The implementation's last stderr lines, for evidence beside a failure."""

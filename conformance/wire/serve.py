@@ -250,7 +250,11 @@ class ProtocolServer:
 
     def _description(self, driver: Driver) -> Description:
         description = driver.describe()
-        served = [Capability.PRELAUNCH, *([Capability.RESET] if self._reset else [])]
+        served = [
+            Capability.PRELAUNCH,
+            Capability.MULTIPROCESS,
+            *([Capability.RESET] if self._reset else []),
+        ]
         capabilities = [*description.capabilities, *served]
         return description.model_copy(update={"capabilities": capabilities})
 
