@@ -154,7 +154,7 @@ def run_at_once(
 def needing_a_process(run: ResultsRun) -> set[str]:
     """Scenarios only `exec:` can run: the harness kills the implementation mid-batch, or
     starts several processes of it on one store."""
-    reasons = ("cannot kill", "cannot start several processes")
+    reasons = ("cannot kill", "does not declare multiprocess")
     return {
         result.key
         for result in run.scenarios
