@@ -1,12 +1,14 @@
 """A property's counterexample, printed as a Gherkin scenario, is a scenario that fails the same
-way when pasted into a feature file: through `conformance run` against a mutant whose window is
-closed at both ends, then the pasted scenario through the kit's own steps."""
+way when pasted into a feature file: through `conformance run` against a mutant the property
+catches (an office window closed at both ends; a heartbeat that ignores its generation), then
+the pasted scenario through the kit's own steps, against the mutant and against the reference."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,29 +19,50 @@ from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
 from conformance.suite import PLUGINS
 
-MUTANT = "mutant:window_closed_both_ends"
-SEED = 3108691157
-"""A seed under which the ci budget finds the mutant's defect (the search is deterministic)."""
-WINDOW_PROPERTY = "no stored window holds more than the allowance"
+
+@dataclass(frozen=True)
+class Catch:
+    """A mutant, a seed under which the ci budget finds its defect (the search is
+    deterministic), the property that finds it, and where the pasted scenario must fail."""
+
+    mutant: str
+    seed: int
+    selection: str
+    title: str
+    failing_step: str
+    observed: str
 
 
-@pytest.fixture(scope="module")
-def caught(tmp_path_factory: pytest.TempPathFactory) -> tuple[ResultsRun, str]:
-    """The mutant's run of the window property, and what the terminal printed."""
+WINDOW = Catch(
+    "mutant:window_closed_both_ends",
+    3108691157,
+    "no_window_ever",
+    "no stored window holds more than the allowance",
+    'the wake\'s outcome is "queued"',
+    "observed 'rate_limited'",
+)
+MACHINE = Catch(
+    "mutant:heartbeat_ignores_generation",
+    4,
+    "work_request_machine",
+    "every program of delegations, claims, heartbeats and publishes keeps the model",
+    'the attempt is refused with "stale_generation" and nothing changes',
+    "accepted",
+)
+
+
+@pytest.fixture(scope="module", params=[WINDOW, MACHINE], ids=["office", "work-requests"])
+def caught(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Catch, ResultsRun, str]:
+    """The mutant's run of the property, and what the terminal printed."""
+    catch: Catch = request.param
     folder = tmp_path_factory.mktemp("caught")
     stream = folder / "results.jsonl"
     finished = subprocess.run(
         [
-            *conformance("run"),
-            "--impl",
-            MUTANT,
-            "--seed",
-            str(SEED),
-            "--results",
-            str(stream),
-            "-k",
-            "no_window_ever",
-            "--quiet",
+            *conformance("run", "--impl", catch.mutant, "--seed", str(catch.seed)),
+            *("--results", str(stream), "-k", catch.selection, "--quiet"),
         ],
         cwd=folder,
         capture_output=True,
@@ -47,49 +70,55 @@ def caught(tmp_path_factory: pytest.TempPathFactory) -> tuple[ResultsRun, str]:
         check=False,
     )
     assert finished.returncode == 1, finished.stdout + finished.stderr
-    return verify_stream(stream), finished.stdout
+    return catch, verify_stream(stream), finished.stdout
 
 
 def conformance(*arguments: str) -> list[str]:
     return [sys.executable, "-c", "from conformance.cli import main; main()", *arguments]
 
 
-def window_records(run: ResultsRun) -> dict[str, Any]:
-    return {r.criterion: r for r in run.scenarios if r.scenario == WINDOW_PROPERTY}
+def property_records(catch: Catch, run: ResultsRun) -> dict[str | None, Any]:
+    return {r.criterion: r for r in run.scenarios if r.scenario == catch.title}
 
 
 def test_the_run_records_the_seed_and_fails_the_criteria_the_counterexample_broke(
-    caught: tuple[ResultsRun, str],
+    caught: tuple[Catch, ResultsRun, str],
 ) -> None:
-    run, _ = caught
-    assert (run.header.seed, run.header.properties) == (SEED, "ci")
-    records = window_records(run)
+    catch, run, _ = caught
+    assert (run.header.seed, run.header.properties) == (catch.seed, "ci")
+    records = property_records(catch, run)
     failed = {c for c, r in records.items() if r.status is Status.FAILED}
     unverified = {c for c, r in records.items() if r.status is Status.NOT_APPLICABLE}
     broken = {cite.split("/")[0] for r in records.values() for cite in r.violated}
-    assert failed == broken and failed, records
+    assert failed == broken & set(records) and failed, records
     assert failed | unverified == set(records)
     assert all("not verified by this property" in (records[c].evidence or "") for c in unverified)
 
 
 def test_the_counterexample_is_printed_as_a_gherkin_scenario(
-    caught: tuple[ResultsRun, str],
+    caught: tuple[Catch, ResultsRun, str],
 ) -> None:
-    run, printed = caught
+    catch, run, printed = caught
     failure = next(r.failure for r in run.scenarios if r.status is Status.FAILED)
-    assert failure is not None and failure.property_title == WINDOW_PROPERTY
+    assert failure is not None and failure.property_title == catch.title
     scenario = failure.counterexample
-    assert scenario.startswith("@AC-OFFICE-ASSIGN-RATE-")
-    assert "Scenario: " in scenario and 'When the clock reads "2026-02-02T08:' in scenario
-    assert scenario.splitlines()[-1].strip().startswith("And no rolling window of 600 seconds")
-    assert scenario in printed
-    assert f"seed {SEED}" in printed
+    tag = scenario.splitlines()[0]
+    assert tag.startswith("@AC-") and tag.removeprefix("@") in {
+        cite.split("/")[0] for cite in failure.clauses
+    }, tag
+    assert scenario.splitlines()[1].startswith("Scenario: ")
+    steps = ("  Given ", "  When ", "  Then ", "  And ", "  #")
+    assert all(line.startswith(steps) for line in scenario.splitlines()[2:]), scenario
+    assert "  # What Hypothesis noted of the same example:" in scenario
+    steps_only = scenario.split("\n  # What Hypothesis noted")[0]
+    assert steps_only in printed, "the terminal shows the scenario (its comments may be clipped)"
+    assert f"seed {catch.seed}" in printed
 
 
 def test_pasted_into_a_feature_file_it_fails_the_same_way_and_the_reference_passes_it(
-    caught: tuple[ResultsRun, str], tmp_path: Path
+    caught: tuple[Catch, ResultsRun, str], tmp_path: Path
 ) -> None:
-    run, _ = caught
+    catch, run, _ = caught
     record = next(r for r in run.scenarios if r.status is Status.FAILED)
     assert record.failure is not None
     (tmp_path / "pasted.feature").write_text(
@@ -98,13 +127,13 @@ def test_pasted_into_a_feature_file_it_fails_the_same_way_and_the_reference_pass
     (tmp_path / "test_pasted.py").write_text(
         'from pytest_bdd import scenarios\n\nscenarios("pasted.feature")\n', encoding="utf-8"
     )
-    against_mutant = run_pasted(tmp_path, MUTANT)
+    against_mutant = run_pasted(tmp_path, catch.mutant)
     first_failing = next(
         step for step in steps_of(against_mutant) if step["result"]["status"] == "failed"
     )
-    assert first_failing["name"] == 'the wake\'s outcome is "queued"', first_failing
+    assert first_failing["name"] == catch.failing_step, first_failing
     message = first_failing["result"]["error_message"]
-    assert "observed 'rate_limited'" in message
+    assert catch.observed in message, message
     assert any(cite in message for cite in record.violated), (record.violated, message)
     against_reference = run_pasted(tmp_path, "reference")
     assert {step["result"]["status"] for step in steps_of(against_reference)} == {"passed"}

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from hypothesis import note
 
 from conformance.oracle.office_window import OfficeWindowOracle
+from conformance.properties.gherkin import Steps
 from conformance.running.failure_evidence import SCENARIO_NOTE
 from conformance.spec.clause_check import ClauseViolation
 
@@ -84,19 +85,6 @@ def _wake_steps(steps: Steps, oracle: OfficeWindowOracle, wake: Wake) -> None:
         steps.add("When", f'the run of that wake is marked "{wake.settle_as}"')
     else:
         steps.add("Then", "the run queue is exactly as it was before that wake")
-
-
-class Steps:
-    """Appends steps, writing `And` for a keyword that repeats the one before."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self._lines = lines
-        self._last = ""
-
-    def add(self, keyword: str, text: str) -> None:
-        shown = "And" if keyword == self._last else keyword
-        self._last = keyword
-        self._lines.append(f"  {shown} {text}")
 
 
 def _instant(at: datetime) -> str:

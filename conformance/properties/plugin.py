@@ -2,7 +2,9 @@
 
 `--properties` chooses the Hypothesis profile: `ci` keeps every property to seconds on a
 small machine and skips the slow explain phase; `thorough` runs many more examples and
-longer programs, with no deadline. Neither keeps an example database: `conformance run`
+longer programs, with no deadline. Each reports one counterexample, the first it shrank (two
+distinct failures would come as an exception group, which names no clause). Neither keeps an
+example database: `conformance run`
 writes nothing into the folder it runs from, and a failure is reproduced from the seed the
 header records or from the counterexample the evidence prints.
 """
@@ -35,6 +37,7 @@ settings.register_profile(
     deadline=timedelta(seconds=30),
     print_blob=True,
     database=None,
+    report_multiple_bugs=False,
     phases=[phase for phase in Phase if phase is not Phase.explain],
 )
 settings.register_profile(
@@ -44,6 +47,7 @@ settings.register_profile(
     deadline=None,
     print_blob=True,
     database=None,
+    report_multiple_bugs=False,
 )
 
 

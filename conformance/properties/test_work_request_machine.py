@@ -59,6 +59,7 @@ from conformance.driver import (
     WorkRequest,
 )
 from conformance.oracle.work_requests import Refusals, WorkRequestOracle, within
+from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
 from conformance.spec.clause_check import (
     Cite,
     Detail,
@@ -394,6 +395,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.listing_refusal: ErrorCode | None = None
         self.observed: dict[str, BudgetSnapshot] = {}
         """Each campaign's budget as last read, while nothing accepted since can have moved it."""
+        self.scenario = WorkRequestScenario()
+        """The program so far, as a Gherkin scenario (noted after every step)."""
 
     def teardown(self) -> None:
         self._resources.close()
@@ -545,6 +548,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
             self.permissions_of[session] = permissions
             self.environment_of[session] = CAMPAIGNS[campaign]
             self.campaign_of[session] = campaign
+        budgets = {"camp": budget, "annex-camp": annex_budget}
+        campaigns = {
+            campaign: (CAMPAIGNS[campaign], amount) for campaign, amount in budgets.items()
+        }
+        roots = {session: root for session, root in ROOTS.items()}
+        self.scenario.world(T0, MEMBERS, campaigns, roots)
 
     def session(self, data: st.DataObject) -> str:
         """Any session so far: a root, or the child session of any request."""
@@ -606,12 +615,27 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 assignee=delegation.assignee,
             )
         )
+        optional = refusals if WorkRequestOracle.may_narrow(refusals) else frozenset()
+        created = (
+            (answer.request_id, answer.child_session_id)
+            if isinstance(answer, WorkRequest)
+            else None
+        )
+        self.scenario.delegation(
+            delegation.origin,
+            delegation.kind,
+            delegation.budget_slice,
+            delegation.permissions,
+            delegation.assignee,
+            delegation.deliverable,
+            Outcome(answer, refusals, optional, created),
+        )
         self.judge(
             repr(delegation),
             "delegate",
             answer,
             refusals,
-            optional=refusals if WorkRequestOracle.may_narrow(refusals) else frozenset(),
+            optional=optional,
             accepting=(CREATES, KIND_CREATES[delegation.kind]),
         )
         if not isinstance(answer, WorkRequest):
@@ -700,12 +724,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
         refusals = self.oracle.claim_refusals(request, holder)
         own = self.oracle.held_by(request, holder)
         answer = attempt(partial(self.driver.claim, request, holder))
+        optional = frozenset({ErrorCode.LEASE_HELD}) if own else frozenset()
+        self.scenario.claim(request, holder, Outcome(answer, refusals, optional))
         self.judge(
             f"claim({request}, {holder})",
             "claim",
             answer,
             refusals,
-            optional=frozenset({ErrorCode.LEASE_HELD}) if own else frozenset(),
+            optional=optional,
             accepting=("WR-6", CLAIMABLE_AGAIN) if request in self.newest else ("WR-6",),
         )
         if not isinstance(answer, Lease):
@@ -778,6 +804,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
         answer = attempt(
             partial(self.driver.heartbeat, lease.request_id, lease.holder, lease.generation)
         )
+        self.scenario.heartbeat(
+            lease.request_id, lease.holder, lease.generation, Outcome(answer, refusals)
+        )
         self.judge(what, "heartbeat", answer, refusals)
         if not isinstance(answer, Lease):
             self.check_extends_nothing(what, lease.request_id, refusals)
@@ -823,9 +852,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
         recorded = self.oracle.recorded_retry(*fencing)
         answer = attempt(partial(self.driver.publish, *fencing))
         if recorded is not None:
+            self.scenario.retry(lease.request_id, lease.holder, result_ref)
             self.judge_retry(what, answer, recorded)
             return
-        self.judge(what, "publish", answer, self.oracle.publish_refusals(*fencing))
+        refusals = self.oracle.publish_refusals(*fencing)
+        self.scenario.publish(*fencing, Outcome(answer, refusals))
+        self.judge(what, "publish", answer, refusals)
         if isinstance(answer, Completion):
             self.record_completion(what, lease, result_ref, answer)
 
@@ -885,6 +917,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         before = None if root else self.budget_now(session)
         answer = attempt(partial(self.driver.record_usage, session, amount))
         accepting = (ROOT_USAGE,) if root else (USAGE_DRAWS, USAGE_FROM_SLICE)
+        self.scenario.usage(session, amount, Outcome(answer, refusals))
         self.judge(what, "record_usage", answer, refusals, accepting=accepting)
         if isinstance(answer, ErrorCode):
             return
@@ -934,11 +967,13 @@ class WorkRequestMachine(RuleBasedStateMachine):
         target = self.oracle.now + delta
         self.oracle.set_clock(target)
         note(f"advance_clock({delta}) -> T0+{now - T0}")
+        self.scenario.clock(delta)
         port_requires(now == target, f"the clock reads {now}, expected {target}")
 
     @rule()
     def restart(self) -> None:
         note("restart")
+        self.scenario.restart()
         self.driver.restart()
         self.observed.clear()
         self.restarts += 1
@@ -952,7 +987,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
         what = f"list_requests({environment}, {principal})"
         answer = attempt(partial(self.driver.list_requests, environment, principal))
         note(f"{what} -> {render(answer)}")
-        if self.oracle.listing_refusals(environment, principal):
+        refused = bool(self.oracle.listing_refusals(environment, principal))
+        self.scenario.listing(environment, principal, refused)
+        if refused:
             self.judge_listing_refusal(what, answer)
             return
         if isinstance(answer, ErrorCode):

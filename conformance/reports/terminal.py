@@ -54,6 +54,13 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
     counted = totals(run.scenarios)
     summary = ", ".join(f"{count} {status.value}" for status, count in counted.items() if count)
     headline = claim_headline(run, list(verdicts.values()))
+    if run.header.properties != "none":
+        seed = run.header.seed
+        console.print(
+            f"property checks: budget {run.header.properties}, seed {seed} "
+            f"(--seed {seed} repeats their search)",
+            highlight=False,
+        )
     console.print(f"{headline}; scenarios: {summary or 'none'}", highlight=False)
 
 

@@ -27,6 +27,8 @@ KIT_ROOT: Final = Path(__file__).resolve().parents[2]
 TRACE_FRAMES: Final = 4
 SCENARIO_NOTE: Final = "Counterexample as a scenario (paste it into a feature file):\n"
 """How a property notes its counterexample as Gherkin (Hypothesis keeps the shrunk one's)."""
+CRITERION_PLACEHOLDER: Final = "CRITERION"
+"""A noted scenario's tag before its failure names the criterion it broke."""
 
 
 def failure_verdict(
@@ -103,10 +105,18 @@ def _in_kit(path: Path) -> bool:
 
 def counterexample_of(error: BaseException | None) -> str:
     """A property's shrunk counterexample, from the notes Hypothesis attached to its error: the
-    Gherkin scenario the property wrote, else what Hypothesis printed (a state machine's
-    program of steps and the reproduction blob)."""
+    last Gherkin scenario the property noted, tagged with the criterion its error cites, then
+    the rest of what Hypothesis noted (its program of steps, the reproduction blob) as Gherkin
+    comments, so that the whole pastes into a feature file; without a scenario, the notes."""
     notes = [str(note) for note in getattr(error, "__notes__", [])]
-    scenario = next((n for n in notes if n.startswith(SCENARIO_NOTE)), None)
-    if scenario is not None:
-        return scenario.removeprefix(SCENARIO_NOTE).strip("\n")
-    return "\n".join(notes)
+    scenarios = [n for n in notes if n.startswith(SCENARIO_NOTE)]
+    if not scenarios:
+        return "\n".join(notes)
+    scenario = scenarios[-1].removeprefix(SCENARIO_NOTE).strip("\n")
+    criterion = error.cites[0].split("/")[0] if isinstance(error, ClauseViolation) else None
+    tagged = scenario.replace(f"@{CRITERION_PLACEHOLDER}\n", f"@{criterion}\n" if criterion else "")
+    others = [line for n in notes if not n.startswith(SCENARIO_NOTE) for line in n.splitlines()]
+    if not others:
+        return tagged
+    said = "\n".join(f"  # {line}".rstrip() for line in others)
+    return f"{tagged}\n  # What Hypothesis noted of the same example:\n{said}"
