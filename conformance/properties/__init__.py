@@ -35,3 +35,9 @@ class Budget(StrEnum):
 def module_paths() -> list[str]:
     """The property modules, for pytest's command line."""
     return sorted(str(PROPERTIES_DIR / module) for module in MODULE_TITLES)
+
+
+RESTARTS_PER_EXAMPLE: Final = {Budget.NONE: 1, Budget.CI: 1, Budget.THOROUGH: None}
+"""How many restarts one example may ask for (None: no limit). A restart through `exec:` costs
+a process launch, the dearest thing an example can do: the ci budget keeps one per example
+(every example may still restart), thorough leaves them unbounded."""

@@ -32,7 +32,7 @@ from conformance.running.pytest_plugin import containment_of
 
 settings.register_profile(
     Budget.CI.value,
-    max_examples=25,
+    max_examples=15,
     stateful_step_count=40,
     deadline=timedelta(seconds=30),
     print_blob=True,
@@ -132,3 +132,9 @@ def drivers(
         scratch=tmp_path_factory.mktemp("properties"),
         containment=containment_of(request.config),
     )
+
+
+@pytest.fixture(scope="session")
+def budget(request: pytest.FixtureRequest) -> Budget:
+    """The properties' budget (`--properties`), for what a property adapts to it."""
+    return Budget(request.config.getoption("--properties"))

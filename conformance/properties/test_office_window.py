@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from conformance.driver import Capability, Driver, OfficeConstants, Outcome, Run, RunStatus
 from conformance.oracle.office_window import OfficeWindowOracle
+from conformance.properties import RESTARTS_PER_EXAMPLE, Budget
 from conformance.properties.office_scenario import (
     ASSIGNEES,
     ASSIGNER,
@@ -91,6 +92,8 @@ class Office:
 
     constants: OfficeConstants
     restartable: bool
+    restarts_per_schedule: int | None = None
+    """At most this many restarts in one schedule (None: no limit; see RESTARTS_PER_EXAMPLE)."""
 
     @property
     def allowance(self) -> int:
@@ -173,9 +176,13 @@ def schedules(draw: st.DrawFn, office: Office, more: int) -> list[Wake]:
     )
     wakes: list[Wake] = []
     now = T0
+    restarts_left = office.restarts_per_schedule
     for timing, task_id, assignee, by_agent, settle_as, restart_first in opening + rest:
         now = resolve(timing, now, agent_wakes_of(wakes, task_id), window)
-        wakes.append(Wake(task_id, assignee, by_agent, now, settle_as, restart_first))
+        restart = restart_first and restarts_left != 0
+        if restart and restarts_left is not None:
+            restarts_left -= 1
+        wakes.append(Wake(task_id, assignee, by_agent, now, settle_as, restart))
     return wakes
 
 
@@ -201,13 +208,14 @@ def resolve(
 
 
 @pytest.fixture(scope="module")
-def office(drivers: DriverFactory) -> Office:
+def office(drivers: DriverFactory, budget: Budget) -> Office:
     """What the implementation reports; the oracle and the schedules adapt to it."""
     with drivers.fresh() as driver:
         description = driver.describe()
     if Capability.OFFICE not in description.capabilities or description.office is None:
         pytest.skip("not_applicable: the implementation does not declare office")
-    return Office(description.office, Capability.RESTART in description.capabilities)
+    restartable = Capability.RESTART in description.capabilities
+    return Office(description.office, restartable, RESTARTS_PER_EXAMPLE[budget])
 
 
 def prepare(driver: Driver) -> None:

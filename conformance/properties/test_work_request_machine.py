@@ -42,6 +42,7 @@ from hypothesis.stateful import (
     initialize,
     invariant,
     multiple,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -59,6 +60,7 @@ from conformance.driver import (
     WorkRequest,
 )
 from conformance.oracle.work_requests import Refusals, WorkRequestOracle, within
+from conformance.properties import RESTARTS_PER_EXAMPLE, Budget
 from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
 from conformance.spec.clause_check import (
     Cite,
@@ -361,6 +363,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
     """One implementation and the oracle, driven side by side."""
 
     drivers: ClassVar[DriverFactory]
+    max_restarts: ClassVar[int | None] = None
+    """Restarts one program may ask for (see RESTARTS_PER_EXAMPLE)."""
     requests = Bundle("requests")
     leases = Bundle("leases")
 
@@ -970,6 +974,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.scenario.clock(delta)
         port_requires(now == target, f"the clock reads {now}, expected {target}")
 
+    @precondition(lambda self: self.max_restarts is None or self.restarts < self.max_restarts)
     @rule()
     def restart(self) -> None:
         note("restart")
@@ -1148,7 +1153,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 )
 
 
-def test_work_request_machine(drivers: DriverFactory) -> None:
+def test_work_request_machine(drivers: DriverFactory, budget: Budget) -> None:
     with drivers.fresh() as driver:
         if Capability.WORK_REQUESTS not in driver.describe().capabilities:
             pytest.skip("not_applicable: the implementation does not declare work_requests")
@@ -1156,4 +1161,5 @@ def test_work_request_machine(drivers: DriverFactory) -> None:
     unknown = sorted(cite for cite in cited_here() if not registry.is_citable(cite))
     scenario_requires(not unknown, f"the machine cites what the registry lacks: {unknown}")
     WorkRequestMachine.drivers = drivers
+    WorkRequestMachine.max_restarts = RESTARTS_PER_EXAMPLE[budget]
     run_state_machine_as_test(WorkRequestMachine)
