@@ -149,7 +149,7 @@ def test_the_handshake_describes_the_reference_with_what_serving_adds(
     served: ExecDriver, in_process: Driver
 ) -> None:
     local = in_process.describe()
-    wire_only = [Capability.PRELAUNCH, Capability.RESET]
+    wire_only = [Capability.PRELAUNCH, Capability.MULTIPROCESS, Capability.RESET]
     assert not set(wire_only) & set(local.capabilities)
     served_capabilities = [*local.capabilities, *wire_only]
     assert served.describe() == local.model_copy(update={"capabilities": served_capabilities})
