@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Final
 
 from conformance.properties import MODULE_TITLES, OFFICE_MODULE, PROPERTIES_DIR, WORK_REQUEST_MODULE
@@ -43,19 +44,23 @@ class PropertyCheck:
     def interpretations(self) -> list[str]:
         """The registered readings the property's module cites: a counterexample breaking only
         those is a divergence, as for a scenario tagged with them."""
-        return sorted(set(INTERPRETATION.findall(self._source())))
-
-    def _source(self) -> str:
-        return (PROPERTIES_DIR / self.module).read_text(encoding="utf-8")
+        return sorted(set(INTERPRETATION.findall(_source(self.module))))
 
     def line(self) -> int:
         """The line of the test function, read from the module without importing it."""
-        tree = ast.parse(self._source())
-        return next(
-            node.lineno
-            for node in tree.body
-            if isinstance(node, ast.FunctionDef) and node.name == self.function
-        )
+        return _function_lines(self.module)[self.function]
+
+
+@cache
+def _source(module: str) -> str:
+    return (PROPERTIES_DIR / module).read_text(encoding="utf-8")
+
+
+@cache
+def _function_lines(module: str) -> dict[str, int]:
+    """Each top-level function of the module by name, with its line: parsed once per module."""
+    tree = ast.parse(_source(module))
+    return {node.name: node.lineno for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
 def _office(*numbers: str) -> tuple[str, ...]:
