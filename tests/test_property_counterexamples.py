@@ -6,6 +6,7 @@ the pasted scenario through the kit's own steps, against the mutant and against 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -55,7 +56,9 @@ MACHINE = Catch(
 def caught(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Catch, ResultsRun, str]:
-    """The mutant's run of the property, and what the terminal printed."""
+    """The mutant's run of the property, and what the terminal printed. It runs with a CI
+    variable set, as in an implementer's CI: there Hypothesis would load its own derandomized
+    profile, and the seed must still decide the search."""
     catch: Catch = request.param
     folder = tmp_path_factory.mktemp("caught")
     stream = folder / "results.jsonl"
@@ -68,6 +71,7 @@ def caught(
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "CI": "true"},
     )
     assert finished.returncode == 1, finished.stdout + finished.stderr
     return catch, verify_stream(stream), finished.stdout
