@@ -3,6 +3,10 @@
 Exit codes: 0 every applicable scenario passed or failed as expected; 1 some
 scenario failed, errored, timed out, passed unexpectedly or did not run;
 2 usage or configuration error; 3 the implementation was unusable.
+
+Each command imports what it needs in its own body: the harness launches
+`serve-reference` once per scenario or restart, and it must not pay for
+pytest, the reports and the spec tools at every start.
 """
 
 from __future__ import annotations
@@ -18,43 +22,11 @@ import typer
 from rich.console import Console
 
 from conformance.properties import Budget
-from conformance.properties.catalogue import property_entries
-from conformance.reports.badge import render_badge
-from conformance.reports.compare import (
-    comparison_table,
-    divergence_table,
-    render_compare_html,
-    render_compare_markdown,
-)
-from conformance.reports.cucumber import render_cucumber
-from conformance.reports.html import render_html
-from conformance.reports.junit import render_junit
-from conformance.reports.markdown import render_markdown
-from conformance.reports.summary import run_succeeded, unverified
-from conformance.reports.terminal import print_verdicts
-from conformance.running.expectations import (
-    ExpectationsError,
-    ExpectedFailure,
-    load_expectations,
-    render_expectations,
-)
-from conformance.running.scratch import RUN_FOLDER
-from conformance.spec.inventory import load_inventory
-from conformance.spec.registry import default_registry, short_id
-from conformance.spec.spec_drift import (
-    SpecDriftError,
-    accept,
-    check_drift,
-    expand_spec_paths,
-    quote_clauses,
-)
-from conformance.stream.provenance import suite_digests
-from conformance.stream.results import ResultsRun, Status
-from conformance.suite import pytest_arguments
 
 if TYPE_CHECKING:
     from conformance.adapters.containment import Containment
     from conformance.running.harness_memory import HarnessMemory
+    from conformance.stream.results import ResultsRun
     from conformance.strength import TargetRun
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
@@ -198,11 +170,16 @@ def run(
 ) -> None:
     """Run the Gherkin suite and the property checks against an implementation, and print the
     per-criterion verdict."""
-    import pytest  # here, not at the top: serve-reference launches must stay light
+    import pytest
 
     from conformance.adapters.containment import Containment
     from conformance.adapters.process_tree import adopting_orphans
+    from conformance.reports.terminal import print_verdicts
     from conformance.running.harness_memory import HarnessMemory
+    from conformance.running.scratch import RUN_FOLDER
+    from conformance.spec.registry import default_registry
+    from conformance.stream.provenance import suite_digests
+    from conformance.suite import pytest_arguments
 
     _load_the_suite()
     kit_before = suite_digests()
@@ -287,6 +264,8 @@ def _load_the_suite() -> None:
 def _kit_unchanged(before: dict[str, str]) -> bool:
     """Whether the kit's own files (features, steps, registry, harness code) are as they were
     when the run began: an implementation running as the same user could change them."""
+    from conformance.stream.provenance import suite_digests
+
     after = suite_digests()
     changed = sorted(
         path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
@@ -334,6 +313,7 @@ def _preflight(impl: str, database: str | None, containment: Containment) -> str
     from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
 
     from conformance.adapters.factory import ConfigurationError, open_driver
+    from conformance.running.scratch import RUN_FOLDER
 
     with tempfile.TemporaryDirectory(prefix="preflight-", dir=RUN_FOLDER.path()) as scratch:
         try:
@@ -360,6 +340,8 @@ def _unusable(
     properties: Budget,
 ) -> ResultsRun:
     from conformance.running.recorder import unusable_run
+    from conformance.spec.inventory import load_inventory
+    from conformance.spec.registry import default_registry
     from conformance.stream.results import SPEC_PREFIXES, Claim
 
     claim = Claim(
@@ -393,6 +375,7 @@ def _write_stream(run: ResultsRun, path: Path | None, sign_key_file: Path | None
 
 def _check_claim(specs: list[str], allowed: list[str]) -> None:
     """A claim naming an unknown spec or criterion is a usage error, caught before running."""
+    from conformance.spec.registry import default_registry
     from conformance.stream.results import SPEC_PREFIXES
 
     unknown = [f"spec {s!r}" for s in specs if s not in SPEC_PREFIXES] + [
@@ -408,6 +391,9 @@ def _check_claim(specs: list[str], allowed: list[str]) -> None:
 
 
 def _check_expectations(path: Path) -> None:
+    from conformance.running.expectations import ExpectationsError, load_expectations
+    from conformance.spec.inventory import load_inventory
+
     try:
         load_expectations(path, [entry.key for entry in load_inventory(properties=True)])
     except ExpectationsError as error:
@@ -418,6 +404,9 @@ def _check_expectations(path: Path) -> None:
 def _exit_code(outcome: ResultsRun, pytest_code: int | None) -> int:
     """The run's exit code from its records; `pytest_code` is None when judging a stored
     stream."""
+    from conformance.reports.summary import run_succeeded, unverified
+    from conformance.spec.registry import default_registry
+
     if outcome.header.implementation_error is not None:
         console.print(
             f"[bold red]implementation unusable:[/] {outcome.header.implementation_error}"
@@ -452,6 +441,13 @@ def _write_reports(
     spec: list[Path] | None = None,
 ) -> None:
     """Every report asked for; with spec files, the cited clauses quote the spec's own words."""
+    from conformance.reports.cucumber import render_cucumber
+    from conformance.reports.html import render_html
+    from conformance.reports.junit import render_junit
+    from conformance.reports.markdown import render_markdown
+    from conformance.spec.registry import default_registry
+    from conformance.spec.spec_drift import quote_clauses
+
     registry = default_registry()
     quotes = quote_clauses(spec, registry) if spec else {}
     renderers: list[tuple[Path | None, Callable[[], str]]] = [
@@ -480,6 +476,9 @@ def report(
 ) -> None:
     """Verify a results stream, derive reports from it (with no option, print the verdict
     table) and exit with the run's verdict: 0, 1 or 3, as `run` did; 2 for a broken stream."""
+    from conformance.reports.terminal import print_verdicts
+    from conformance.spec.registry import default_registry
+
     outcome = _read(results, sign_key_file)
     if not any((junit, markdown, html, cucumber)):
         print_verdicts(outcome, default_registry(), console)
@@ -490,9 +489,13 @@ def report(
 @app.command()
 def criteria() -> None:
     """List every criterion with the number of scenarios that cover it."""
+    from rich.table import Table
+
+    from conformance.spec.inventory import load_inventory
+    from conformance.spec.registry import default_registry
+
     registry = default_registry()
     inventory = load_inventory()
-    from rich.table import Table
 
     table = Table(
         title=f"{len(registry.criteria)} criteria, {len(registry.clauses)} clauses",
@@ -543,6 +546,10 @@ def check_spec(
     ] = None,
 ) -> None:
     """Compare source spec files with the registry: new, removed and changed criteria."""
+    from conformance.spec.inventory import load_inventory
+    from conformance.spec.registry import default_registry
+    from conformance.spec.spec_drift import SpecDriftError, accept, check_drift, expand_spec_paths
+
     registry = default_registry()
     paths = expand_spec_paths(paths, registry)
     try:
@@ -585,6 +592,14 @@ def compare(
 ) -> None:
     """Show several implementations' per-criterion verdicts side by side (each stream verified
     first): implementations as columns, with counts, and the rows where they disagree marked."""
+    from conformance.reports.compare import (
+        comparison_table,
+        divergence_table,
+        render_compare_html,
+        render_compare_markdown,
+    )
+    from conformance.spec.registry import default_registry
+
     runs = [_read(path, sign_key_file) for path in results]
     names = [path.stem for path in results]
     registry = default_registry()
@@ -606,6 +621,9 @@ def badge(
     sign_key_file: SignKey = None,
 ) -> None:
     """Write an SVG badge of a (verified) run: the claimed criteria passed, of all claimed."""
+    from conformance.reports.badge import render_badge
+    from conformance.spec.registry import default_registry
+
     output.write_text(render_badge(_read(results, sign_key_file), default_registry(), label))
     console.print(f"wrote {output}")
 
@@ -616,6 +634,7 @@ def mutants() -> None:
     from rich.table import Table
 
     import mutants as known
+    from conformance.spec.registry import short_id
 
     table = Table(title=f"{len(known.MUTANTS)} mutants (--impl mutant:NAME)", title_justify="left")
     for column in ("mutant", "criterion", "defect"):
@@ -703,6 +722,8 @@ def _strength_progress(mutants: int, variants: int) -> Iterator[Callable[[Target
     per finished run in a CI log."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from conformance.stream.results import Status
+
     counts = {"done": 0, "kills": 0, "total": 1 + mutants + variants}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     on_terminal = console.is_terminal
@@ -743,6 +764,14 @@ def expectations_update(
 ) -> None:
     """Write an expectations file listing every scenario that failed in a (verified) results
     stream."""
+    from conformance.running.expectations import (
+        ExpectedFailure,
+        load_expectations,
+        render_expectations,
+    )
+    from conformance.spec.inventory import load_inventory
+    from conformance.stream.results import Status
+
     outcome = _read(results, sign_key_file)
     keys = [entry.key for entry in load_inventory(properties=True)]
     known = load_expectations(output, keys) if output.exists() else {}
@@ -758,6 +787,8 @@ def expectations_update(
 
 def _read(path: Path, sign_key_file: Path | None = None) -> ResultsRun:
     """The run a stream holds, verified (see stream_integrity); a broken one exits 2."""
+    from conformance.properties.catalogue import property_entries
+    from conformance.spec.inventory import load_inventory
     from conformance.stream.provenance import suite_digests
     from conformance.stream.stream_integrity import (
         BrokenStream,

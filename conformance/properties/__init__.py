@@ -10,8 +10,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
-import pytest
-
 PROPERTIES_DIR: Final = Path(__file__).resolve().parent
 OFFICE_MODULE: Final = "test_office_window.py"
 WORK_REQUEST_MODULE: Final = "test_work_request_machine.py"
@@ -19,9 +17,6 @@ MODULE_TITLES: Final = {
     OFFICE_MODULE: "Properties of the office allowance's rolling window",
     WORK_REQUEST_MODULE: "The work-request state machine",
 }
-
-SEARCH: Final = pytest.StashKey[str]()
-"""Hypothesis' account of a property's search, for its result record's evidence."""
 
 
 class Budget(StrEnum):

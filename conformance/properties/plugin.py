@@ -27,8 +27,9 @@ from hypothesis.statistics import collector, describe_statistics
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.driver import Driver
-from conformance.properties import SEARCH, Budget
+from conformance.properties import Budget
 from conformance.running.pytest_plugin import containment_of
+from conformance.running.recorder import SEARCH
 
 # Both profiles descend from Hypothesis' own default, not from whatever profile is loaded: where
 # a CI variable is set (GitHub Actions and the like), Hypothesis loads its "ci" profile at

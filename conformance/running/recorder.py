@@ -25,7 +25,7 @@ from pytest_bdd.parser import Step
 from conformance import __version__ as kit_version
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
-from conformance.properties import MODULE_TITLES, SEARCH
+from conformance.properties import MODULE_TITLES
 from conformance.properties.catalogue import PropertyCheck, fanned_status, property_check
 from conformance.running.expectations import ExpectedFailure
 from conformance.running.failure_evidence import counterexample_of, failure_verdict
@@ -65,6 +65,8 @@ ALTERED = (
 )
 #: Notes a scenario leaves for its result record (see the `evidence` fixture).
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
+SEARCH = pytest.StashKey[str]()
+"""Hypothesis' account of a property's search (see properties.plugin), for its evidence."""
 NOT_APPLICABLE_PREFIX = "not_applicable: "
 _EVIDENCE_LIMIT = 4000
 

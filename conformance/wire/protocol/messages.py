@@ -12,8 +12,9 @@ scenarios, so that the harness can hand the same process to the next one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Annotated, Any, Final, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field, TypeAdapter, create_model
@@ -223,37 +224,49 @@ R = TypeVar("R")
 
 @dataclass(frozen=True)
 class Operation(Generic[A, R]):
-    """One request kind: its name on the wire, its arguments and its result type."""
+    """One request kind: its name on the wire, its arguments and its result type.
+
+    Its models are built when first used: a process that serves a few operations and exits
+    (a restart, a property's example) should not pay for all of them at start-up.
+    """
 
     name: str
     args: type[A]
     result: type[R]
-    request_model: type[BaseModel] = field(init=False, repr=False, compare=False)
-    ok_model: type[BaseModel] = field(init=False, repr=False, compare=False)
-    reply_adapter: TypeAdapter[Any] = field(init=False, repr=False, compare=False)
-    result_adapter: TypeAdapter[R] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        camel = "".join(part.capitalize() for part in self.name.split("_"))
-        request = create_model(
-            f"{camel}Request",
+    @cached_property
+    def request_model(self) -> type[BaseModel]:
+        return create_model(
+            f"{self._camel}Request",
             __base__=Value,
             protocol=(Literal[1], ...),
             seq=(RequestSeq, ...),
             op=(cast(Any, Literal)[self.name], ...),
             args=(self.args, ...),
         )
-        ok = create_model(
-            f"{camel}Ok",
+
+    @cached_property
+    def ok_model(self) -> type[BaseModel]:
+        return create_model(
+            f"{self._camel}Ok",
             __base__=Value,
             seq=(ReplySeq, ...),
             ok=(Literal[True], ...),
             result=(self.result, ...),
         )
-        object.__setattr__(self, "request_model", request)
-        object.__setattr__(self, "ok_model", ok)
-        object.__setattr__(self, "reply_adapter", TypeAdapter(ok | ErrorReply | NotSupportedReply))
-        object.__setattr__(self, "result_adapter", TypeAdapter(self.result))
+
+    @cached_property
+    def reply_adapter(self) -> TypeAdapter[Any]:
+        reply: Any = self.ok_model | ErrorReply | NotSupportedReply
+        return TypeAdapter(reply)
+
+    @cached_property
+    def result_adapter(self) -> TypeAdapter[R]:
+        return TypeAdapter(self.result)
+
+    @property
+    def _camel(self) -> str:
+        return "".join(part.capitalize() for part in self.name.split("_"))
 
 
 class ErrorBody(Value):
