@@ -29,8 +29,9 @@ store and shakes hands with that spare. How many wait follows
 the next few (see restart_forecast): a driver opened with restarts ahead
 starts that many spares (up to the room's capacity), and each restart tops
 the room up to what is still expected. When the harness cannot tell (None),
-the first restart launches as usual and then a few spares wait.
-A run whose selection never restarts starts no spare.
+the first restart launches as usual and then a few spares wait. The peers of a
+pool of processes (capability `multiprocess`) come out of the same room.
+A run whose selection never restarts or runs a pool starts no spare.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from conformance.adapters.containment import Containment
 from conformance.adapters.exec_pool import PARK, LaunchSettings, ParkedProcess
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.adapters.exec_reset import Witnesses, reset_leftovers
-from conformance.adapters.exec_spares import SPARES, SPARES_WITHOUT_FORECAST
+from conformance.adapters.exec_spares import SPARES, SPARES_FOR_PEERS, SPARES_WITHOUT_FORECAST
 from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import (
     AssignmentResult,
@@ -102,7 +103,9 @@ class ExecDriver:
         prelaunch: bool = False,
         restarts_ahead: int | None = None,
         containment: Containment | None = None,
+        started: tuple[ImplementationProcess, Description] | None = None,
     ) -> None:
+        """`started` is a process already greeted on `store` (a peer's), used as it is."""
         self.command = list(command)
         self.timeout = timeout
         self.startup_timeout = startup_timeout
@@ -121,10 +124,10 @@ class ExecDriver:
         self._closed = False
         self._crashed = False
         self.store: Path
-        reused = self._reuse_parked()
+        reused = None if started is not None else self._reuse_parked()
         if reused is None:
             self.store = store if store is not None else PARK.new_store()
-        self._process, self._description = reused or self._launch()
+        self._process, self._description = started or reused or self._launch()
         try:
             self._prepare_spares()
         except BaseException:
@@ -205,14 +208,18 @@ class ExecDriver:
             self._carried_logs.extend(self._logs_before_restart())
         self._crashed = False
         self._process.kill()
-        spare = SPARES.take(self._settings) if self._spares_wanted() else None
-        if spare is None:
-            self._process, self._description = self._launch()
-        else:
-            spare.take_over(self.store)
-            self._process, self._description = self._greet(spare.process)
+        self._process, self._description = self._launch_or_take_spare()
         self._restarts += 1
         self._prepare_spares()
+
+    def _launch_or_take_spare(self) -> tuple[ImplementationProcess, Description]:
+        """A process greeted on this driver's store: a waiting spare if one may be used, else
+        a launch of the command."""
+        spare = SPARES.take(self._settings) if self._spares_wanted() else None
+        if spare is None:
+            return self._launch()
+        spare.take_over(self.store)
+        return self._greet(spare.process)
 
     def _prepare_spares(self) -> None:
         """Top the spare room up to the restarts still expected (see the module's docstring)."""
@@ -237,7 +244,14 @@ class ExecDriver:
 
     def launch_peer(self) -> ExecDriver:
         """Another process of the same command on this driver's store, beside this one
-        (capability `multiprocess`): never a parked process, never parked itself."""
+        (capability `multiprocess`): never a parked process, never parked itself. Where spares
+        may be used, it is one, and the room is kept at SPARES_FOR_PEERS: a pool launches its
+        peers, then a replacement after every batch, faster than one launch after another."""
+        if self._spares_wanted():
+            SPARES.prepare(self._settings, wanted=SPARES_FOR_PEERS)
+        started = self._launch_or_take_spare()
+        if self._spares_wanted():
+            SPARES.prepare(self._settings, wanted=SPARES_FOR_PEERS)
         return ExecDriver(
             self.command,
             self.store,
@@ -246,6 +260,7 @@ class ExecDriver:
             validate=self.validate,
             stderr_lines=self.stderr_lines,
             containment=self._settings.containment,
+            started=started,
         )
 
     def crash_during_call(self, call: ConcurrentCall) -> None:

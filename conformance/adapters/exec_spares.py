@@ -37,6 +37,9 @@ SPARES_PER_COMMAND: Final = 8
 """The room's capacity: the most spares starting or waiting at once."""
 SPARES_WITHOUT_FORECAST: Final = 3
 """How many a driver wants after its first restart when nobody forecast its restarts."""
+SPARES_FOR_PEERS: Final = 2
+"""How many wait while a pool of processes runs (see process_pool): its peers come out of the
+room at its start, then one replacement after every batch that killed a process."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.exec_adapter import ExecDriver
-from conformance.adapters.exec_spares import SPARES, SPARES_WITHOUT_FORECAST
+from conformance.adapters.exec_spares import SPARES, SPARES_FOR_PEERS, SPARES_WITHOUT_FORECAST
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import Capability
@@ -84,6 +84,31 @@ def test_with_no_forecast_restarts_after_the_first_take_over_spares_and_keep_the
             assert driver.get_task("t").task_id == "t", "the store did not come through"
         assert seen[0] != seen[1], "each restart takes a spare of its own"
     finally:
+        driver.close()
+
+
+@pytest.mark.usefixtures("two_spares_at_most")
+def test_a_pool_s_peers_are_spares_on_the_same_store_and_the_room_stays_stocked(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    driver = ExecDriver(SERVE, store, prelaunch=True, restarts_ahead=0)
+    peers = []
+    try:
+        driver.create_workspace("w")
+        driver.create_task("w", "t")
+        for _ in range(3):
+            peers.append(driver.launch_peer())
+            seen = store_seen_by(peers[-1])
+            assert seen.is_symlink() and seen.resolve() == store.resolve(), "not a spare"
+            assert peers[-1].get_task("t").task_id == "t", "the peer does not see the store"
+            assert len(SPARES.waiting()) == SPARES_FOR_PEERS
+        assert len({store_seen_by(peer) for peer in peers}) == 3, "each peer a spare of its own"
+        peers[0].create_task("w", "u")
+        assert driver.get_task("u").task_id == "u", "one store for all"
+    finally:
+        for peer in peers:
+            peer.close()
         driver.close()
 
 
