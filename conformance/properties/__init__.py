@@ -36,3 +36,8 @@ RESTARTS_PER_EXAMPLE: Final = {Budget.NONE: 1, Budget.CI: 1, Budget.THOROUGH: No
 """How many restarts one example may ask for (None: no limit). A restart through `exec:` costs
 a process launch, the dearest thing an example can do: the ci budget keeps one per example
 (every example may still restart), thorough leaves them unbounded."""
+
+RESTARTING_SCHEDULES: Final = {Budget.NONE: 3, Budget.CI: 3, Budget.THOROUGH: 1}
+"""One office schedule in this many may restart at all (drawn with the schedule, so that it
+shrinks towards none). An office example is a few dozen cheap calls, and a restart through
+`exec:` would be most of its cost: the ci budget spends it on a third of them."""

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from conformance.driver import Capability, Driver, OfficeConstants, Outcome, Run, RunStatus
 from conformance.oracle.office_window import OfficeWindowOracle
-from conformance.properties import RESTARTS_PER_EXAMPLE, Budget
+from conformance.properties import RESTARTING_SCHEDULES, RESTARTS_PER_EXAMPLE, Budget
 from conformance.properties.office_scenario import (
     ASSIGNEES,
     ASSIGNER,
@@ -94,6 +94,8 @@ class Office:
     restartable: bool
     restarts_per_schedule: int | None = None
     """At most this many restarts in one schedule (None: no limit; see RESTARTS_PER_EXAMPLE)."""
+    restarting_schedules: int = 1
+    """One schedule in this many may restart (see RESTARTING_SCHEDULES)."""
 
     @property
     def allowance(self) -> int:
@@ -145,12 +147,15 @@ def schedules(draw: st.DrawFn, office: Office, more: int) -> list[Wake]:
 
     It opens with N agent wakes on the busy task a few seconds apart, so its
     window starts full, then up to `more` wakes of any kind, some after a
-    restart when the implementation can restart. An echoing wake comes one
+    restart when the implementation can restart and the schedule is one of those
+    that may (see RESTARTING_SCHEDULES). An echoing wake comes one
     window, give or take a microsecond, after an earlier agent wake of its task:
     where a slot frees, or is one microsecond from freeing.
     """
     window = office.window
-    restarts = st.sampled_from([False] * 7 + [True]) if office.restartable else st.just(False)
+    shares = [False] * (office.restarting_schedules - 1) + [True]
+    restarting = office.restartable and draw(st.sampled_from(shares), label="may restart")
+    restarts = st.sampled_from([False] * 7 + [True]) if restarting else st.just(False)
     opening = [
         (Timing(gap, None), BUSY_TASK, assignee, True, settle_as, False)
         for gap, assignee, settle_as in draw(
@@ -215,7 +220,12 @@ def office(drivers: DriverFactory, budget: Budget) -> Office:
     if Capability.OFFICE not in description.capabilities or description.office is None:
         pytest.skip("not_applicable: the implementation does not declare office")
     restartable = Capability.RESTART in description.capabilities
-    return Office(description.office, restartable, RESTARTS_PER_EXAMPLE[budget])
+    return Office(
+        description.office,
+        restartable,
+        RESTARTS_PER_EXAMPLE[budget],
+        RESTARTING_SCHEDULES[budget],
+    )
 
 
 def prepare(driver: Driver) -> None:
