@@ -30,7 +30,7 @@ from conformance.wire.protocol.messages import (
 from conformance.wire.protocol.schemas import request_definition, validator_for
 
 if TYPE_CHECKING:
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema_rs import Draft202012Validator
 
 R = TypeVar("R")
 
@@ -238,11 +238,9 @@ def _readable_seq(message: dict[str, Any]) -> int | None:
 
 
 def _check_schema(message: Any, validator: Draft202012Validator, seq: int | None) -> None:
-    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
-
-    error = best_match(validator.iter_errors(message))
+    error = next(iter(validator.iter_errors(message)), None)
     if error is not None:
-        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        where = "/".join(str(part) for part in error.instance_path) or "(root)"
         raise ProtocolError(
             ProtocolErrorKind.SCHEMA_INVALID, f"at {where}: {error.message}", seq=seq
         )
