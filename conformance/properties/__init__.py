@@ -35,9 +35,16 @@ def module_paths() -> list[str]:
 RESTARTS_PER_EXAMPLE: Final = {Budget.NONE: 1, Budget.CI: 1, Budget.THOROUGH: None}
 """How many restarts one example may ask for (None: no limit). A restart through `exec:` costs
 a process launch, the dearest thing an example can do: the ci budget keeps one per example
-(every example may still restart), thorough leaves them unbounded."""
+(in the examples that may restart at all: see RESTARTING_EXAMPLES), thorough leaves them
+unbounded."""
 
-RESTARTING_SCHEDULES: Final = {Budget.NONE: 3, Budget.CI: 3, Budget.THOROUGH: 1}
-"""One office schedule in this many may restart at all (drawn with the schedule, so that it
-shrinks towards none). An office example is a few dozen cheap calls, and a restart through
-`exec:` would be most of its cost: the ci budget spends it on a third of them."""
+RESTARTING_EXAMPLES: Final = {Budget.NONE: 3, Budget.CI: 3, Budget.THOROUGH: 1}
+"""One example in this many may restart at all: an office schedule or a work-request program
+draws whether it may, with its other data, so that it shrinks towards none. Through `exec:` a
+restart is most of an example's cost: the ci budget spends it on a third of them."""
+
+
+def restart_permits(budget: Budget) -> list[bool]:
+    """What an example draws from (with `st.sampled_from`) to learn whether it may restart:
+    False first, so that shrinking prefers an example without one."""
+    return [False] * (RESTARTING_EXAMPLES[budget] - 1) + [True]

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from conformance.driver import Capability, Driver, OfficeConstants, Outcome, Run, RunStatus
 from conformance.oracle.office_window import OfficeWindowOracle
-from conformance.properties import RESTARTING_SCHEDULES, RESTARTS_PER_EXAMPLE, Budget
+from conformance.properties import RESTARTS_PER_EXAMPLE, Budget, restart_permits
 from conformance.properties.office_scenario import (
     ASSIGNEES,
     ASSIGNER,
@@ -94,8 +94,8 @@ class Office:
     restartable: bool
     restarts_per_schedule: int | None = None
     """At most this many restarts in one schedule (None: no limit; see RESTARTS_PER_EXAMPLE)."""
-    restarting_schedules: int = 1
-    """One schedule in this many may restart (see RESTARTING_SCHEDULES)."""
+    restart_permits: tuple[bool, ...] = (True,)
+    """Whether a schedule may restart is drawn from these (see RESTARTING_EXAMPLES)."""
 
     @property
     def allowance(self) -> int:
@@ -148,13 +148,13 @@ def schedules(draw: st.DrawFn, office: Office, more: int) -> list[Wake]:
     It opens with N agent wakes on the busy task a few seconds apart, so its
     window starts full, then up to `more` wakes of any kind, some after a
     restart when the implementation can restart and the schedule is one of those
-    that may (see RESTARTING_SCHEDULES). An echoing wake comes one
+    that may (see RESTARTING_EXAMPLES). An echoing wake comes one
     window, give or take a microsecond, after an earlier agent wake of its task:
     where a slot frees, or is one microsecond from freeing.
     """
     window = office.window
-    shares = [False] * (office.restarting_schedules - 1) + [True]
-    restarting = office.restartable and draw(st.sampled_from(shares), label="may restart")
+    permitted = st.sampled_from(office.restart_permits)
+    restarting = office.restartable and draw(permitted, label="may restart")
     restarts = st.sampled_from([False] * 7 + [True]) if restarting else st.just(False)
     opening = [
         (Timing(gap, None), BUSY_TASK, assignee, True, settle_as, False)
@@ -224,7 +224,7 @@ def office(drivers: DriverFactory, budget: Budget) -> Office:
         description.office,
         restartable,
         RESTARTS_PER_EXAMPLE[budget],
-        RESTARTING_SCHEDULES[budget],
+        tuple(restart_permits(budget)),
     )
 
 

@@ -60,7 +60,7 @@ from conformance.driver import (
     WorkRequest,
 )
 from conformance.oracle.work_requests import Refusals, WorkRequestOracle, within
-from conformance.properties import RESTARTS_PER_EXAMPLE, Budget
+from conformance.properties import RESTARTS_PER_EXAMPLE, Budget, restart_permits
 from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
 from conformance.spec.clause_check import (
     Cite,
@@ -365,6 +365,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
     drivers: ClassVar[DriverFactory]
     max_restarts: ClassVar[int | None] = None
     """Restarts one program may ask for (see RESTARTS_PER_EXAMPLE)."""
+    restart_permits: ClassVar[tuple[bool, ...]] = (True,)
+    """Whether a program may restart at all is drawn from these (see RESTARTING_EXAMPLES)."""
     requests = Bundle("requests")
     leases = Bundle("leases")
 
@@ -395,6 +397,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.completions: dict[str, Completion] = {}
         self.claimants: dict[str, st.SearchStrategy[str]] = {}
         self.restarts = 0
+        self.may_restart = False
         self.restarts_before: dict[str, int] = {}
         self.listing_refusal: ErrorCode | None = None
         self.observed: dict[str, BudgetSnapshot] = {}
@@ -514,8 +517,10 @@ class WorkRequestMachine(RuleBasedStateMachine):
 
         Each first request is delegated from alice's root session (so her count
         cap is in reach), from the child session of a recent first request (so
-        lineages start several levels deep), or from another root.
+        lineages start several levels deep), or from another root. Whether the program may
+        restart is drawn here too.
         """
+        self.may_restart = data.draw(st.sampled_from(self.restart_permits), label="may restart")
         self.build_world(budget, annex_budget)
         created: list[str] = []
         for pick, amount in seeds:
@@ -974,7 +979,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.scenario.clock(delta)
         port_requires(now == target, f"the clock reads {now}, expected {target}")
 
-    @precondition(lambda self: self.max_restarts is None or self.restarts < self.max_restarts)
+    @precondition(
+        lambda self: (
+            self.may_restart and (self.max_restarts is None or self.restarts < self.max_restarts)
+        )
+    )
     @rule()
     def restart(self) -> None:
         note("restart")
@@ -1162,4 +1171,5 @@ def test_work_request_machine(drivers: DriverFactory, budget: Budget) -> None:
     scenario_requires(not unknown, f"the machine cites what the registry lacks: {unknown}")
     WorkRequestMachine.drivers = drivers
     WorkRequestMachine.max_restarts = RESTARTS_PER_EXAMPLE[budget]
+    WorkRequestMachine.restart_permits = tuple(restart_permits(budget))
     run_state_machine_as_test(WorkRequestMachine)
