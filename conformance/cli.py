@@ -631,6 +631,7 @@ def badge(
 @app.command()
 def mutants() -> None:
     """List the deliberate defects `strength` must catch, each with the criterion it breaks."""
+    from rich.markup import escape
     from rich.table import Table
 
     import mutants as known
@@ -640,13 +641,14 @@ def mutants() -> None:
     for column in ("mutant", "criterion", "defect"):
         table.add_column(column, no_wrap=column != "defect")
     for mutant in sorted(known.MUTANTS.values(), key=lambda m: (m.criterion, m.name)):
-        table.add_row(mutant.name, short_id(mutant.criterion), mutant.description)
+        table.add_row(mutant.name, short_id(mutant.criterion), escape(mutant.description))
     console.print(table)
 
 
 @app.command()
 def variants() -> None:
     """List the legal variants `strength` must accept, each with the readings it takes."""
+    from rich.markup import escape
     from rich.table import Table
 
     import variants as known
@@ -657,7 +659,8 @@ def variants() -> None:
     for column in ("variant", "reads otherwise", "freedom taken"):
         table.add_column(column, no_wrap=column != "freedom taken")
     for variant in sorted(known.VARIANTS.values(), key=lambda v: v.name):
-        table.add_row(variant.name, ", ".join(sorted(variant.diverges)) or "-", variant.description)
+        readings = ", ".join(sorted(variant.diverges)) or "-"
+        table.add_row(variant.name, readings, escape(variant.description))
     console.print(table)
 
 

@@ -222,7 +222,9 @@ def test_the_small_commands_answer(tmp_path: Path) -> None:
     for command, count in (("mutants", "mutants"), ("variants", "variants")):
         listed = RUNNER.invoke(app, [command], terminal_width=200)
         assert listed.exit_code == 0 and re.search(rf"\d+ {count}", listed.output)
-    assert "allowance_off_by_one" in RUNNER.invoke(app, ["mutants"], terminal_width=200).output
+    mutants = " ".join(RUNNER.invoke(app, ["mutants"], terminal_width=400).output.split())
+    assert "allowance_off_by_one" in mutants
+    assert "[now - W, now]" in mutants, "a description's brackets were read as markup"
     wide = RUNNER.invoke(app, ["run", "--help"], env={"COLUMNS": "400"})
     help_text = " ".join(wide.output.split())
     for promised in ("mutant:<name>", "python:<module>:<factory>", "write JUnit XML here"):
