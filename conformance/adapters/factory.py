@@ -48,10 +48,11 @@ def open_driver(
     """A fresh driver on an empty store.
 
     `scratch` is a private directory for this scenario, where an embedded
-    store is created when no database URL is given. `restarts_ahead` is how
-    many restarts this scenario and the next few will ask for, when the
-    harness can tell (see restart_forecast); only `exec:` uses it, and
-    `containment` (what the process may see) too.
+    store is created when no database URL is given (the in-process reference,
+    its mutants and its variants take an emptied one from `inprocess_stores`).
+    `restarts_ahead` is how many restarts this scenario and the next few will
+    ask for, when the harness can tell (see restart_forecast); only `exec:`
+    uses it, and `containment` (what the process may see) too.
     """
     if containment is not None and containment.sandbox and not impl.startswith("exec:"):
         raise ConfigurationError(
@@ -80,11 +81,11 @@ def open_driver(
 
 
 def open_reference(database: str | None, scratch: Path) -> Driver:
-    from conformance.adapters.inprocess import InProcessDriver, empty_store
+    from conformance.adapters.inprocess import InProcessDriver
+    from conformance.adapters.inprocess_stores import take_store
 
-    url = database or f"sqlite:///{scratch / 'reference.sqlite'}"
-    empty_store(url)
-    return InProcessDriver(url)
+    url, release = take_store(database)
+    return InProcessDriver(url, release=release)
 
 
 def open_mutant(name: str, database: str | None, scratch: Path) -> Driver:

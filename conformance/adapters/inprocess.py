@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from conformance.adapters.inprocess_concurrency import ConcurrencyOperations
 from conformance.adapters.inprocess_office import OfficeOperations
+from conformance.adapters.inprocess_stores import Release, no_release
 from conformance.adapters.inprocess_workreq import WorkRequestOperations
 from conformance.driver import (
     Capability,
@@ -47,8 +48,12 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations, ConcurrencyOperat
     a restart; the coordinator and everything it holds in memory do not.
     """
 
-    def __init__(self, url: str, *, start: datetime = DEFAULT_START) -> None:
+    def __init__(
+        self, url: str, *, start: datetime = DEFAULT_START, release: Release = no_release
+    ) -> None:
+        """`release`: called once the driver has closed, to hand its store back."""
         self.url = url
+        self._release = release
         self.clock = ManualClock(start)
         self._capture = _WarningCapture()
         self._logger = logging.getLogger("reference")
@@ -93,9 +98,12 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations, ConcurrencyOperat
         self.coordinator = Coordinator(self.url, self.clock)
 
     def close(self) -> None:
-        self.release_workers()
-        self.coordinator.close()
-        self._logger.removeHandler(self._capture)
+        try:
+            self.release_workers()
+            self.coordinator.close()
+            self._logger.removeHandler(self._capture)
+        finally:
+            self._release()
 
     def warning_logs(self) -> list[WarningLog]:
         return list(self._capture.records)

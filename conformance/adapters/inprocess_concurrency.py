@@ -30,6 +30,7 @@ from conformance.driver import (
 )
 from reference.app import Coordinator
 from reference.clock import ManualClock
+from reference.db import make_engine
 
 T = TypeVar("T")
 
@@ -92,7 +93,8 @@ class ConcurrencyOperations:
         missing = count - len(self._workers)
         if missing > 0:
             added = tuple(
-                _Worker(Coordinator(self.url, self.clock), self.call) for _ in range(missing)
+                _Worker(Coordinator(self.url, self.clock, engine=make_engine(self.url)), self.call)
+                for _ in range(missing)
             )
             self._workers = self._workers + added
         return self._workers

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Protocol
 from unittest import mock
 
-from conformance.adapters.inprocess import InProcessDriver, empty_store
+from conformance.adapters.inprocess import InProcessDriver
+from conformance.adapters.inprocess_stores import Release, no_release, take_store
 from conformance.driver import Description
 
 
@@ -74,14 +75,14 @@ class Alteration(Protocol):
 class PatchedDriver(InProcessDriver):
     """The in-process reference driver with an alteration's patches in force while it is open."""
 
-    def __init__(self, alteration: Alteration, url: str) -> None:
+    def __init__(self, alteration: Alteration, url: str, release: Release = no_release) -> None:
         self._patched = ExitStack()
         try:
             for patch in alteration.patches():
                 self._patched.enter_context(
                     mock.patch.object(patch.target, patch.attribute, patch.replacement)
                 )
-            super().__init__(url)
+            super().__init__(url, release=release)
         except BaseException:
             self._patched.close()
             raise
@@ -104,6 +105,9 @@ class PatchedDriver(InProcessDriver):
 
 def open_patched(alteration: Alteration, database: str | None, scratch: Path) -> PatchedDriver:
     """A patched driver on an empty store, like the reference adapter's."""
-    url = database or f"sqlite:///{scratch / 'reference.sqlite'}"
-    empty_store(url)
-    return PatchedDriver(alteration, url)
+    url, release = take_store(database)
+    try:
+        return PatchedDriver(alteration, url, release)
+    except BaseException:
+        release()
+        raise

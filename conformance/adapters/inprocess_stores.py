@@ -1,0 +1,66 @@
+"""Embedded stores for in-process drivers, handed from one scenario to the next.
+
+A scenario used to get a SQLite file of its own: the schema created in it, and
+every statement compiled again for its new engine, which was a third of the
+suite's time. Now a driver that closes hands its store back, and the next
+driver gets it emptied (every row deleted, the schema kept), so this process's
+engine for it (`reference.db.shared_engine`) keeps its compiled statements.
+Drivers open at the same time never share a store. The files live in the run
+folder, which goes with the process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+from conformance.running.scratch import RUN_FOLDER
+
+Release = Callable[[], None]
+
+
+def no_release() -> None:
+    """For a store the shelf did not lend: nothing to hand back."""
+
+
+class StoreShelf:
+    def __init__(self) -> None:
+        self._free: list[str] = []
+        self._owner = os.getpid()
+        self._guard = threading.Lock()
+
+    def take(self) -> tuple[str, Release]:
+        """An emptied store's URL, and what hands it back."""
+        from conformance.adapters.inprocess import empty_store
+
+        url = self._free_store() or self._new_store()
+        empty_store(url)
+        return url, lambda: self._give_back(url)
+
+    def _free_store(self) -> str | None:
+        with self._guard:
+            if self._owner != os.getpid():  # a forked child: the parent's stores are not its own
+                self._free, self._owner = [], os.getpid()
+            return self._free.pop() if self._free else None
+
+    def _new_store(self) -> str:
+        return f"sqlite:///{RUN_FOLDER.make('inprocess-store-') / 'reference.sqlite'}"
+
+    def _give_back(self, url: str) -> None:
+        with self._guard:
+            if self._owner == os.getpid():
+                self._free.append(url)
+
+
+SHELF = StoreShelf()
+
+
+def take_store(database: str | None) -> tuple[str, Release]:
+    """The store for a new in-process driver: the database given, emptied, or a shelved one."""
+    if database is None:
+        return SHELF.take()
+    from conformance.adapters.inprocess import empty_store
+
+    empty_store(database)
+    return database, no_release
