@@ -688,6 +688,14 @@ def strength(
         typer.Option(file_okay=False, help="keep each run's results stream and log here"),
     ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", dir_okay=False)] = None,
+    fresh_interpreters: Annotated[
+        bool,
+        typer.Option(help="start each suite run in a new interpreter, not forked from a warm one"),
+    ] = False,
+    over_the_wire: Annotated[
+        bool,
+        typer.Option(help="serve each variant through exec: (serve-reference --variant)"),
+    ] = False,
 ) -> None:
     """Run the suite against every mutant (each must be killed by its own criterion) and every
     legal variant (each must pass, or diverge only where it says); 1 if either side fails."""
@@ -711,6 +719,7 @@ def strength(
             thorough=thorough,
             keep=keep,
             progress=progress,
+            method=kit_strength.Method(fresh_interpreters, over_the_wire),
         )
     kit_strength.print_report(outcome, console)
     if json_out is not None:

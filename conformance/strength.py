@@ -6,22 +6,29 @@ where the specs leave freedom; every one must pass, or come out `diverged` on
 the interpretations it names, and nothing else: a kit that fails a correct
 implementation is as wrong as one that passes a broken one.
 
-Every suite run is a subprocess of its own writing a results stream, a few at a
-time. A verdict only counts scenarios that passed against the reference in the
-same strength run (the control): a scenario the reference fails proves nothing.
+Every suite run is a pytest session of its own, a few at a time, writing a
+results stream. A verdict only counts scenarios that passed against the
+reference in the same strength run (the control): a scenario the reference
+fails proves nothing.
 
 A mutant is first run against its own criterion's scenarios only, stopping at
 the first that does not pass: that kill is the verdict that matters, and it
-takes seconds. A mutant its own criterion does not kill is run again against
-its capability's whole suite, to show which criterion (if any) catches it;
-`thorough` runs every mutant through the whole suite, so that the table of
-kills per criterion is complete. Variants run through `exec:` against
-`conformance serve-reference --variant`, so that what a variant declares in its
-handshake crosses the wire as any implementation's would.
+takes a fraction of a second. A mutant its own criterion does not kill is run
+again against its capability's whole suite, to show which criterion (if any)
+catches it; `thorough` runs every mutant through the whole suite, so that the
+table of kills per criterion is complete. Variants run their capability's
+whole suite, in-process like the mutants (`variant:NAME`, whose declarations
+reach the steps through the same port).
 
-Scratch stores go to /dev/shm when the machine has it: on disk the suite's cost
-is mostly SQLite's fsyncs. Runs use plain asserts: a verdict needs no
-assertion introspection.
+Runs are forked from warm servers (`conformance.running.forked_suite`): each
+child starts from an interpreter that has imported everything and run nothing.
+`Method` brings back the first way, each run in a fresh interpreter and each
+variant served through `exec:`; the two give the same verdicts
+(tests/test_strength.py), and bench/ sets their times side by side.
+
+Scratch stores go to /dev/shm when the machine has it (the runs' TMPDIR points
+there): on disk the suite's cost is mostly SQLite's fsyncs. Runs use plain
+asserts: a verdict needs no assertion introspection.
 """
 
 from __future__ import annotations
@@ -40,12 +47,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from rich.console import Console
 from rich.table import Table
 
 from conformance.adapters.patched import Capability
+from conformance.running.forked_suite import Exit, can_fork, fork_servers
 from conformance.spec.registry import short_id
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import read_stream
@@ -83,7 +91,8 @@ class Target:
     def label(self) -> str:
         """A file name for the run's stream and log: the mutant's or variant's name."""
         name = self.impl.split("--variant ")[-1] if "--variant" in self.impl else self.impl
-        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name.removeprefix("mutant:"))[-80:]
+        name = name.removeprefix("mutant:").removeprefix("variant:")
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[-80:]
         return safe + (".own" if self.criterion else "")
 
 
@@ -162,12 +171,31 @@ class VariantVerdict:
 
 
 @dataclass(frozen=True)
+class Method:
+    """How the suite runs are made; both defaults give the same verdicts in far less time.
+
+    `fresh_interpreters`: each run in a new interpreter, not forked from a warm
+    one. `over_the_wire`: variants served through `exec:` by `serve-reference
+    --variant`, not opened in-process (their declarations then cross the wire).
+    """
+
+    fresh_interpreters: bool = False
+    over_the_wire: bool = False
+
+    def describe(self) -> str:
+        runs = "fresh interpreters" if self.fresh_interpreters else "forked from warm servers"
+        wire = "through exec:" if self.over_the_wire else "in-process"
+        return f"runs {runs}, variants {wire}"
+
+
+@dataclass(frozen=True)
 class StrengthReport:
     control: TargetRun
     verdicts: list[MutantVerdict]
     criteria: list[str]
     jobs: int
     wall_seconds: float
+    method: Method
     variants: list[VariantVerdict] = field(default_factory=list)
     select: str | None = None
     partial: bool = False
@@ -249,11 +277,14 @@ def run_strength(
     keep: Path | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     progress: Callable[[TargetRun], None] | None = None,
+    method: Method = Method(),
 ) -> StrengthReport:
     """Run the control, every mutant and every variant through the suite, `jobs` at a time;
     `progress` hears of each suite run as it finishes."""
     whole = {mutant.name: _mutant_target(mutant, all_features) for mutant in mutants}
-    variant_targets = [_variant_target(variant, all_features) for variant in variants]
+    variant_targets = [
+        _variant_target(variant, all_features, method.over_the_wire) for variant in variants
+    ]
     features = [*whole.values(), *variant_targets]
     scope = () if all_features else tuple(sorted({g for t in features for g in t.features}))
     control = Target("reference", scope)
@@ -261,10 +292,14 @@ def run_strength(
         whole[m.name] if thorough or select else _own_criterion(whole[m.name], m) for m in mutants
     ]
     started = time.perf_counter()
-    with _workspace(keep) as workdir, ThreadPoolExecutor(max_workers=jobs) as pool:
+    with (
+        _workspace(keep) as workdir,
+        suite_runner(jobs, method.fresh_interpreters, workdir) as runner,
+        ThreadPoolExecutor(max_workers=jobs) as pool,
+    ):
 
         def run_one(target: Target) -> TargetRun:
-            finished = run_target(target, workdir, select, timeout_s)
+            finished = run_target(target, workdir, select, timeout_s, runner)
             if progress is not None:
                 progress(finished)
             return finished
@@ -287,6 +322,7 @@ def run_strength(
         verdicts=verdicts,
         criteria=default_registry().ids(),
         jobs=jobs,
+        method=method,
         wall_seconds=time.perf_counter() - started,
         variants=[
             _variant_verdict(variant, run, control_run)
@@ -324,9 +360,12 @@ def _own_criterion(target: Target, mutant: Mutant) -> Target:
     return Target(target.impl, target.features, mutant.criterion)
 
 
-def _variant_target(variant: Variant, all_features: bool) -> Target:
+def _variant_target(variant: Variant, all_features: bool, over_the_wire: bool) -> Target:
+    features = () if all_features else (FEATURES[variant.capability],)
+    if not over_the_wire:
+        return Target(f"variant:{variant.name}", features)
     served = shlex.join([sys.executable, "-m", "conformance.wire.serve", "--variant", variant.name])
-    return Target(f"exec:{served}", () if all_features else (FEATURES[variant.capability],))
+    return Target(f"exec:{served}", features)
 
 
 def _trusted(control: TargetRun) -> set[str]:
@@ -368,15 +407,72 @@ def _variant_verdict(variant: Variant, run: TargetRun, control: TargetRun) -> Va
     return VariantVerdict(variant, frozenset(diverged), tuple(false), run.error, run.seconds)
 
 
-def run_target(target: Target, workdir: Path, select: str | None, timeout_s: float) -> TargetRun:
-    """One pytest subprocess running the suite against `target`; its results stream, read back."""
+class SuiteRunner(Protocol):
+    """Runs pytest with some arguments, its output in a log: its exit code, or None and why."""
+
+    def run(self, args: list[str], cwd: Path, log: Path, timeout_s: float) -> Exit: ...
+
+
+class FreshInterpreters:
+    """Each suite run in an interpreter of its own: the first method, and the one where
+    `os.fork` is missing."""
+
+    def __init__(self, environment: dict[str, str]) -> None:
+        self._environment = environment
+
+    def run(self, args: list[str], cwd: Path, log: Path, timeout_s: float) -> Exit:
+        try:
+            with log.open("w", encoding="utf-8") as output:
+                finished = subprocess.run(
+                    [sys.executable, "-m", "pytest", *args],
+                    cwd=cwd,
+                    env=self._environment,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    timeout=timeout_s,
+                    check=False,
+                )
+        except subprocess.TimeoutExpired:
+            return None, f"no verdict within {timeout_s:.0f} s"
+        return finished.returncode, ""
+
+
+@contextmanager
+def suite_runner(jobs: int, fresh: bool, workdir: Path) -> Iterator[SuiteRunner]:
+    """Forked from warm servers where the platform can fork, else fresh interpreters; their
+    temporary files (the in-process stores among them) in the workspace."""
+    environment = {**os.environ, "TMPDIR": str(workdir)}
+    if fresh or not can_fork():
+        yield FreshInterpreters(environment)
+        return
+    with fork_servers(jobs, environment) as servers:
+        yield servers
+
+
+def run_target(
+    target: Target, workdir: Path, select: str | None, timeout_s: float, runner: SuiteRunner
+) -> TargetRun:
+    """One pytest run of the suite against `target`; its results stream, read back."""
     stream = workdir / f"{target.label}.jsonl"
     log = workdir / f"{target.label}.log"
-    basetemp = workdir / f"{target.label}.tmp"
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
+    started = time.perf_counter()
+    exit_code, why = runner.run(
+        suite_arguments(target, stream, workdir / f"{target.label}.tmp", select),
+        workdir,
+        log,
+        timeout_s,
+    )
+    if exit_code is None:
+        return TargetRun(target, None, why, _since(started))
+    if exit_code not in VERDICT_EXIT_CODES:
+        error = f"pytest exited with {exit_code} (see {log})"
+        return TargetRun(target, None, error, _since(started))
+    return _read_run(target, stream, log, _since(started))
+
+
+def suite_arguments(target: Target, stream: Path, basetemp: Path, select: str | None) -> list[str]:
+    """pytest's arguments for one suite run against `target`, writing its results to `stream`."""
+    arguments = [
         *pytest_arguments(),
         "-p",
         "no:cov",
@@ -393,27 +489,10 @@ def run_target(target: Target, workdir: Path, select: str | None, timeout_s: flo
         str(stream),
     ]
     for pattern in target.features:
-        command += ["--feature-glob", pattern]
+        arguments += ["--feature-glob", pattern]
     if target.criterion is not None:
-        command += ["--criterion", target.criterion, "--exitfirst"]
-    command += ["-k", select] if select else []
-    started = time.perf_counter()
-    try:
-        with log.open("w", encoding="utf-8") as output:
-            finished = subprocess.run(
-                command,
-                cwd=workdir,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                timeout=timeout_s,
-                check=False,
-            )
-    except subprocess.TimeoutExpired:
-        return TargetRun(target, None, f"no verdict within {timeout_s:.0f} s", _since(started))
-    if finished.returncode not in VERDICT_EXIT_CODES:
-        error = f"pytest exited with {finished.returncode} (see {log})"
-        return TargetRun(target, None, error, _since(started))
-    return _read_run(target, stream, log, _since(started))
+        arguments += ["--criterion", target.criterion, "--exitfirst"]
+    return arguments + (["-k", select] if select else [])
 
 
 def _read_run(target: Target, stream: Path, log: Path, seconds: float) -> TargetRun:
@@ -498,7 +577,8 @@ def summary_line(report: StrengthReport) -> str:
         f"{len(report.variants)} variants: {len(accepted)} accepted "
         f"({len(diverging)} diverging only on the interpretations they name), "
         f"{len(report.variants) - len(accepted)} falsely failed. "
-        f"Wall time {report.wall_seconds:.0f} s, {report.jobs} at a time"
+        f"Wall time {report.wall_seconds:.0f} s, {report.jobs} at a time, "
+        f"{report.method.describe()}"
     )
 
 
@@ -565,6 +645,8 @@ def report_json(report: StrengthReport) -> dict[str, Any]:
     return {
         "wall_seconds": round(report.wall_seconds, 1),
         "jobs": report.jobs,
+        "fresh_interpreters": report.method.fresh_interpreters,
+        "variants_over_the_wire": report.method.over_the_wire,
         "thorough": report.thorough,
         "control": {"seconds": report.control.seconds, "failures": report.control_failures()},
         "survivors": report.survivors(),

@@ -6,7 +6,13 @@ import pytest
 from typer.testing import CliRunner
 
 from conformance.cli import EXIT_USAGE, app
-from conformance.strength import StrengthReport, run_strength, select_mutants, select_variants
+from conformance.strength import (
+    Method,
+    StrengthReport,
+    run_strength,
+    select_mutants,
+    select_variants,
+)
 
 # One Office and one work-request scenario, so that every run stays short.
 SCENARIOS = (
@@ -14,13 +20,38 @@ SCENARIOS = (
 )
 
 
-@pytest.fixture(scope="module")
-def report() -> StrengthReport:
+FIRST_METHOD = Method(fresh_interpreters=True, over_the_wire=True)
+"""Each run in a new interpreter, variants served through exec: as strength first ran them."""
+
+
+def _small_run(method: Method, variants: list[str], select: str) -> StrengthReport:
     chosen = select_mutants(
         ["refusal_reported_as_none", "heartbeat_ignores_generation", "per_agent_allowance"]
     )
-    legal = select_variants(["idempotent_reclaim"])
-    return run_strength(chosen, variants=legal, jobs=2, select=SCENARIOS)
+    legal = select_variants(variants)
+    return run_strength(chosen, variants=legal, jobs=2, select=select, method=method)
+
+
+@pytest.fixture(scope="module")
+def report() -> StrengthReport:
+    return _small_run(Method(), ["idempotent_reclaim"], SCENARIOS)
+
+
+def test_forked_runs_with_variants_in_process_give_the_first_method_s_verdicts() -> None:
+    variants = ["idempotent_reclaim", "listing_includes_completed"]
+    select = f"{SCENARIOS} or members_see_every_open"
+    now, first = (_small_run(method, variants, select) for method in (Method(), FIRST_METHOD))
+    assert now.control.statuses() == first.control.statuses()
+    assert _verdicts(now) == _verdicts(first)
+    assert now.variants[1].diverged_on == {"WR-17"}, "a divergence, judged alike both ways"
+    assert "forked" in now.method.describe() and "in-process" in now.method.describe()
+    assert "fresh" in first.method.describe() and "exec:" in first.method.describe()
+
+
+def _verdicts(report: StrengthReport) -> list[tuple[object, ...]]:
+    mutants = [(v.mutant.name, v.killed_by, v.failed_by, v.error) for v in report.verdicts]
+    variants = [(v.variant.name, v.diverged_on, v.false_failures) for v in report.variants]
+    return [*mutants, *variants]
 
 
 def test_the_reference_control_passes_every_selected_scenario(report: StrengthReport) -> None:
@@ -58,7 +89,7 @@ def test_an_unknown_mutant_pattern_is_a_usage_error() -> None:
 
 
 def test_a_variant_the_selected_scenarios_accept_is_accepted(report: StrengthReport) -> None:
-    (verdict,) = report.variants
+    verdict = next(v for v in report.variants if v.variant.name == "idempotent_reclaim")
     assert verdict.accepted and verdict.diverged_on == frozenset()
 
 

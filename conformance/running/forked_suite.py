@@ -1,0 +1,220 @@
+"""Suite runs forked from one warm interpreter, for `conformance strength`.
+
+A suite run in a fresh interpreter spends about a second starting Python and
+importing pytest, SQLAlchemy, pydantic, the step libraries and the reference
+before its first scenario, and a mutant's own criterion then takes a third of
+that. This server imports all of that once and forks a child per run. Nothing
+ever runs in the server itself, so every child starts from the same untouched
+state: no run can leak into another, as none could across fresh interpreters.
+
+Protocol: one JSON object per line on stdin, `{"args": [...], "cwd": ..., "log":
+..., "timeout_s": ...}`; one reply per line on stdout, `{"exit": code}` where
+code is pytest's exit code, or `{"exit": null, "error": why}`. The child's
+output goes to the log, never to the server's stdout. POSIX only (`os.fork`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from conformance.suite import PLUGINS
+
+WARM_MODULES = (
+    "pytest",
+    "pytest_bdd",
+    "sqlalchemy.orm",
+    "reference.app",
+    "conformance.adapters.factory",
+    "conformance.adapters.inprocess",
+    "conformance.adapters.exec_adapter",
+    "conformance.running.feature_scope",
+    "mutants",
+    "variants",
+    *PLUGINS,
+)
+"""What every run imports; the server imports it before its first fork."""
+Exit = tuple[int | None, str]
+"""pytest's exit code, or None and why there is none."""
+SERVER_MODULE = "conformance.running.forked_suite"
+POLL_S = (0.001, 0.02)
+"""How often the server looks whether a child has exited: from the first to the second, doubling."""
+
+
+def can_fork() -> bool:
+    return hasattr(os, "fork")
+
+
+def warm_up() -> None:
+    for module in WARM_MODULES:
+        importlib.import_module(module)
+
+
+def serve(requests: TextIO, replies: TextIO) -> None:
+    """Answer each request line with one reply line, until stdin closes."""
+    for line in requests:
+        if line.strip():
+            replies.write(json.dumps(answer(line)) + "\n")
+            replies.flush()
+
+
+def answer(line: str) -> dict[str, Any]:
+    try:
+        request = json.loads(line)
+        args = [str(argument) for argument in request["args"]]
+        cwd, log = Path(request["cwd"]), Path(request["log"])
+        timeout_s = float(request["timeout_s"])
+    except (ValueError, KeyError, TypeError) as error:
+        return {"exit": None, "error": f"a malformed request: {error!r}"}
+    return run_forked(args, cwd, log, timeout_s)
+
+
+def run_forked(args: list[str], cwd: Path, log: Path, timeout_s: float) -> dict[str, Any]:
+    """pytest with `args` in a forked child, its output in `log`; killed with its process group
+    when it outlives `timeout_s`."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child == 0:
+        _run_child(args, cwd, log)
+    status = _wait(child, time.monotonic() + timeout_s)
+    if status is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        return {"exit": None, "error": f"no verdict within {timeout_s:.0f} s"}
+    if os.WIFSIGNALED(status):
+        return {"exit": None, "error": f"the run died of signal {os.WTERMSIG(status)} (see {log})"}
+    return {"exit": os.WEXITSTATUS(status)}
+
+
+def _wait(child: int, deadline: float) -> int | None:
+    """The child's wait status, or None when the deadline passed first."""
+    pause = POLL_S[0]
+    while True:
+        pid, status = os.waitpid(child, os.WNOHANG)
+        if pid == child:
+            return status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, POLL_S[1])
+
+
+def _run_child(args: list[str], cwd: Path, log: Path) -> None:
+    """In the child: a process group of its own, stdin from nowhere, output to the log; never
+    returns."""
+    code = 70  # EX_SOFTWARE, should pytest itself raise
+    try:
+        os.setpgid(0, 0)
+        _redirect(log)
+        os.chdir(cwd)
+        import pytest
+
+        code = int(pytest.main(args))
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _redirect(log: Path) -> None:
+    nowhere = os.open(os.devnull, os.O_RDONLY)
+    output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(nowhere, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(nowhere)
+    os.close(output)
+
+
+class ForkServer:
+    """The harness's end: one server process, one run at a time."""
+
+    def __init__(self, environment: dict[str, str]) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", SERVER_MODULE],
+            env=environment,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+
+    def run(self, args: list[str], cwd: Path, log: Path, timeout_s: float) -> Exit:
+        """pytest's exit code, or None and why there is none."""
+        assert self._process.stdin is not None and self._process.stdout is not None
+        request = {"args": args, "cwd": str(cwd), "log": str(log), "timeout_s": timeout_s}
+        try:
+            self._process.stdin.write(json.dumps(request) + "\n")
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            return None, self._gone()
+        line = self._process.stdout.readline()
+        if not line:
+            return None, self._gone()
+        reply = json.loads(line)
+        return reply["exit"], str(reply.get("error", ""))
+
+    def _gone(self) -> str:
+        return f"the fork server exited with {self._process.wait()}"
+
+    def close(self) -> None:
+        assert self._process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self._process.stdin.close()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+class ForkServers:
+    """`count` servers warming up side by side; a run takes whichever is free."""
+
+    def __init__(self, count: int, environment: dict[str, str]) -> None:
+        self._all = [ForkServer(environment) for _ in range(count)]
+        self._free: queue.Queue[ForkServer] = queue.Queue()
+        for server in self._all:
+            self._free.put(server)
+
+    def run(self, args: list[str], cwd: Path, log: Path, timeout_s: float) -> Exit:
+        server = self._free.get()
+        try:
+            return server.run(args, cwd, log, timeout_s)
+        finally:
+            self._free.put(server)
+
+    def close(self) -> None:
+        for server in self._all:
+            server.close()
+
+
+@contextlib.contextmanager
+def fork_servers(count: int, environment: dict[str, str]) -> Iterator[ForkServers]:
+    servers = ForkServers(count, environment)
+    try:
+        yield servers
+    finally:
+        servers.close()
+
+
+def main() -> None:
+    warm_up()
+    serve(sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""The fork server behind `conformance strength`: runs pytest in a forked child per request,
+reports its exit code, keeps its output out of the reply channel, and kills a run that hangs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance.running.forked_suite import ForkServer, answer, can_fork
+
+pytestmark = pytest.mark.skipif(not can_fork(), reason="the fork server needs os.fork")
+
+TESTS = """
+import os, time
+
+def test_passes():
+    print("printed by the run")
+
+def test_fails():
+    assert False, "failed on purpose"
+
+def test_hangs(tmp_path):
+    with open(os.environ["PID_FILE"], "w") as pid_file:
+        pid_file.write(str(os.getpid()))
+    time.sleep(60)
+"""
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ForkServer]:
+    environment = {**os.environ, "PID_FILE": str(tmp_path / "pid")}
+    served = ForkServer(environment)
+    try:
+        yield served
+    finally:
+        served.close()
+
+
+def _pytest_args(tmp_path: Path, select: str) -> list[str]:
+    module = tmp_path / "test_sample.py"
+    module.write_text(TESTS, encoding="utf-8")
+    return [str(module), "-p", "no:cacheprovider", "-p", "no:cov", "-s", "-k", select]
+
+
+def test_each_run_answers_pytest_s_exit_code_and_writes_its_output_to_its_log(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "passes.log"
+    assert server.run(_pytest_args(tmp_path, "passes"), tmp_path, log, 60) == (0, "")
+    assert "printed by the run" in log.read_text(encoding="utf-8")
+    failed = tmp_path / "fails.log"
+    assert server.run(_pytest_args(tmp_path, "fails"), tmp_path, failed, 60) == (1, "")
+    assert "failed on purpose" in failed.read_text(encoding="utf-8")
+
+
+def test_a_run_past_its_timeout_is_killed_and_the_server_goes_on(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    exit_code, why = server.run(_pytest_args(tmp_path, "hangs"), tmp_path, tmp_path / "h.log", 2)
+    assert (exit_code, why) == (None, "no verdict within 2 s")
+    hung = int((tmp_path / "pid").read_text(encoding="utf-8"))
+    with pytest.raises(ProcessLookupError):
+        os.kill(hung, 0)
+    log = tmp_path / "after.log"
+    assert server.run(_pytest_args(tmp_path, "passes"), tmp_path, log, 60) == (0, "")
+
+
+def test_a_malformed_request_gets_a_reason_not_a_crash() -> None:
+    assert answer('{"args": ["-q"]}') == {
+        "exit": None,
+        "error": "a malformed request: KeyError('cwd')",
+    }
+    assert answer("not json")["error"].startswith("a malformed request: JSONDecodeError")
