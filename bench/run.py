@@ -1,11 +1,13 @@
 """Run the benches and print their table: `python bench/run.py [--quick|--full] [--json F]`.
 
---quick (the default) keeps under a minute and a half on a 2-core machine:
-10^3 against 10^5 runs for the gate, 1 and 8 lease processes, and the suite
-timed on its four "window" scenarios only. --full measures what the brief asks
-(10^3 against 10^6 runs, 1, 8 and 32 processes, every scenario of the suite)
-and takes 3.5 to 10 minutes, by the machine. Nothing here asserts a time: the table reports,
-and `python bench/compare.py a.json b.json` compares two runs.
+--quick (the default) keeps under two minutes on a 2-core machine:
+10^3 against 10^5 runs for the gate, 1 and 8 lease processes, the suite timed
+on its four "window" scenarios only, and strength on the window mutants and
+the listing variants. --full measures what the brief asks (10^3 against 10^6
+runs, 1, 8 and 32 processes, every scenario of the suite, every mutant and
+variant both ways) and takes 10 to 20 minutes, by the machine. Nothing here
+asserts a time: the table reports, and `python bench/compare.py a.json b.json`
+compares two runs.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import psycopg
 import sqlalchemy
 from rich.console import Console
 
-from bench import enqueue_rate, gate_cost, kit_cost, lease_rate
+from bench import enqueue_rate, gate_cost, kit_cost, lease_rate, strength_cost
 from bench.report import Measure, Report, Row
 from bench.stores import libpq_url, postgres_base_url, postgres_unavailable
 from bench.table import print_report
@@ -42,6 +44,7 @@ class Plan:
     enqueue: enqueue_rate.EnqueueSettings
     lease: lease_rate.LeaseSettings
     kit: kit_cost.KitSettings
+    strength: strength_cost.StrengthSettings
 
 
 PLANS = {
@@ -59,6 +62,9 @@ PLANS = {
             suite_without_reuse=True,
             suite_repeats=3,
         ),
+        strength=strength_cost.StrengthSettings(
+            mutants=("window_*",), variants=("*listing*",), jobs=2
+        ),
     ),
     "full": Plan(
         gate=gate_cost.GateSettings(small_runs=10**3, large_runs=10**6, samples=1000),
@@ -74,14 +80,16 @@ PLANS = {
             suite_without_reuse=False,
             suite_repeats=3,
         ),
+        strength=strength_cost.StrengthSettings(mutants=(), variants=(), jobs=2),
     ),
 }
-SECTIONS = ("gate", "enqueue", "lease", "kit")
+SECTIONS = ("gate", "enqueue", "lease", "kit", "strength")
 TITLES = {
     "gate": gate_cost.SECTION,
     "enqueue": enqueue_rate.SECTION,
     "lease": lease_rate.SECTION,
     "kit": kit_cost.SECTION,
+    "strength": strength_cost.SECTION,
 }
 WIDE = 150
 """Table width when the output is not a terminal (a log, a CI job)."""
@@ -100,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         "enqueue": lambda: enqueue_rate.measure(plan.enqueue, postgres, unavailable),
         "lease": lambda: lease_rate.measure(plan.lease, postgres, unavailable),
         "kit": lambda: kit_cost.measure(plan.kit),
+        "strength": lambda: strength_cost.measure(plan.strength),
     }
     report = Report(meta=_meta(mode, postgres))
     console = Console() if sys.stdout.isatty() else Console(width=WIDE)

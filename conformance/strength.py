@@ -450,9 +450,15 @@ def suite_runner(jobs: int, fresh: bool, workdir: Path) -> Iterator[SuiteRunner]
 
 
 def run_target(
-    target: Target, workdir: Path, select: str | None, timeout_s: float, runner: SuiteRunner
+    target: Target,
+    workdir: Path,
+    select: str | None,
+    timeout_s: float,
+    runner: SuiteRunner | None = None,
 ) -> TargetRun:
-    """One pytest run of the suite against `target`; its results stream, read back."""
+    """One pytest run of the suite against `target` (in a fresh interpreter unless `runner` says
+    otherwise); its results stream, read back."""
+    runner = runner or FreshInterpreters(dict(os.environ))
     stream = workdir / f"{target.label}.jsonl"
     log = workdir / f"{target.label}.log"
     started = time.perf_counter()

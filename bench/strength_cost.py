@@ -1,0 +1,116 @@
+"""How long `conformance strength` takes, today's way beside the first way, in the same run.
+
+The first way ran each suite run in a fresh interpreter and served each variant
+through `exec:`; today's forks each run from a warm server and opens variants
+in-process (`conformance.strength.Method`). Both judge the same mutants and
+variants here, and every verdict must come out the same: a faster strength run
+that judged differently would be no use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.report import Measure, Row
+from conformance.strength import (
+    Method,
+    StrengthReport,
+    run_strength,
+    select_mutants,
+    select_variants,
+)
+
+SECTION = "5. Strength (mutants and variants)"
+FIRST_METHOD = Method(fresh_interpreters=True, over_the_wire=True)
+BUDGET_S = 90.0
+"""The issue's budget for every mutant and every variant on 2 cores."""
+
+
+@dataclass(frozen=True)
+class StrengthSettings:
+    mutants: tuple[str, ...]
+    """Glob patterns; none means every mutant."""
+    variants: tuple[str, ...]
+    jobs: int
+
+
+def measure(settings: StrengthSettings) -> list[Row]:
+    first = _run(settings, FIRST_METHOD)
+    today = _run(settings, Method())
+    scope = _scope(first)
+    differing = _differing_verdicts(first, today)
+    rows = [
+        Row(
+            key="strength.wall",
+            section=SECTION,
+            what=f"strength wall time ({scope}), first method vs today's",
+            baseline=Measure("fresh interpreters, variants via exec", first.wall_seconds, "s"),
+            subject=Measure("forked, variants in-process", today.wall_seconds, "s"),
+            note=f"first: {_work(first)}; today: {_work(today)}",
+        ),
+        Row(
+            key="strength.same_verdicts",
+            section=SECTION,
+            what=f"strength verdicts ({scope}) that differ between the two methods",
+            baseline=Measure("verdicts", float(len(first.verdicts) + len(first.variants)), ""),
+            subject=Measure("differing", float(len(differing)), ""),
+            target=0.0,
+            note="; ".join(differing) or "every mutant and variant judged alike",
+        ),
+    ]
+    if not settings.mutants and not settings.variants:
+        rows.append(
+            Row(
+                key="strength.budget",
+                section=SECTION,
+                what="strength wall time, every mutant and variant, against the 90 s budget",
+                baseline=Measure("budget", BUDGET_S, "s"),
+                subject=Measure("today", today.wall_seconds, "s"),
+                target=1.0,
+                note=today.method.describe(),
+            )
+        )
+    return rows
+
+
+def _run(settings: StrengthSettings, method: Method) -> StrengthReport:
+    return run_strength(
+        select_mutants(settings.mutants),
+        variants=select_variants(settings.variants),
+        jobs=settings.jobs,
+        partial=bool(settings.mutants or settings.variants),
+        method=method,
+    )
+
+
+def _scope(report: StrengthReport) -> str:
+    return f"{len(report.verdicts)} mutants, {len(report.variants)} variants, {report.jobs} jobs"
+
+
+def _work(report: StrengthReport) -> str:
+    """Seconds of suite runs, by kind: where the wall time went."""
+    mutants = sum(verdict.seconds for verdict in report.verdicts)
+    variants = sum(verdict.seconds for verdict in report.variants)
+    return (
+        f"control {report.control.seconds:.1f} s, mutants {mutants:.0f} s, "
+        f"variants {variants:.0f} s of runs"
+    )
+
+
+def _differing_verdicts(first: StrengthReport, today: StrengthReport) -> list[str]:
+    before = _verdicts(first)
+    after = _verdicts(today)
+    return [
+        f"{name}: {before.get(name)} vs {after.get(name)}"
+        for name in sorted(set(before) | set(after))
+        if before.get(name) != after.get(name)
+    ]
+
+
+def _verdicts(report: StrengthReport) -> dict[str, tuple[object, ...]]:
+    judged: dict[str, tuple[object, ...]] = {
+        v.mutant.name: (sorted(v.killed_by), sorted(v.failed_by), v.error) for v in report.verdicts
+    }
+    for v in report.variants:
+        judged[v.variant.name] = (sorted(v.diverged_on), v.false_failures, v.error)
+    return judged
