@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.exc import OperationalError
 
 from reference.clock import ManualClock
-from reference.db import Database
+from reference.db import Database, create_schema, drop_schema
 from reference.errors import LeaseHeld, NotFound
+from reference.workreq.service import WorkRequestService
 from reference.workreq.settings import SETTINGS
 from reference.workreq.views import BudgetView
+from tests.reference.conftest import START
 from tests.reference.workreq_world import World, another_service
 
 
@@ -59,3 +63,29 @@ def test_a_non_member_and_an_unknown_environment_get_the_same_refusal(
     with pytest.raises(NotFound) as unknown:
         world.service.list_requests("elsewhere", "alice")
     assert non_member.value.message == unknown.value.message
+
+
+@pytest.mark.postgres
+def test_a_connection_the_server_dropped_fails_one_operation_and_the_next_reconnects(
+    postgres_url: str,
+) -> None:
+    """No ping guards a checkout: the operation on a dead connection fails, writes nothing,
+    and the pool is discarded, so the next operation connects afresh."""
+    database = Database(postgres_url)
+    drop_schema(database.engine)
+    create_schema(database.engine)
+    service = WorkRequestService(database, ManualClock(START))
+    try:
+        service.create_environment("env", ["alice"])
+        with database.engine.connect() as connection:
+            backend = connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+        with create_engine(postgres_url).connect() as admin:
+            admin.exec_driver_sql(f"SELECT pg_terminate_backend({int(backend)})")
+        with pytest.raises(OperationalError):
+            service.create_campaign("lost", "env", 100)
+        service.create_campaign("kept", "env", 100)
+        assert service.budget("kept").total == 100
+        with pytest.raises(NotFound):
+            service.budget("lost")
+    finally:
+        database.dispose()
