@@ -120,8 +120,11 @@ def measure(settings: LeaseSettings, postgres_url: str | None, unavailable: str)
             count = max(settings.minimum_requests, processes * settings.requests_per_process)
             reference_ids = _delegate(store, f"ref{processes}", count)
             floor_ids = _delegate(store, f"floor{processes}", count)
-            floor = _run(store, processes, floor_ids, _floor_worker)
-            reference = _run(store, processes, reference_ids, _reference_worker)
+            warm_ups = _delegate(store, f"warm{processes}", 2 * processes)
+            floor = _run(store, processes, floor_ids, _floor_worker, warm_ups[:processes])
+            reference = _run(
+                store, processes, reference_ids, _reference_worker, warm_ups[processes:]
+            )
             rows += _rows(store, processes, reference, floor, reference_ids)
     return rows
 
@@ -171,17 +174,27 @@ def _delegate(store: Store, prefix: str, count: int) -> list[str]:
 
 # -- the run -----------------------------------------------------------------------
 
-Worker = Callable[[Store, int, list[str], Any, Barrier, Any], None]
+Worker = Callable[[Store, int, list[str], Any, Barrier, Any, str], None]
 
 
-def _run(store: Store, processes: int, ids: list[str], worker: Worker) -> RunResult:
-    """Start the workers, release them together, and time until the last one reports."""
+def _run(
+    store: Store, processes: int, ids: list[str], worker: Worker, warm_ups: list[str]
+) -> RunResult:
+    """Start the workers, release them together, and time until the last one reports.
+
+    Each worker first makes one untimed cycle on a request of its own (`warm_ups`),
+    so that neither side's time holds connecting or compiling: the figures are
+    those of a coordinator that has been running for a while.
+    """
     context = multiprocessing.get_context("fork")
     dispenser = context.Value("q", 0)
     barrier = context.Barrier(processes + 1)
     results = context.Queue()
     started = [
-        context.Process(target=worker, args=(store, index, ids, dispenser, barrier, results))
+        context.Process(
+            target=worker,
+            args=(store, index, ids, dispenser, barrier, results, warm_ups[index]),
+        )
         for index in range(processes)
     ]
     for process in started:
@@ -211,9 +224,19 @@ Cycle = Callable[[str, WorkerResult], None]
 
 
 def _work(
-    ids: list[str], dispenser: Synchronized[int], barrier: Barrier, results: Any, cycle: Cycle
+    ids: list[str],
+    dispenser: Synchronized[int],
+    barrier: Barrier,
+    results: Any,
+    cycle: Cycle,
+    warm_up: str,
 ) -> None:
-    """Wait for the others, then cycle through dispensed requests until none is left."""
+    """One untimed cycle on the worker's own request; then wait for the others, and cycle
+    through dispensed requests until none is left."""
+    warmed = WorkerResult()
+    cycle(warm_up, warmed)
+    if warmed.cycles != 1:
+        raise RuntimeError(f"the warm-up cycle on {warm_up} failed: {warmed}")
     outcome = WorkerResult()
     barrier.wait()
     cpu_start = process_time()
@@ -230,6 +253,7 @@ def _reference_worker(
     dispenser: Synchronized[int],
     barrier: Barrier,
     results: Any,
+    warm_up: str,
 ) -> None:
     holder = holder_name(index)
     coordinator = Coordinator(store.url, SystemClock())
@@ -254,7 +278,7 @@ def _reference_worker(
         outcome.cycles += 1
 
     try:
-        _work(ids, dispenser, barrier, results, cycle)
+        _work(ids, dispenser, barrier, results, cycle, warm_up)
     finally:
         coordinator.close()
 
@@ -266,6 +290,7 @@ def _floor_worker(
     dispenser: Synchronized[int],
     barrier: Barrier,
     results: Any,
+    warm_up: str,
 ) -> None:
     holder = holder_name(index)
     connection = store.raw_connection(autocommit=True)
@@ -297,7 +322,7 @@ def _floor_worker(
         outcome.cycles += 1
 
     try:
-        _work(ids, dispenser, barrier, results, cycle)
+        _work(ids, dispenser, barrier, results, cycle, warm_up)
     finally:
         connection.close()
 
