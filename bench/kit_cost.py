@@ -14,12 +14,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,6 +36,7 @@ from bench.stats import MICROS, MILLIS, median, rate
 from conformance.adapters.factory import PRELAUNCH_ENV, REUSE_ENV, open_driver
 from conformance.driver import Capability, Driver
 from conformance.properties.plugin import DriverFactory
+from conformance.stream.results import ScenarioResult
 from conformance.stream.stream_integrity import read_stream
 
 SECTION = "4. The kit"
@@ -44,6 +46,10 @@ EXEC_IMPL = f"exec:{sys.executable} -m conformance.wire.serve"
 IN_PROCESS = "reference"
 SUITE_TARGET = 1.5
 PROPERTY_MODULE = "conformance.properties.test_office_window"
+PROPERTY_SELECTION = "test_office_window or test_work_request_machine"
+"""Every property test of the kit (their modules), for `conformance run -k`."""
+EXAMPLES = re.compile(r"(\d+) passing, (\d+) failing, and (\d+) invalid")
+GENERATE_SECONDS = re.compile(r"during generate phase \(([\d.]+) seconds\)")
 PROPERTY_TEST = "test_admission_decisions_match_the_rolling_window"
 RUN_TIMEOUT = 3600
 SPARE_SETTLE = 2.0
@@ -61,6 +67,7 @@ class KitSettings:
     """Also time the suite with a new process per scenario (CONFORMANCE_EXEC_REUSE=0)."""
     suite_repeats: int
     """How many times each of the two suite runs is made, in turn."""
+    property_seed: int = 1
 
 
 def measure(settings: KitSettings) -> list[Row]:
@@ -76,6 +83,7 @@ def measure(settings: KitSettings) -> list[Row]:
         *_restart_rows(settings.launches),
         *_round_trip_rows(settings.round_trips),
         _hypothesis_row(settings.examples),
+        _property_row(settings.property_seed, settings.suite_repeats),
     ]
 
 
@@ -91,6 +99,8 @@ def exec_missing() -> str:
 class SuiteRun:
     seconds: float
     statuses: Counter[str]
+    searches: dict[str, tuple[int, float]]
+    """Per property test: the examples Hypothesis ran and the seconds its generate phase took."""
 
     def summary(self, selection: str | None) -> str:
         """Status counts; with a selection, the scenarios left out are reported undefined."""
@@ -154,7 +164,9 @@ def _reuse_suite_row(selection: str | None) -> Row:
     )
 
 
-def _run_suite(impl: str, selection: str | None, *, reuse: bool = True) -> SuiteRun:
+def _run_suite(
+    impl: str, selection: str | None, *, reuse: bool = True, extra: Sequence[str] = ()
+) -> SuiteRun:
     """`conformance run`, as a user runs it, timed from launch to exit."""
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as scratch:
         results = Path(scratch) / "results.jsonl"
@@ -169,13 +181,64 @@ def _run_suite(impl: str, selection: str | None, *, reuse: bool = True) -> Suite
             "--results",
             str(results),
         ]
-        command += ["-k", selection] if selection else []
+        command += [*extra, *(["-k", selection] if selection else [])]
         with _switch(REUSE_ENV, enabled=reuse):
             start = perf_counter()
             subprocess.run(command, cwd=ROOT, capture_output=True, timeout=RUN_TIMEOUT, check=False)
             seconds = perf_counter() - start
-        statuses = Counter(r.status.value for r in read_stream(results).scenarios)
-    return SuiteRun(seconds, statuses)
+        scenarios = read_stream(results).scenarios
+    statuses = Counter(r.status.value for r in scenarios)
+    return SuiteRun(seconds, statuses, _searches(scenarios))
+
+
+def _searches(scenarios: Sequence[ScenarioResult]) -> dict[str, tuple[int, float]]:
+    """What each property test's evidence says of its search (one test, several criteria)."""
+    found: dict[str, tuple[int, float]] = {}
+    for scenario in scenarios:
+        examples = EXAMPLES.search(scenario.evidence or "")
+        generating = GENERATE_SECONDS.search(scenario.evidence or "")
+        if examples and generating:
+            test = scenario.key.partition("[")[0]
+            found[test] = (sum(int(n) for n in examples.groups()), float(generating.group(1)))
+    return found
+
+
+def _property_row(seed: int, repeats: int) -> Row:
+    """The kit's property tests through `conformance run --properties ci`, each way in turn:
+    examples per second of Hypothesis' generate phase, summed over the tests."""
+    extra = ("--properties", "ci", "--seed", str(seed))
+    runs: dict[str, list[SuiteRun]] = {IN_PROCESS: [], EXEC_IMPL: []}
+    for _ in range(repeats):
+        for impl, done in runs.items():
+            done.append(_run_suite(impl, PROPERTY_SELECTION, extra=extra))
+    local, served = (_search_rates(runs[impl]) for impl in (IN_PROCESS, EXEC_IMPL))
+    return Row(
+        key="kit.properties",
+        section=SECTION,
+        what=(
+            f"property examples/s through conformance run (--properties ci --seed {seed}, "
+            f"median of {repeats}), in-process vs exec"
+        ),
+        baseline=Measure("in-process", median([rate for rate, _ in local]), "examples/s"),
+        subject=Measure("exec", median([rate for rate, _ in served]), "examples/s"),
+        target=SUITE_TARGET,
+        note=f"in-process: {_notes(local)}; exec: {_notes(served)}",
+    )
+
+
+def _search_rates(runs: list[SuiteRun]) -> list[tuple[float, str]]:
+    """Per run: examples per second over every property test, and what that was."""
+    rates = []
+    for run in runs:
+        examples = sum(count for count, _ in run.searches.values())
+        seconds = sum(spent for _, spent in run.searches.values())
+        what = f"{examples} examples of {len(run.searches)} tests in {seconds:.1f} s"
+        rates.append((rate(examples, seconds), what))
+    return rates
+
+
+def _notes(rates: list[tuple[float, str]]) -> str:
+    return " / ".join(what for _, what in rates)
 
 
 # -- one request ----------------------------------------------------------------------
