@@ -21,7 +21,13 @@ from reference.workreq.delegation import delegate as delegate_request
 from reference.workreq.models import DelegationSession, State, WorkRequestRecord
 from reference.workreq.permissions import PermissionSet
 from reference.workreq.settings import SETTINGS, WorkRequestSettings
-from reference.workreq.store import find_campaign, find_request, find_session, is_member
+from reference.workreq.store import (
+    find_campaign,
+    find_request,
+    find_request_seen_by,
+    find_session,
+    is_member,
+)
 from reference.workreq.views import (
     BudgetView,
     CompletionView,
@@ -92,8 +98,8 @@ class WorkRequestService:
     def claim(self, request_id: str, holder: str) -> LeaseView:
         now = self._clock.now()
         with self._db.transaction() as tx:
-            record = find_request(tx, request_id)
-            if not is_member(tx, record.environment_id, holder):
+            record, member = find_request_seen_by(tx, request_id, holder)
+            if not member:
                 raise NotFound(f"{holder!r} is not a member of the request's environment")
             granted = lease.claim(tx, record, holder, now, self._settings.lease_duration)
             claimed = lease_view(granted)

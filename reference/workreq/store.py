@@ -72,3 +72,24 @@ def find_request(tx: Session, request_id: str) -> WorkRequestRecord:
     if record is None:
         raise NotFound(f"no work request {request_id!r}")
     return record
+
+
+def find_request_seen_by(
+    tx: Session, request_id: str, principal: str
+) -> tuple[WorkRequestRecord, bool]:
+    """The request as `find_request` reads it, and whether `principal` is a member of its
+    environment: one round trip where a claim used to make two."""
+    membership = (EnvironmentMember.environment_id == WorkRequestRecord.environment_id) & (
+        EnvironmentMember.principal == principal
+    )
+    statement = (
+        select(WorkRequestRecord, EnvironmentMember.principal)
+        .outerjoin(EnvironmentMember, membership)
+        .where(WorkRequestRecord.request_id == request_id)
+        .execution_options(populate_existing=True)
+    )
+    row = tx.execute(statement).one_or_none()
+    if row is None:
+        raise NotFound(f"no work request {request_id!r}")
+    record, member = row
+    return record, member is not None
