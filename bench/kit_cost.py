@@ -46,6 +46,9 @@ EXEC_IMPL = f"exec:{sys.executable} -m conformance.wire.serve"
 IN_PROCESS = "reference"
 SUITE_TARGET = 1.5
 PROPERTY_MODULE = "conformance.properties.test_office_window"
+BOTH_ADAPTERS_RUN = "not crash_in_the_middle and not from_several_processes"
+"""Leaves out the five scenarios the in-process adapter cannot run (it cannot kill itself in
+the middle of a batch, nor be several processes): they would time work only one side does."""
 PROPERTY_SELECTION = "test_office_window or test_work_request_machine"
 """Every property test of the kit (their modules), for `conformance run -k`."""
 EXAMPLES = re.compile(r"(\d+) passing, (\d+) failing, and (\d+) invalid")
@@ -75,6 +78,8 @@ def measure(settings: KitSettings) -> list[Row]:
     rows = [_suite_row(settings.selection, missing, settings.suite_repeats)]
     if missing:
         return [*rows, *_missing_rows(missing)]
+    if settings.selection is None:
+        rows.append(_exec_only_row())
     if settings.suite_without_reuse:
         rows.append(_reuse_suite_row(settings.selection))
     return [
@@ -114,10 +119,18 @@ def _scope(selection: str | None) -> str:
     return f"-k {selection!r}" if selection else "every scenario"
 
 
+def _both_adapters_run(selection: str | None) -> str:
+    """`selection` without the scenarios only `exec:` can run, so that both runs time the
+    same scenarios."""
+    return f"({selection}) and {BOTH_ADAPTERS_RUN}" if selection else BOTH_ADAPTERS_RUN
+
+
 def _suite_row(selection: str | None, missing: str, repeats: int) -> Row:
-    """The two runs in turn, `repeats` times each; the medians, every time in the note."""
-    scope = _scope(selection)
+    """The two runs in turn, `repeats` times each, over the scenarios both can run; the
+    medians, every time in the note."""
+    scope = f"{_scope(selection)} both adapters run"
     what = f"conformance run wall time ({scope}, median of {repeats}), in-process vs exec"
+    selection = _both_adapters_run(selection)
     if missing:
         in_process = _run_suite(IN_PROCESS, selection)
         return Row(
@@ -149,6 +162,23 @@ def _suite_row(selection: str | None, missing: str, repeats: int) -> Row:
 
 def _seconds(runs: list[SuiteRun]) -> str:
     return " / ".join(f"{run.seconds:.1f} s" for run in runs)
+
+
+def _exec_only_row() -> Row:
+    """What the scenarios only `exec:` can run add to its whole run."""
+    shared = _run_suite(EXEC_IMPL, BOTH_ADAPTERS_RUN)
+    whole = _run_suite(EXEC_IMPL, None)
+    return Row(
+        key="kit.suite_exec_only",
+        section=SECTION,
+        what=(
+            "exec: run wall time, the scenarios both adapters run vs every scenario "
+            "(a kill mid-batch, several processes on one store)"
+        ),
+        baseline=Measure("both adapters' scenarios", shared.seconds, "s"),
+        subject=Measure("every scenario", whole.seconds, "s"),
+        note=f"both: {shared.summary(BOTH_ADAPTERS_RUN)}; every: {whole.summary(None)}",
+    )
 
 
 def _reuse_suite_row(selection: str | None) -> Row:
