@@ -43,6 +43,8 @@ HOLDERS = 32
 DELIVERIES = 2
 """How many times the dispenser hands out each request."""
 RESULT_TIMEOUT = 600.0
+RATE_TARGETS = {8: 4.0}
+"""The highest cost × the issue accepts against the floor, by number of processes."""
 
 FLOOR_CLAIM = (
     "UPDATE workreq_requests SET lease_generation = lease_generation + 1, lease_holder = %s, "
@@ -370,6 +372,7 @@ def _rows(
             what=f"{label}: claim+heartbeat+publish cycles/s, bare SQL floor vs reference",
             baseline=Measure("bare SQL", rate(floor.cycles, floor.seconds), "cycles/s"),
             subject=Measure("reference", rate(reference.cycles, reference.seconds), "cycles/s"),
+            target=RATE_TARGETS.get(processes),
             note=(
                 f"client CPU per cycle: reference {reference.cpu_per_cycle * MILLIS:.1f} ms, "
                 f"floor {floor.cpu_per_cycle * MILLIS:.1f} ms; "
