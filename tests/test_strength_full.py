@@ -1,9 +1,10 @@
 """Both halves of the kit's strength: every mutant killed by its own criterion, every legal
 variant accepted (passed, or diverged only on the interpretations it names).
 
-This is the CI run of `conformance strength`: mutants run their own criterion's scenarios first
-(in-process), variants their capability's whole suite through `exec:` against
-`serve-reference --variant`. Deselect it locally with `-m "not slow"`.
+This is the CI run of `conformance strength`, the way it runs by default: every suite run forked
+from a warm server, mutants on their own criterion's scenarios first, variants on their
+capability's whole suite, both in-process (tests/test_strength.py holds this way to the first
+one, variants through `exec:`, on a few of each). Deselect it locally with `-m "not slow"`.
 """
 
 from __future__ import annotations
