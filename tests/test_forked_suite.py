@@ -22,6 +22,11 @@ def test_passes():
 def test_fails():
     assert False, "failed on purpose"
 
+def test_leaves_a_mark():
+    import conformance.suite as warm  # imported by the server before any fork
+    assert not hasattr(warm, "LEFT_BY_A_RUN"), "an earlier run's state leaked into this one"
+    warm.LEFT_BY_A_RUN = True
+
 def test_hangs(tmp_path):
     with open(os.environ["PID_FILE"], "w") as pid_file:
         pid_file.write(str(os.getpid()))
@@ -54,6 +59,15 @@ def test_each_run_answers_pytest_s_exit_code_and_writes_its_output_to_its_log(
     failed = tmp_path / "fails.log"
     assert server.run(_pytest_args(tmp_path, "fails"), tmp_path, failed, 60) == (1, "")
     assert "failed on purpose" in failed.read_text(encoding="utf-8")
+
+
+def test_no_run_sees_what_an_earlier_run_left_in_a_warm_module(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    for attempt in ("first", "second"):
+        log = tmp_path / f"{attempt}.log"
+        exit_code = server.run(_pytest_args(tmp_path, "leaves_a_mark"), tmp_path, log, 60)
+        assert exit_code == (0, ""), log.read_text(encoding="utf-8")
 
 
 def test_a_run_past_its_timeout_is_killed_and_the_server_goes_on(
