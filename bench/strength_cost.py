@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from bench.report import Measure, Row
 from conformance.strength import (
+    FIRST_METHOD,
     Method,
     StrengthReport,
     run_strength,
@@ -21,7 +22,6 @@ from conformance.strength import (
 )
 
 SECTION = "5. Strength (mutants and variants)"
-FIRST_METHOD = Method(fresh_interpreters=True, over_the_wire=True)
 BUDGET_S = 90.0
 """The issue's budget for every mutant and every variant on 2 cores."""
 
@@ -98,19 +98,9 @@ def _work(report: StrengthReport) -> str:
 
 
 def _differing_verdicts(first: StrengthReport, today: StrengthReport) -> list[str]:
-    before = _verdicts(first)
-    after = _verdicts(today)
+    before, after = first.judgements(), today.judgements()
     return [
         f"{name}: {before.get(name)} vs {after.get(name)}"
         for name in sorted(set(before) | set(after))
         if before.get(name) != after.get(name)
     ]
-
-
-def _verdicts(report: StrengthReport) -> dict[str, tuple[object, ...]]:
-    judged: dict[str, tuple[object, ...]] = {
-        v.mutant.name: (sorted(v.killed_by), sorted(v.failed_by), v.error) for v in report.verdicts
-    }
-    for v in report.variants:
-        judged[v.variant.name] = (sorted(v.diverged_on), v.false_failures, v.error)
-    return judged

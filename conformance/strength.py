@@ -188,6 +188,10 @@ class Method:
         return f"runs {runs}, variants {wire}"
 
 
+FIRST_METHOD = Method(fresh_interpreters=True, over_the_wire=True)
+"""Each run in a new interpreter, variants served through exec:, as strength first ran them."""
+
+
 @dataclass(frozen=True)
 class StrengthReport:
     control: TargetRun
@@ -233,6 +237,17 @@ class StrengthReport:
 
     def rejected_variants(self) -> list[VariantVerdict]:
         return [verdict for verdict in self.variants if not verdict.accepted]
+
+    def judgements(self) -> dict[str, tuple[object, ...]]:
+        """Per mutant and variant, what was judged of it (not how long it took): two ways of
+        running strength agree when these are equal."""
+        judged: dict[str, tuple[object, ...]] = {
+            v.mutant.name: (sorted(v.killed_by), sorted(v.failed_by), v.error)
+            for v in self.verdicts
+        }
+        for v in self.variants:
+            judged[v.variant.name] = (sorted(v.diverged_on), v.false_failures, v.error)
+        return judged
 
     def succeeded(self) -> bool:
         return not (

@@ -7,6 +7,7 @@ from typer.testing import CliRunner
 
 from conformance.cli import EXIT_USAGE, app
 from conformance.strength import (
+    FIRST_METHOD,
     Method,
     StrengthReport,
     run_strength,
@@ -18,10 +19,6 @@ from conformance.strength import (
 SCENARIOS = (
     "refused_assignment_reports_the_outcome or heartbeat_whose_holder_and_generation_are_not"
 )
-
-
-FIRST_METHOD = Method(fresh_interpreters=True, over_the_wire=True)
-"""Each run in a new interpreter, variants served through exec: as strength first ran them."""
 
 
 def _small_run(method: Method, variants: list[str], select: str) -> StrengthReport:
@@ -42,16 +39,10 @@ def test_forked_runs_with_variants_in_process_give_the_first_method_s_verdicts()
     select = f"{SCENARIOS} or members_see_every_open"
     now, first = (_small_run(method, variants, select) for method in (Method(), FIRST_METHOD))
     assert now.control.statuses() == first.control.statuses()
-    assert _verdicts(now) == _verdicts(first)
+    assert now.judgements() == first.judgements()
     assert now.variants[1].diverged_on == {"WR-17"}, "a divergence, judged alike both ways"
     assert "forked" in now.method.describe() and "in-process" in now.method.describe()
     assert "fresh" in first.method.describe() and "exec:" in first.method.describe()
-
-
-def _verdicts(report: StrengthReport) -> list[tuple[object, ...]]:
-    mutants = [(v.mutant.name, v.killed_by, v.failed_by, v.error) for v in report.verdicts]
-    variants = [(v.variant.name, v.diverged_on, v.false_failures) for v in report.variants]
-    return [*mutants, *variants]
 
 
 def test_the_reference_control_passes_every_selected_scenario(report: StrengthReport) -> None:

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -89,8 +90,9 @@ def run_forked(args: list[str], cwd: Path, log: Path, timeout_s: float) -> dict[
         _run_child(args, cwd, log)
     status = _wait(child, time.monotonic() + timeout_s)
     if status is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child, signal.SIGKILL)
+        for kill in (os.killpg, os.kill):  # the group, and the child should it have none yet
+            with contextlib.suppress(ProcessLookupError):
+                kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
         return {"exit": None, "error": f"no verdict within {timeout_s:.0f} s"}
     if os.WIFSIGNALED(status):
@@ -122,6 +124,8 @@ def _run_child(args: list[str], cwd: Path, log: Path) -> None:
         import pytest
 
         code = int(pytest.main(args))
+    except BaseException:
+        traceback.print_exc()  # into the log
     finally:
         with contextlib.suppress(Exception):
             sys.stdout.flush()
