@@ -6,9 +6,13 @@ CPU, then under cProfile (on the CPU clock), to count what each sends
 (statements, transactions, round trips) and split its CPU by layer (the
 reference's own code, the ORM, SQLAlchemy's core, psycopg, the rest; the
 profiler inflates every layer, so read the shares, not the seconds).
-Round trips are statements plus BEGIN and COMMIT: psycopg 3 sends BEGIN on
-its own before a transaction's first statement. The floor makes one round trip
-per operation (an autocommitted conditional UPDATE).
+Round trips are statements plus the BEGIN, COMMIT and ROLLBACK actually sent:
+psycopg 3 sends BEGIN on its own before a transaction's first statement, and
+nothing of the kind on an autocommitting connection (claim and heartbeat run
+on one). A refused claim (another holder's lease is live) is profiled too: in
+the throughput bench every request is handed out twice, so a lost claim comes
+with every cycle. The floor makes one round trip per operation (an
+autocommitted conditional UPDATE).
 """
 
 from __future__ import annotations
@@ -24,17 +28,18 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sqlalchemy import event
+from sqlalchemy import Connection, event
 
 from bench.lease_rate import _delegate, _prepare_environment, holder_name
 from bench.stores import postgres_base_url, postgres_store, postgres_unavailable
 from reference.app import Coordinator
 from reference.clock import SystemClock
+from reference.errors import LeaseHeld
 from reference.workreq.service import WorkRequestService
 
 CYCLES = 300
 WARM_UP = 50
-OPERATIONS = ("claim", "heartbeat", "publish")
+OPERATIONS = ("claim", "refused claim", "heartbeat", "publish")
 T = TypeVar("T")
 LAYERS = (
     ("reference", "/reference/"),
@@ -53,12 +58,20 @@ class Tally:
 
     def listen(self, coordinator: Coordinator) -> None:
         engine = coordinator.db.engine
-        for name in ("before_cursor_execute", "begin", "commit", "rollback"):
+        event.listen(engine, "before_cursor_execute", self._statement)
+        for name in ("begin", "commit", "rollback"):
             event.listen(engine, name, self._seen(name))
 
-    def _seen(self, name: str) -> Callable[..., None]:
-        def record(*_: object, **__: object) -> None:
-            self.counts[(self.operation, name)] += 1
+    def _statement(self, *_: object, **__: object) -> None:
+        self.counts[(self.operation, "statement")] += 1
+
+    def _seen(self, name: str) -> Callable[[Connection], None]:
+        """SQLAlchemy reports a begin and a commit on an autocommitting connection too; only
+        those psycopg sends count as round trips."""
+
+        def record(connection: Connection) -> None:
+            if not connection.connection.dbapi_connection.autocommit:  # type: ignore[union-attr]
+                self.counts[(self.operation, name)] += 1
 
         return record
 
@@ -118,9 +131,18 @@ def _cycle(service: WorkRequestService, request_id: str, operations: Operations)
     holder = holder_name(1)
     lease = operations.run("claim", lambda: service.claim(request_id, holder))
     generation = lease.generation
+    operations.run("refused claim", lambda: _refused_claim(service, request_id))
     operations.run("heartbeat", lambda: service.heartbeat(request_id, holder, generation))
     result = f"result-{request_id}"
     operations.run("publish", lambda: service.publish(request_id, holder, generation, result))
+
+
+def _refused_claim(service: WorkRequestService, request_id: str) -> None:
+    try:
+        service.claim(request_id, holder_name(2))
+    except LeaseHeld:
+        return
+    raise RuntimeError(f"a second holder claimed {request_id} over a live lease")
 
 
 def _print(plain: Operations, profiled: Operations) -> None:
@@ -129,16 +151,17 @@ def _print(plain: Operations, profiled: Operations) -> None:
     print(f"{CYCLES} cycles after {WARM_UP} untimed, then {CYCLES} more under cProfile")
     for operation in OPERATIONS:
         counts = profiled.tally.counts
-        statements = counts[(operation, "before_cursor_execute")] / CYCLES
+        statements = counts[(operation, "statement")] / CYCLES
         transactions = counts[(operation, "begin")] / CYCLES
-        round_trips = statements + transactions + counts[(operation, "commit")] / CYCLES
+        ends = (counts[(operation, "commit")] + counts[(operation, "rollback")]) / CYCLES
+        round_trips = statements + transactions + ends
         layers = _layers(pstats.Stats(profiled.profiles[operation]))
         total = sum(layers.values()) or 1.0
         split = ", ".join(
             f"{name} {share / total:.0%}" for name, share in sorted(layers.items(), key=_second)
         )
         print(
-            f"{operation}: {statements:.1f} statements, {transactions:.1f} transactions, "
+            f"{operation}: {statements:.1f} statements, {transactions:.1f} BEGIN sent, "
             f"{round_trips:.1f} round trips; CPU {plain.cpu[operation] / CYCLES * 1e3:.2f} "
             f"ms per call ({split})"
         )

@@ -35,8 +35,8 @@ from reference.workreq import budget_ledger, delegation, lease
 from reference.workreq import service as workreq_service
 from reference.workreq.budget_ledger import snapshot as reference_snapshot
 from reference.workreq.delegation import DelegationKind, DelegationOrder
+from reference.workreq.lease import Completion, refuse_unless_current
 from reference.workreq.lease import claim as reference_claim
-from reference.workreq.lease import refuse_unless_current
 from reference.workreq.models import (
     Campaign,
     DelegationSession,
@@ -47,7 +47,7 @@ from reference.workreq.registry import require_amount, require_id
 from reference.workreq.service import WorkRequestService
 from reference.workreq.settings import WorkRequestSettings
 from reference.workreq.store import find_campaign, find_request, find_session
-from reference.workreq.views import BudgetView
+from reference.workreq.views import BudgetView, CompletionView, LeaseView
 
 # --------------------------------------------------------------------------
 # Office
@@ -92,16 +92,13 @@ class GatelessWorkerGate(AllowanceGate):
 
 
 def claim_without_storing(
-    tx: Session, record: WorkRequestRecord, holder: str, now: datetime, duration: timedelta
-) -> WorkRequestRecord:
+    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+) -> LeaseView:
     """Answers the lease a claim would grant and writes nothing of it."""
-    lease._refuse_claim(record, holder, now)
-    return WorkRequestRecord(
-        request_id=record.request_id,
-        lease_holder=holder,
-        lease_generation=record.lease_generation + 1,
-        lease_expires_at=now + duration,
-        lease_closed_at=None,
+    stored = lease.read_lease(tx, request_id, holder)
+    lease.refuse_claim(stored, holder, now)
+    return LeaseView(
+        holder=holder, generation=stored.generation + 1, expires_at=now + duration, closed_at=None
     )
 
 
@@ -137,37 +134,31 @@ class ForgetfulSubagents(WorkRequestService):
 
 def complete_by_stale_read(
     tx: Session,
-    record: WorkRequestRecord,
+    request_id: str,
     holder: str,
     generation: int,
     result_ref: str,
     now: datetime,
-) -> WorkRequestRecord:
-    """Checks the fence on the request as first read, then writes without restating it."""
-    refuse_unless_current(record, holder, generation, now)
+) -> Completion:
+    """Checks the fence on the request as first read, then writes without restating it, and
+    closes the slice at the remaining it read, with no once-only guard: racing completions of
+    one request each close it and each give that back."""
+    refuse_unless_current(lease.read_lease(tx, request_id, holder), holder, generation, now)
+    record = find_request(tx, request_id)
+    returned = record.remaining
     tx.execute(
         update(WorkRequestRecord)
-        .where(WorkRequestRecord.request_id == record.request_id)
-        .values(state=State.COMPLETED, result_ref=result_ref, lease_closed_at=now, completed_at=now)
+        .where(WorkRequestRecord.request_id == request_id)
+        .values(
+            state=State.COMPLETED,
+            result_ref=result_ref,
+            lease_closed_at=now,
+            completed_at=now,
+            returned=returned,
+        )
     )
-    return record
-
-
-def settle_what_was_read(tx: Session, record: WorkRequestRecord) -> WorkRequestRecord:
-    """Returns the remaining it read earlier, with no once-only guard: racing completions of
-    one request each give it back."""
-    amount = record.remaining
-    tx.execute(
-        update(WorkRequestRecord)
-        .where(WorkRequestRecord.request_id == record.request_id)
-        .values(returned=amount)
-    )
-    tx.execute(
-        update(Campaign)
-        .where(Campaign.campaign_id == record.campaign_id)
-        .values(available=Campaign.available + amount)
-    )
-    return find_request(tx, record.request_id)
+    view = CompletionView(request_id, holder, generation, result_ref, now, returned)
+    return Completion(view, record.campaign_id, record.parent_request_id)
 
 
 def delegate_on_a_stale_figure(
@@ -196,14 +187,16 @@ def delegate_on_a_stale_figure(
 
 
 def claim_over_live_lease(
-    tx: Session, record: WorkRequestRecord, holder: str, now: datetime, duration: timedelta
-) -> WorkRequestRecord:
+    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+) -> LeaseView:
     """Grants the next generation to any claimant of an uncompleted request, live lease or not."""
-    if record.state == State.COMPLETED:
-        return reference_claim(tx, record, holder, now, duration)
+    stored = lease.read_lease(tx, request_id, holder)
+    lease.refuse_outsider(stored, holder)
+    if stored.state == State.COMPLETED:
+        return reference_claim(tx, request_id, holder, now, duration)
     tx.execute(
         update(WorkRequestRecord)
-        .where(WorkRequestRecord.request_id == record.request_id)
+        .where(WorkRequestRecord.request_id == request_id)
         .values(
             lease_generation=WorkRequestRecord.lease_generation + 1,
             lease_holder=holder,
@@ -211,7 +204,8 @@ def claim_over_live_lease(
             state=State.IN_PROGRESS,
         )
     )
-    return find_request(tx, record.request_id)
+    granted = lease.read_lease(tx, request_id, holder)
+    return LeaseView(granted.holder, granted.generation, granted.expires_at, closed_at=None)
 
 
 _handed_back: set[str] = set()
@@ -312,10 +306,7 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "fences a completion on a stale read, so racing identical publishes each close it and "
         "each give the remainder back",
-        lambda: [
-            Patch(lease, "fence_completion", complete_by_stale_read),
-            Patch(budget_ledger, "settle", settle_what_was_read),
-        ],
+        lambda: [Patch(lease, "fence_completion", complete_by_stale_read)],
     ),
     Mutant(
         "budget_lost_update",

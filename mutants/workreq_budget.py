@@ -43,18 +43,20 @@ def reserve_unguarded(tx: Session, originator: DelegationSession, amount: int) -
     )
 
 
-def return_to_parent(tx: Session, record: WorkRequestRecord, amount: int) -> None:
+def return_to_parent(
+    tx: Session, campaign_id: str, parent_request_id: str | None, amount: int
+) -> None:
     """Gives the remainder to the originating request even when that one has completed."""
-    if record.parent_request_id is None:
+    if parent_request_id is None:
         tx.execute(
             update(Campaign)
-            .where(Campaign.campaign_id == record.campaign_id)
+            .where(Campaign.campaign_id == campaign_id)
             .values(available=Campaign.available + amount)
         )
         return
     tx.execute(
         update(WorkRequestRecord)
-        .where(WorkRequestRecord.request_id == record.parent_request_id)
+        .where(WorkRequestRecord.request_id == parent_request_id)
         .values(carved=WorkRequestRecord.carved - amount)
     )
 
@@ -68,7 +70,7 @@ class ReplayingService(WorkRequestService):
         with self._db.transaction() as tx:
             record = find_request(tx, request_id)
             if _is_exact_retry(record, holder, generation, result_ref) and record.returned:
-                _return_upwards(tx, record, record.returned)
+                _return_upwards(tx, record.campaign_id, record.parent_request_id, record.returned)
         return super().publish(request_id, holder, generation, result_ref)
 
 

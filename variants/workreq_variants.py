@@ -13,24 +13,24 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, or_, select, update
+from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from reference import app
 from reference.errors import CountCap, InsufficientBudget, NotFound
-from reference.workreq import budget_ledger, delegation, lease, service
+from reference.workreq import budget_ledger, delegation, lease, liveness, service
 from reference.workreq.budget_ledger import _draw_from_campaign, reserve_slice
 from reference.workreq.delegation import DelegationOrder
+from reference.workreq.lease import LeaseStatements, refuse_unless_current
 from reference.workreq.lease import claim as reference_claim
 from reference.workreq.lease import heartbeat as reference_heartbeat
-from reference.workreq.lease import refuse_unless_current
 from reference.workreq.models import DelegationSession, State, WorkRequestRecord
 from reference.workreq.permissions import PermissionSet, ensure_narrowing
 from reference.workreq.service import LISTING_REFUSAL, WorkRequestService
 from reference.workreq.settings import WorkRequestSettings
 from reference.workreq.store import find_campaign, find_request, find_session, is_member
-from reference.workreq.views import RequestView, request_view
+from reference.workreq.views import LeaseView, RequestView, request_view
 from variants.variant import Variant
 
 reference_delegate = delegation.delegate
@@ -164,66 +164,72 @@ def any_assignee(tx: Session, campaign: object, assignee: str | None) -> None:
 
 
 def claim_with_global_token(
-    tx: Session, record: WorkRequestRecord, holder: str, now: datetime, duration: timedelta
-) -> WorkRequestRecord:
+    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+) -> LeaseView:
     """Each grant gets a fencing token above every token ever issued, on any request."""
-    claimed = reference_claim(tx, record, holder, now, duration)
+    claimed = reference_claim(tx, request_id, holder, now, duration)
     highest = tx.scalar(select(func.max(WorkRequestRecord.lease_generation))) or 0
-    tx.execute(
-        update(WorkRequestRecord)
-        .where(WorkRequestRecord.request_id == claimed.request_id)
-        .values(lease_generation=max(highest, claimed.lease_generation) + 1)
-    )
-    return find_request(tx, claimed.request_id)
+    token = max(highest, claimed.generation) + 1
+    _set_generation(tx, request_id, token)
+    return replace(claimed, generation=token)
 
 
 def claim_or_keep(
-    tx: Session, record: WorkRequestRecord, holder: str, now: datetime, duration: timedelta
-) -> WorkRequestRecord:
+    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+) -> LeaseView:
     """A live holder's second claim answers its own lease, unchanged."""
+    stored = lease.read_lease(tx, request_id, holder)
     own = (
-        record.state == State.IN_PROGRESS
-        and record.lease_holder == holder
-        and lease.is_live(record.lease_expires_at, now)
+        stored.state == State.IN_PROGRESS
+        and stored.holder == holder
+        and liveness.is_live(stored.expires_at, now)
     )
-    return record if own else reference_claim(tx, record, holder, now, duration)
+    if not own:
+        return reference_claim(tx, request_id, holder, now, duration)
+    lease.refuse_outsider(stored, holder)
+    return LeaseView(holder, stored.generation, stored.expires_at, closed_at=None)
 
 
 def heartbeat_from_old_expiry(
     tx: Session,
-    record: WorkRequestRecord,
+    request_id: str,
     holder: str,
     generation: int,
     now: datetime,
     duration: timedelta,
-) -> WorkRequestRecord:
+) -> LeaseView:
     """Extends the lease by one duration from where it was due, not from now."""
-    refuse_unless_current(record, holder, generation, now)
-    due = record.lease_expires_at
+    stored = lease.read_lease(tx, request_id, holder)
+    refuse_unless_current(stored, holder, generation, now)
+    due = (stored.expires_at or now) + duration
     tx.execute(
         update(WorkRequestRecord)
-        .where(WorkRequestRecord.request_id == record.request_id)
-        .values(lease_expires_at=(due or now) + duration)
+        .where(WorkRequestRecord.request_id == request_id)
+        .values(lease_expires_at=due)
     )
-    return find_request(tx, record.request_id)
+    return LeaseView(holder, generation, due, closed_at=None)
 
 
 def heartbeat_bumping_generation(
     tx: Session,
-    record: WorkRequestRecord,
+    request_id: str,
     holder: str,
     generation: int,
     now: datetime,
     duration: timedelta,
-) -> WorkRequestRecord:
+) -> LeaseView:
     """Renews the lease as a fresh grant with the next generation (reads WR-7 otherwise)."""
-    renewed = reference_heartbeat(tx, record, holder, generation, now, duration)
+    renewed = reference_heartbeat(tx, request_id, holder, generation, now, duration)
+    _set_generation(tx, request_id, renewed.generation + 1)
+    return replace(renewed, generation=renewed.generation + 1)
+
+
+def _set_generation(tx: Session, request_id: str, generation: int) -> None:
     tx.execute(
         update(WorkRequestRecord)
-        .where(WorkRequestRecord.request_id == record.request_id)
-        .values(lease_generation=renewed.lease_generation + 1)
+        .where(WorkRequestRecord.request_id == request_id)
+        .values(lease_generation=generation)
     )
-    return find_request(tx, record.request_id)
 
 
 def live_through_expiry(expires_at: datetime | None, now: datetime) -> bool:
@@ -231,22 +237,10 @@ def live_through_expiry(expires_at: datetime | None, now: datetime) -> bool:
     return expires_at is not None and now <= expires_at
 
 
-def not_live_after_expiry(now: datetime) -> ColumnElement[bool]:
-    return or_(
-        WorkRequestRecord.lease_expires_at.is_(None), WorkRequestRecord.lease_expires_at < now
-    )
-
-
-def holds_lease_through_expiry(
-    record: WorkRequestRecord, holder: str, generation: int, now: datetime
+def live_through_expiry_in_sql(
+    expires_at: ColumnElement[Any], now: ColumnElement[Any]
 ) -> ColumnElement[bool]:
-    return (
-        (WorkRequestRecord.request_id == record.request_id)
-        & (WorkRequestRecord.lease_holder == holder)
-        & (WorkRequestRecord.lease_generation == generation)
-        & (WorkRequestRecord.state == State.IN_PROGRESS)
-        & (WorkRequestRecord.lease_expires_at >= now)
-    )
+    return expires_at >= now
 
 
 VARIANTS = [
@@ -292,9 +286,8 @@ VARIANTS = [
         Capability.WORK_REQUESTS,
         "a lease is still live at its expiry instant, expired only after it",
         lambda: [
-            Patch(lease, "is_live", live_through_expiry),
-            Patch(lease, "_lease_not_live", not_live_after_expiry),
-            Patch(lease, "_holds_live_lease", holds_lease_through_expiry),
+            Patch(liveness, "is_live", live_through_expiry),
+            Patch(lease, "STATEMENTS", LeaseStatements.built(live=live_through_expiry_in_sql)),
         ],
         diverges=frozenset({"WR-8"}),
     ),

@@ -8,10 +8,13 @@ total == available + reserved + spent for the campaign.
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, func, select, update
+from typing import cast
+
+from sqlalchemy import ColumnElement, Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
+from reference.workreq.lease import Completion
 from reference.workreq.models import (
     Campaign,
     DelegationSession,
@@ -19,12 +22,7 @@ from reference.workreq.models import (
     WorkRequestRecord,
     remaining_expression,
 )
-from reference.workreq.store import (
-    conditional_update,
-    find_campaign,
-    find_request,
-    update_request,
-)
+from reference.workreq.store import conditional_update, find_campaign, find_request
 from reference.workreq.views import BudgetView
 
 
@@ -61,25 +59,15 @@ def charge_usage(tx: Session, session: DelegationSession, amount: int) -> None:
     )
 
 
-def settle(tx: Session, record: WorkRequestRecord) -> WorkRequestRecord:
-    """Return a completing request's remaining to its originator's source, once; the request
-    as it stands settled.
+def settle(tx: Session, completion: Completion) -> None:
+    """Give what a completed request's slice did not use back to its originator's source.
 
-    The caller has already fenced the completion; the `returned IS NULL`
-    condition makes a second settlement impossible even so.
+    The fenced completion closed the slice in its own statement (it records what
+    is returned, and only while nothing was), so a completion is settled once.
     """
-    settled = update_request(
-        tx,
-        update(WorkRequestRecord)
-        .where(WorkRequestRecord.request_id == record.request_id)
-        .where(WorkRequestRecord.returned.is_(None))
-        .values(returned=remaining_expression()),
-    )
-    if settled is None:
-        raise AlreadyCompleted(f"work request {record.request_id!r} was already settled")
-    if settled.returned:
-        _return_upwards(tx, settled, settled.returned)
-    return settled
+    amount = completion.view.budget_returned
+    if amount:
+        _return_upwards(tx, completion.campaign_id, completion.parent_request_id, amount)
 
 
 def snapshot(tx: Session, campaign_id: str) -> BudgetView:
@@ -137,22 +125,34 @@ def _open_request_with_room(request_id: str, amount: int) -> ColumnElement[bool]
     )
 
 
-def _return_upwards(tx: Session, record: WorkRequestRecord, amount: int) -> None:
+def _return_upwards(
+    tx: Session, campaign_id: str, parent_request_id: str | None, amount: int
+) -> None:
     """Give `amount` back to the nearest non-completed ancestor request, else the campaign."""
-    ancestor_id = record.parent_request_id
+    ancestor_id = parent_request_id
     while ancestor_id is not None:
-        returned = conditional_update(
-            tx,
-            update(WorkRequestRecord)
-            .where(WorkRequestRecord.request_id == ancestor_id)
-            .where(WorkRequestRecord.state != State.COMPLETED)
-            .values(carved=WorkRequestRecord.carved - amount),
-        )
-        if returned:
+        if conditional_update(
+            tx, _GIVE_BACK_TO_REQUEST, {"ancestor": ancestor_id, "amount": amount}
+        ):
             return
-        ancestor_id = find_request(tx, ancestor_id).parent_request_id
-    tx.execute(
-        update(Campaign)
-        .where(Campaign.campaign_id == record.campaign_id)
-        .values(available=Campaign.available + amount)
-    )
+        ancestor_id = tx.scalar(_PARENT_OF, {"ancestor": ancestor_id})
+    tx.execute(_GIVE_BACK_TO_CAMPAIGN, {"campaign": campaign_id, "amount": amount})
+
+
+_REQUESTS = cast(Table, WorkRequestRecord.__table__)
+_CAMPAIGNS = cast(Table, Campaign.__table__)
+_GIVE_BACK_TO_REQUEST = (
+    update(_REQUESTS)
+    .where(_REQUESTS.c.request_id == bindparam("ancestor"))
+    .where(_REQUESTS.c.state != State.COMPLETED.value)
+    .values(carved=_REQUESTS.c.carved - bindparam("amount"))
+)
+_PARENT_OF = select(_REQUESTS.c.parent_request_id).where(
+    _REQUESTS.c.request_id == bindparam("ancestor")
+)
+_GIVE_BACK_TO_CAMPAIGN = (
+    update(_CAMPAIGNS)
+    .where(_CAMPAIGNS.c.campaign_id == bindparam("campaign"))
+    .values(available=_CAMPAIGNS.c.available + bindparam("amount"))
+)
+"""Built once: every completion with something left runs one or more of them."""

@@ -1,161 +1,344 @@
 """The generation-fenced lease: claim, heartbeat, and the fence that guards completion.
 
-A lease is live on [granted or renewed, expires_at): at the expiry instant it
-is already expired. Liveness is decided from the persisted expiry and the
-injected clock only. Each claim moves the generation by one; a heartbeat never
-does. Every write restates its precondition in its WHERE clause (see
-`store.update_request`), so the database, not this process, picks the winner.
+Each operation is one conditional UPDATE whose WHERE clause is its whole
+precondition, so the database, not this process, picks the winner; it is tried
+first, and only a refusal reads the request, to say why. The statements are
+built once, with bound parameters (`LeaseStatements`): building and keying a
+statement anew cost more client time than sending it. Each claim moves the
+generation by one; a heartbeat never does; liveness comes from the persisted
+expiry and the injected clock only (`liveness`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import NoReturn
+from typing import Any, NoReturn, cast
 
-from sqlalchemy import ColumnElement, or_, update
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Row,
+    Select,
+    Table,
+    Update,
+    bindparam,
+    exists,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
+from reference.db import UTCDateTime
 from reference.errors import (
     AlreadyCompleted,
     LeaseExpired,
     LeaseHeld,
     NotAssignee,
+    NotFound,
     StaleGeneration,
 )
-from reference.workreq.models import State, WorkRequestRecord
-from reference.workreq.store import find_request, update_request
+from reference.workreq import liveness
+from reference.workreq.models import (
+    EnvironmentMember,
+    State,
+    WorkRequestRecord,
+    remaining_expression,
+)
+from reference.workreq.views import CompletionView, LeaseView
+
+REQUESTS = cast(Table, WorkRequestRecord.__table__)
+MEMBERS = cast(Table, EnvironmentMember.__table__)
+
+LiveRule = Callable[[ColumnElement[Any], ColumnElement[Any]], ColumnElement[bool]]
+"""A lease's liveness in SQL, from its expiry column and the bound instant."""
+Fence = Callable[[LiveRule], ColumnElement[bool]]
+"""The condition under which (holder, generation) may act on the request."""
 
 
-def is_live(expires_at: datetime | None, now: datetime) -> bool:
-    return expires_at is not None and now < expires_at
+def holds_live_lease(live: LiveRule) -> ColumnElement[bool]:
+    """The request's current lease is (holder, generation), in progress and live."""
+    columns = REQUESTS.c
+    return (
+        (columns.request_id == bindparam("request"))
+        & (columns.lease_holder == bindparam("holder"))
+        & (columns.lease_generation == bindparam("generation"))
+        & (columns.state == State.IN_PROGRESS.value)
+        & live(columns.lease_expires_at, instant("now"))
+    )
 
 
-def reported_state(record: WorkRequestRecord, now: datetime) -> State:
-    """An in-progress request whose lease has expired is reported open: claimable again."""
-    state = State(record.state)
-    if state == State.IN_PROGRESS and not is_live(record.lease_expires_at, now):
-        return State.OPEN
-    return state
+def instant(name: str) -> BindParameter[datetime]:
+    """A bound instant, stored as the columns store it (naive UTC)."""
+    return bindparam(name, type_=UTCDateTime())
+
+
+def _claimant_is_member() -> ColumnElement[bool]:
+    return exists().where(
+        (MEMBERS.c.environment_id == REQUESTS.c.environment_id)
+        & (MEMBERS.c.principal == bindparam("holder"))
+    )
+
+
+@dataclass(frozen=True)
+class LeaseStatements:
+    """The lease's statements, built once. A variant or a mutant builds its own set."""
+
+    claim: Update
+    heartbeat: Update
+    completion: Update
+    read: Select[Any]
+
+    @classmethod
+    def built(
+        cls, live: LiveRule = liveness.live_in_sql, fence: Fence = holds_live_lease
+    ) -> LeaseStatements:
+        return cls(
+            claim=claim_statement(live),
+            heartbeat=heartbeat_statement(fence(live)),
+            completion=completion_statement(fence(live)),
+            read=read_statement(),
+        )
+
+
+LEASE_COLUMNS = ("lease_holder", "lease_generation", "lease_expires_at", "lease_closed_at")
+COMPLETION_COLUMNS = (
+    "request_id",
+    "lease_holder",
+    "lease_generation",
+    "result_ref",
+    "completed_at",
+    "returned",
+    "campaign_id",
+    "parent_request_id",
+)
+
+
+def claim_statement(live: LiveRule) -> Update:
+    """The next generation to `holder`, where the request allows it and no lease is live."""
+    columns = REQUESTS.c
+    free = columns.lease_expires_at.is_(None) | ~live(columns.lease_expires_at, instant("now"))
+    claimable = (
+        (columns.request_id == bindparam("request"))
+        & (columns.state != State.COMPLETED.value)
+        & free
+        & (columns.assignee.is_(None) | (columns.assignee == bindparam("holder")))
+        & _claimant_is_member()
+    )
+    return (
+        update(REQUESTS)
+        .where(claimable)
+        .values(
+            lease_generation=columns.lease_generation + 1,
+            lease_holder=bindparam("holder"),
+            lease_expires_at=instant("until"),
+            state=State.IN_PROGRESS.value,
+        )
+        .returning(*_columns(LEASE_COLUMNS))
+    )
+
+
+def heartbeat_statement(fence: ColumnElement[bool]) -> Update:
+    return (
+        update(REQUESTS)
+        .where(fence)
+        .values(lease_expires_at=instant("until"))
+        .returning(*_columns(LEASE_COLUMNS))
+    )
+
+
+def completion_statement(fence: ColumnElement[bool]) -> Update:
+    """Complete where `fence` holds, closing the slice: it records what is returned, once."""
+    columns = REQUESTS.c
+    return (
+        update(REQUESTS)
+        .where(fence & columns.returned.is_(None))
+        .values(
+            state=State.COMPLETED.value,
+            result_ref=bindparam("result"),
+            lease_closed_at=instant("now"),
+            completed_at=instant("now"),
+            returned=remaining_expression(),
+        )
+        .returning(*_columns(COMPLETION_COLUMNS))
+    )
+
+
+def read_statement() -> Select[Any]:
+    columns = REQUESTS.c
+    return select(
+        columns.request_id,
+        columns.state,
+        columns.assignee,
+        columns.lease_holder,
+        columns.lease_generation,
+        columns.lease_expires_at,
+        _claimant_is_member().label("claimant_is_member"),
+    ).where(columns.request_id == bindparam("request"))
+
+
+def _columns(names: tuple[str, ...]) -> list[ColumnElement[Any]]:
+    return [REQUESTS.c[name] for name in names]
+
+
+STATEMENTS = LeaseStatements.built()
+
+
+@dataclass(frozen=True)
+class StoredLease:
+    """What a lease decision reads of a request, as the store holds it now."""
+
+    request_id: str
+    state: State
+    assignee: str | None
+    holder: str | None
+    generation: int
+    expires_at: datetime | None
+    claimant_is_member: bool
+    """Whether the principal it was read for belongs to the request's environment."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A fenced completion as written: its answer, and where its slice's remainder goes."""
+
+    view: CompletionView
+    campaign_id: str
+    parent_request_id: str | None
 
 
 def claim(
-    tx: Session, record: WorkRequestRecord, holder: str, now: datetime, duration: timedelta
-) -> WorkRequestRecord:
+    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+) -> LeaseView:
     """Grant `holder` a new lease with the next generation, or refuse."""
-    _refuse_claim(record, holder, now)
-    granted = update_request(
-        tx,
-        update(WorkRequestRecord)
-        .where(_is_request(record))
-        .where(WorkRequestRecord.lease_generation == record.lease_generation)
-        .where(WorkRequestRecord.state != State.COMPLETED)
-        .where(_lease_not_live(now))
-        .values(
-            lease_generation=record.lease_generation + 1,
-            lease_holder=holder,
-            lease_expires_at=now + duration,
-            state=State.IN_PROGRESS,
-        ),
-    )
+    granted = tx.execute(
+        STATEMENTS.claim,
+        {"request": request_id, "holder": holder, "now": now, "until": now + duration},
+    ).first()
     if granted is None:
-        _refuse_claim(find_request(tx, record.request_id), holder, now)
-        raise LeaseHeld(f"a concurrent claim of {record.request_id!r} won")
-    return granted
+        refuse_claim(read_lease(tx, request_id, holder), holder, now)
+        raise LeaseHeld(f"a concurrent claim of {request_id!r} won")
+    return _lease_of(granted)
 
 
 def heartbeat(
     tx: Session,
-    record: WorkRequestRecord,
+    request_id: str,
     holder: str,
     generation: int,
     now: datetime,
     duration: timedelta,
-) -> WorkRequestRecord:
+) -> LeaseView:
     """Extend the current holder's live lease; the generation stays as it is."""
-    refuse_unless_current(record, holder, generation, now)
-    extended = update_request(
-        tx,
-        update(WorkRequestRecord)
-        .where(_holds_live_lease(record, holder, generation, now))
-        .values(lease_expires_at=now + duration),
-    )
-    if extended is None:
-        _refuse_lost_fence(tx, record, holder, generation, now)
-    return extended
+    renewed = tx.execute(
+        STATEMENTS.heartbeat,
+        {**_fence(request_id, holder, generation, now), "until": now + duration},
+    ).first()
+    if renewed is None:
+        _refuse_lost_fence(tx, request_id, holder, generation, now)
+    return _lease_of(renewed)
 
 
 def fence_completion(
     tx: Session,
-    record: WorkRequestRecord,
+    request_id: str,
     holder: str,
     generation: int,
     result_ref: str,
     now: datetime,
-) -> WorkRequestRecord:
-    """Complete the request, only if (holder, generation) still holds a live lease."""
-    refuse_unless_current(record, holder, generation, now)
-    completed = update_request(
-        tx,
-        update(WorkRequestRecord)
-        .where(_holds_live_lease(record, holder, generation, now))
-        .values(
-            state=State.COMPLETED, result_ref=result_ref, lease_closed_at=now, completed_at=now
-        ),
-    )
+) -> Completion:
+    """Complete the request only if (holder, generation) still holds a live lease.
+
+    The same statement closes the request's slice (records what it returns), so
+    a completion and its settlement can never be apart, nor a slice closed twice.
+    """
+    completed = tx.execute(
+        STATEMENTS.completion,
+        {**_fence(request_id, holder, generation, now), "result": result_ref},
+    ).first()
     if completed is None:
-        _refuse_lost_fence(tx, record, holder, generation, now)
-    return completed
+        _refuse_lost_fence(tx, request_id, holder, generation, now)
+    return completion_of(completed)
+
+
+def completion_of(row: Row[Any]) -> Completion:
+    """A completion from the `COMPLETION_COLUMNS` a completing write returned."""
+    return Completion(
+        view=CompletionView(
+            request_id=row.request_id,
+            holder=row.lease_holder,
+            generation=row.lease_generation,
+            result_ref=row.result_ref,
+            completed_at=row.completed_at,
+            budget_returned=row.returned,
+        ),
+        campaign_id=row.campaign_id,
+        parent_request_id=row.parent_request_id,
+    )
+
+
+def read_lease(tx: Session, request_id: str, principal: str) -> StoredLease:
+    """The request's lease as stored now, and whether `principal` may claim in its environment."""
+    row = tx.execute(STATEMENTS.read, {"request": request_id, "holder": principal}).first()
+    if row is None:
+        raise NotFound(f"no work request {request_id!r}")
+    return StoredLease(
+        request_id=row.request_id,
+        state=State(row.state),
+        assignee=row.assignee,
+        holder=row.lease_holder,
+        generation=row.lease_generation,
+        expires_at=row.lease_expires_at,
+        claimant_is_member=bool(row.claimant_is_member),
+    )
+
+
+def refuse_claim(stored: StoredLease, holder: str, now: datetime) -> None:
+    """Refuse a claim the request as stored does not allow, in the order callers rely on."""
+    refuse_outsider(stored, holder)
+    if stored.assignee is not None and stored.assignee != holder:
+        raise NotAssignee(f"work request {stored.request_id!r} is assigned to someone else")
+    if stored.state == State.COMPLETED:
+        raise AlreadyCompleted(f"work request {stored.request_id!r} is completed")
+    if liveness.is_live(stored.expires_at, now):
+        raise LeaseHeld(f"work request {stored.request_id!r} is under a live lease")
+
+
+def refuse_outsider(stored: StoredLease, holder: str) -> None:
+    if not stored.claimant_is_member:
+        raise NotFound(f"{holder!r} is not a member of the request's environment")
+
+
+def refuse_unless_current(stored: StoredLease, holder: str, generation: int, now: datetime) -> None:
+    """Refuse a holder that is not the current, live (holder, generation) pair."""
+    if stored.state == State.COMPLETED:
+        raise AlreadyCompleted(f"work request {stored.request_id!r} is completed")
+    if (stored.holder, stored.generation) != (holder, generation):
+        raise StaleGeneration(
+            f"({holder!r}, generation {generation}) is not the current lease of "
+            f"{stored.request_id!r}"
+        )
+    if not liveness.is_live(stored.expires_at, now):
+        raise LeaseExpired(f"the lease of {holder!r} on {stored.request_id!r} has expired")
 
 
 def _refuse_lost_fence(
-    tx: Session, record: WorkRequestRecord, holder: str, generation: int, now: datetime
+    tx: Session, request_id: str, holder: str, generation: int, now: datetime
 ) -> NoReturn:
     """The fenced write matched nothing: say why, from the request as it now stands."""
-    refuse_unless_current(find_request(tx, record.request_id), holder, generation, now)
-    raise StaleGeneration(f"the lease on {record.request_id!r} moved on")
+    refuse_unless_current(read_lease(tx, request_id, holder), holder, generation, now)
+    raise StaleGeneration(f"the lease on {request_id!r} moved on")
 
 
-def refuse_unless_current(
-    record: WorkRequestRecord, holder: str, generation: int, now: datetime
-) -> None:
-    """Refuse a holder that is not the current, live (holder, generation) pair."""
-    if record.state == State.COMPLETED:
-        raise AlreadyCompleted(f"work request {record.request_id!r} is completed")
-    if (record.lease_holder, record.lease_generation) != (holder, generation):
-        raise StaleGeneration(
-            f"({holder!r}, generation {generation}) is not the current lease of "
-            f"{record.request_id!r}"
-        )
-    if not is_live(record.lease_expires_at, now):
-        raise LeaseExpired(f"the lease of {holder!r} on {record.request_id!r} has expired")
+def _fence(request_id: str, holder: str, generation: int, now: datetime) -> dict[str, object]:
+    return {"request": request_id, "holder": holder, "generation": generation, "now": now}
 
 
-def _refuse_claim(record: WorkRequestRecord, holder: str, now: datetime) -> None:
-    if record.assignee is not None and record.assignee != holder:
-        raise NotAssignee(f"work request {record.request_id!r} is assigned to someone else")
-    if record.state == State.COMPLETED:
-        raise AlreadyCompleted(f"work request {record.request_id!r} is completed")
-    if is_live(record.lease_expires_at, now):
-        raise LeaseHeld(f"work request {record.request_id!r} is under a live lease")
-
-
-def _is_request(record: WorkRequestRecord) -> ColumnElement[bool]:
-    return WorkRequestRecord.request_id == record.request_id
-
-
-def _lease_not_live(now: datetime) -> ColumnElement[bool]:
-    return or_(
-        WorkRequestRecord.lease_expires_at.is_(None), WorkRequestRecord.lease_expires_at <= now
-    )
-
-
-def _holds_live_lease(
-    record: WorkRequestRecord, holder: str, generation: int, now: datetime
-) -> ColumnElement[bool]:
-    return (
-        _is_request(record)
-        & (WorkRequestRecord.lease_holder == holder)
-        & (WorkRequestRecord.lease_generation == generation)
-        & (WorkRequestRecord.state == State.IN_PROGRESS)
-        & (WorkRequestRecord.lease_expires_at > now)
+def _lease_of(row: Row[Any]) -> LeaseView:
+    return LeaseView(
+        holder=row.lease_holder,
+        generation=row.lease_generation,
+        expires_at=row.lease_expires_at,
+        closed_at=row.lease_closed_at,
     )

@@ -123,6 +123,11 @@ class WorkRequestRecord(Base):
 
 
 def remaining_expression() -> ColumnElement[int]:
-    """`WorkRequestRecord.remaining` in SQL, for conditional UPDATEs and sums."""
-    record = WorkRequestRecord
-    return record.budget_slice - record.spent - record.carved - func.coalesce(record.returned, 0)
+    """`WorkRequestRecord.remaining` in SQL, for conditional UPDATEs and sums.
+
+    Written on the table's columns, so that Core statements and ORM ones can both use it.
+    """
+    columns = WorkRequestRecord.__table__.c
+    return (
+        columns.budget_slice - columns.spent - columns.carved - func.coalesce(columns.returned, 0)
+    )

@@ -1,7 +1,9 @@
 """The work-request facade the coordinator exposes.
 
-Each operation reads the injected clock once and runs as one transaction, and
-nothing is kept between calls: a new service on the same store sees everything.
+Each operation reads the injected clock once and writes in one transaction (a
+claim's and a heartbeat's write is a single conditional UPDATE, which commits
+on its own), and nothing is kept between calls: a new service on the same store
+sees everything.
 """
 
 from __future__ import annotations
@@ -21,13 +23,7 @@ from reference.workreq.delegation import delegate as delegate_request
 from reference.workreq.models import DelegationSession, State, WorkRequestRecord
 from reference.workreq.permissions import PermissionSet
 from reference.workreq.settings import SETTINGS, WorkRequestSettings
-from reference.workreq.store import (
-    find_campaign,
-    find_request,
-    find_request_seen_by,
-    find_session,
-    is_member,
-)
+from reference.workreq.store import find_campaign, find_request, find_session, is_member
 from reference.workreq.views import (
     BudgetView,
     CompletionView,
@@ -35,7 +31,6 @@ from reference.workreq.views import (
     RequestView,
     SessionView,
     completion_view,
-    lease_view,
     request_view,
     session_view,
 )
@@ -97,23 +92,17 @@ class WorkRequestService:
 
     def claim(self, request_id: str, holder: str) -> LeaseView:
         now = self._clock.now()
-        with self._db.transaction() as tx:
-            record, member = find_request_seen_by(tx, request_id, holder)
-            if not member:
-                raise NotFound(f"{holder!r} is not a member of the request's environment")
-            granted = lease.claim(tx, record, holder, now, self._settings.lease_duration)
-            claimed = lease_view(granted)
+        with self._db.statements() as tx:
+            claimed = lease.claim(tx, request_id, holder, now, self._settings.lease_duration)
         crash_points.reached(CrashPoint.CLAIM_COMMITTED)
         return claimed
 
     def heartbeat(self, request_id: str, holder: str, generation: int) -> LeaseView:
         now = self._clock.now()
-        with self._db.transaction() as tx:
-            record = find_request(tx, request_id)
-            renewed = lease.heartbeat(
-                tx, record, holder, generation, now, self._settings.lease_duration
+        with self._db.statements() as tx:
+            return lease.heartbeat(
+                tx, request_id, holder, generation, now, self._settings.lease_duration
             )
-            return lease_view(renewed)
 
     def publish(
         self, request_id: str, holder: str, generation: int, result_ref: str
@@ -122,16 +111,15 @@ class WorkRequestService:
         registry.require_id(result_ref, "the result reference")
         now = self._clock.now()
         with self._db.transaction() as tx:
-            record = find_request(tx, request_id)
-            if _is_exact_retry(record, holder, generation, result_ref):
-                return completion_view(record)
             try:
-                completed = lease.fence_completion(tx, record, holder, generation, result_ref, now)
+                completed = lease.fence_completion(
+                    tx, request_id, holder, generation, result_ref, now
+                )
             except AlreadyCompleted:
                 return _retry_answer(find_request(tx, request_id), holder, generation, result_ref)
-            completion = completion_view(budget_ledger.settle(tx, completed))
+            budget_ledger.settle(tx, completed)
         crash_points.reached(CrashPoint.RESULT_WRITTEN)
-        return completion
+        return completed.view
 
     def record_usage(self, session_id: str, amount: int) -> None:
         registry.require_amount(amount, "usage")
@@ -181,7 +169,7 @@ class WorkRequestService:
 def _retry_answer(
     record: WorkRequestRecord, holder: str, generation: int, result_ref: str
 ) -> CompletionView:
-    """A publish that lost the race to complete: an exact retry of the winner gets its answer.
+    """A publish on a completed request: an exact retry of the completion gets its answer.
 
     A duplicate sent concurrently with the original may take effect after it,
     and is then a retry like any other.

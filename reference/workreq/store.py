@@ -8,6 +8,7 @@ processes and in any dialect, unlike a lock held in one process's memory.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, Update, select
@@ -23,20 +24,12 @@ from reference.workreq.models import (
 )
 
 
-def conditional_update(tx: Session, statement: Update) -> bool:
+def conditional_update(
+    tx: Session, statement: Update, parameters: Mapping[str, object] | None = None
+) -> bool:
     """Run an UPDATE meant to touch exactly one row; True when its condition held."""
-    result = tx.execute(statement.execution_options(synchronize_session=False))
+    result = tx.execute(statement, parameters, execution_options={"synchronize_session": False})
     return cast(CursorResult[Any], result).rowcount == 1
-
-
-def update_request(tx: Session, statement: Update) -> WorkRequestRecord | None:
-    """Run an UPDATE of requests meant to touch exactly one; that request as it now stands
-    (read back by RETURNING, in the same round trip), or None when the condition did not hold."""
-    returning = statement.returning(WorkRequestRecord).execution_options(
-        synchronize_session=False, populate_existing=True
-    )
-    rows = tx.scalars(returning).all()
-    return rows[0] if len(rows) == 1 else None
 
 
 def find_environment(tx: Session, environment_id: str) -> Environment | None:
@@ -72,24 +65,3 @@ def find_request(tx: Session, request_id: str) -> WorkRequestRecord:
     if record is None:
         raise NotFound(f"no work request {request_id!r}")
     return record
-
-
-def find_request_seen_by(
-    tx: Session, request_id: str, principal: str
-) -> tuple[WorkRequestRecord, bool]:
-    """The request as `find_request` reads it, and whether `principal` is a member of its
-    environment: one round trip where a claim used to make two."""
-    membership = (EnvironmentMember.environment_id == WorkRequestRecord.environment_id) & (
-        EnvironmentMember.principal == principal
-    )
-    statement = (
-        select(WorkRequestRecord, EnvironmentMember.principal)
-        .outerjoin(EnvironmentMember, membership)
-        .where(WorkRequestRecord.request_id == request_id)
-        .execution_options(populate_existing=True)
-    )
-    row = tx.execute(statement).one_or_none()
-    if row is None:
-        raise NotFound(f"no work request {request_id!r}")
-    record, member = row
-    return record, member is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from reference.workreq.lease import reported_state
+from reference.workreq.liveness import reported_state
 from reference.workreq.models import DelegationSession, WorkRequestRecord
 from reference.workreq.permissions import PermissionSet
 

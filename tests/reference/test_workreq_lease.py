@@ -16,7 +16,7 @@ from reference.errors import (
     NotFound,
     StaleGeneration,
 )
-from reference.workreq import lease
+from reference.workreq import lease, liveness
 from reference.workreq.settings import SETTINGS
 from reference.workreq.store import find_request
 from tests.reference.workreq_world import World, another_service
@@ -27,9 +27,9 @@ TICK = timedelta(microseconds=1)
 
 def test_liveness_is_half_open(clock: ManualClock) -> None:
     expiry = clock.now() + LEASE
-    assert lease.is_live(expiry, expiry - TICK)
-    assert not lease.is_live(expiry, expiry)
-    assert not lease.is_live(None, expiry)
+    assert liveness.is_live(expiry, expiry - TICK)
+    assert not liveness.is_live(expiry, expiry)
+    assert not liveness.is_live(None, expiry)
 
 
 def test_each_claim_moves_the_generation_by_one(database: Database, clock: ManualClock) -> None:
@@ -143,15 +143,16 @@ def test_publish_records_the_result_and_closes_the_lease_once(
 def test_the_claim_winner_is_decided_by_the_database(
     database: Database, clock: ManualClock
 ) -> None:
-    """A claim that read the request before a rival committed loses at the conditional UPDATE."""
+    """A claim whose transaction read the request before a rival committed loses at the
+    conditional UPDATE, which sees the rival's lease."""
     world = World(database, clock)
     request = world.delegate()
     with database.transaction() as tx:
-        stale = find_request(tx, request.request_id)
+        assert find_request(tx, request.request_id).lease_holder is None
         with another_service(database, clock) as rival:
             rival.claim(request.request_id, "bob")
         with pytest.raises(LeaseHeld):
-            lease.claim(tx, stale, "carol", clock.now(), LEASE)
+            lease.claim(tx, request.request_id, "carol", clock.now(), LEASE)
     assert world.service.get_request(request.request_id).lease.generation == 1
 
 
@@ -163,10 +164,10 @@ def test_the_fence_refuses_a_completion_whose_lease_moved_on(
     first = world.service.claim(request.request_id, "bob")
     read_at = clock.now()
     with database.transaction() as tx:
-        stale = find_request(tx, request.request_id)
+        assert find_request(tx, request.request_id).lease_holder == "bob"
         clock.advance(LEASE)
         with another_service(database, clock) as rival:
             rival.claim(request.request_id, "carol")
         with pytest.raises(StaleGeneration):
-            lease.fence_completion(tx, stale, "bob", first.generation, "late", read_at)
+            lease.fence_completion(tx, request.request_id, "bob", first.generation, "late", read_at)
     assert world.service.get_request(request.request_id).result_ref is None

@@ -1,0 +1,32 @@
+"""When a lease is live: on [granted or renewed, expires_at), so at the expiry instant it is gone.
+
+The rule lives here once, in Python and in SQL, so that the refusal a caller
+reads and the condition the database applies cannot disagree.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ColumnElement
+
+from reference.workreq.models import State, WorkRequestRecord
+
+
+def is_live(expires_at: datetime | None, now: datetime) -> bool:
+    return expires_at is not None and now < expires_at
+
+
+def live_in_sql(
+    expires_at: ColumnElement[datetime | None], now: ColumnElement[datetime]
+) -> ColumnElement[bool]:
+    """`is_live` as a condition: false for a NULL expiry, as in Python."""
+    return expires_at > now
+
+
+def reported_state(record: WorkRequestRecord, now: datetime) -> State:
+    """An in-progress request whose lease has expired is reported open: claimable again."""
+    state = State(record.state)
+    if state == State.IN_PROGRESS and not is_live(record.lease_expires_at, now):
+        return State.OPEN
+    return state
