@@ -57,10 +57,10 @@ class Tally:
         self.counts: Counter[tuple[str, str]] = Counter()
 
     def listen(self, coordinator: Coordinator) -> None:
-        engine = coordinator.db.engine
-        event.listen(engine, "before_cursor_execute", self._statement)
-        for name in ("begin", "commit", "rollback"):
-            event.listen(engine, name, self._seen(name))
+        for engine in (coordinator.db.engine, coordinator.db.autocommitting_engine):
+            event.listen(engine, "before_cursor_execute", self._statement)
+            for name in ("begin", "commit", "rollback"):
+                event.listen(engine, name, self._seen(name))
 
     def _statement(self, *_: object, **__: object) -> None:
         self.counts[(self.operation, "statement")] += 1

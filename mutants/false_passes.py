@@ -18,7 +18,7 @@ from typing import Any
 from unittest.mock import patch
 from uuid import uuid4
 
-from sqlalchemy import Select, delete, func, or_, select, update
+from sqlalchemy import Connection, Select, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
@@ -42,11 +42,12 @@ from reference.workreq.models import (
     DelegationSession,
     State,
     WorkRequestRecord,
+    remaining_expression,
 )
 from reference.workreq.registry import require_amount, require_id
 from reference.workreq.service import WorkRequestService
 from reference.workreq.settings import WorkRequestSettings
-from reference.workreq.store import find_campaign, find_request, find_session
+from reference.workreq.store import find_campaign, find_session
 from reference.workreq.views import BudgetView, CompletionView, LeaseView
 
 # --------------------------------------------------------------------------
@@ -92,7 +93,7 @@ class GatelessWorkerGate(AllowanceGate):
 
 
 def claim_without_storing(
-    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Answers the lease a claim would grant and writes nothing of it."""
     stored = lease.read_lease(tx, request_id, holder)
@@ -133,7 +134,7 @@ class ForgetfulSubagents(WorkRequestService):
 
 
 def complete_by_stale_read(
-    tx: Session,
+    tx: Connection,
     request_id: str,
     holder: str,
     generation: int,
@@ -144,8 +145,13 @@ def complete_by_stale_read(
     closes the slice at the remaining it read, with no once-only guard: racing completions of
     one request each close it and each give that back."""
     refuse_unless_current(lease.read_lease(tx, request_id, holder), holder, generation, now)
-    record = find_request(tx, request_id)
-    returned = record.remaining
+    returned, campaign_id, parent_request_id = tx.execute(
+        select(
+            remaining_expression(),
+            WorkRequestRecord.campaign_id,
+            WorkRequestRecord.parent_request_id,
+        ).where(WorkRequestRecord.request_id == request_id)
+    ).one()
     tx.execute(
         update(WorkRequestRecord)
         .where(WorkRequestRecord.request_id == request_id)
@@ -158,7 +164,7 @@ def complete_by_stale_read(
         )
     )
     view = CompletionView(request_id, holder, generation, result_ref, now, returned)
-    return Completion(view, record.campaign_id, record.parent_request_id)
+    return Completion(view, campaign_id, parent_request_id)
 
 
 def delegate_on_a_stale_figure(
@@ -187,7 +193,7 @@ def delegate_on_a_stale_figure(
 
 
 def claim_over_live_lease(
-    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Grants the next generation to any claimant of an uncompleted request, live lease or not."""
     stored = lease.read_lease(tx, request_id, holder)

@@ -9,11 +9,11 @@ from conformance.adapters.patched import Capability, Patch
 from mutants.mutant import Mutant
 from reference import app
 from reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
-from reference.workreq import budget_ledger, delegation
+from reference.workreq import budget_ledger, delegation, lease
 from reference.workreq.budget_ledger import _return_upwards
 from reference.workreq.models import Campaign, DelegationSession, State, WorkRequestRecord
-from reference.workreq.service import WorkRequestService, _is_exact_retry
-from reference.workreq.store import conditional_update, find_campaign, find_request
+from reference.workreq.service import WorkRequestService, is_exact_retry
+from reference.workreq.store import Executor, conditional_update, find_campaign, find_request
 from reference.workreq.views import CompletionView
 
 
@@ -44,7 +44,7 @@ def reserve_unguarded(tx: Session, originator: DelegationSession, amount: int) -
 
 
 def return_to_parent(
-    tx: Session, campaign_id: str, parent_request_id: str | None, amount: int
+    tx: Executor, campaign_id: str, parent_request_id: str | None, amount: int
 ) -> None:
     """Gives the remainder to the originating request even when that one has completed."""
     if parent_request_id is None:
@@ -67,10 +67,12 @@ class ReplayingService(WorkRequestService):
     def publish(
         self, request_id: str, holder: str, generation: int, result_ref: str
     ) -> CompletionView:
-        with self._db.transaction() as tx:
-            record = find_request(tx, request_id)
-            if _is_exact_retry(record, holder, generation, result_ref) and record.returned:
-                _return_upwards(tx, record.campaign_id, record.parent_request_id, record.returned)
+        with self._db.statement_transaction() as tx:
+            if lease.read_lease(tx, request_id, holder).state == State.COMPLETED:
+                recorded = lease.recorded_completion(tx, request_id)
+                returned = recorded.view.budget_returned
+                if is_exact_retry(recorded.view, holder, generation, result_ref) and returned:
+                    _return_upwards(tx, recorded.campaign_id, recorded.parent_request_id, returned)
         return super().publish(request_id, holder, generation, result_ref)
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, bindparam, update
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Connection, bindparam, update
 
 from conformance.adapters.patched import Capability, Patch
 from mutants.mutant import Mutant
@@ -35,7 +34,7 @@ def holds_lease_on_any_request(live: LiveRule) -> ColumnElement[bool]:
 
 
 def claim_refused_while_in_progress(
-    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Judges a claim by the stored state: an in-progress request stays held even once expired."""
     stored = lease.read_lease(tx, request_id, holder)
@@ -54,7 +53,7 @@ def state_guarded_completion() -> LeaseStatements:
 
 
 def claim_keeping_holder_generation(
-    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Moves the generation only when the holder changes, as a leader-election lease does."""
     before = lease.read_lease(tx, request_id, holder)
@@ -66,7 +65,7 @@ def claim_keeping_holder_generation(
 
 
 def heartbeat_by_holder_only(
-    tx: Session,
+    tx: Connection,
     request_id: str,
     holder: str,
     generation: int,
@@ -80,7 +79,7 @@ def heartbeat_by_holder_only(
     return reference_heartbeat(tx, request_id, holder, generation, now, duration)
 
 
-def _set_generation(tx: Session, request_id: str, generation: int) -> None:
+def _set_generation(tx: Connection, request_id: str, generation: int) -> None:
     tx.execute(
         update(WorkRequestRecord)
         .where(WorkRequestRecord.request_id == request_id)

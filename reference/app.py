@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Engine
-
 from reference.clock import Clock
 from reference.db import Database, create_schema
 from reference.office.service import OfficeService
@@ -13,9 +11,9 @@ from reference.workreq.service import WorkRequestService
 class Coordinator:
     """Everything held here is in memory and lost on restart; the store is not."""
 
-    def __init__(self, url: str, clock: Clock, *, engine: Engine | None = None) -> None:
-        """`engine`: one of its own, for a coordinator that stands in for another process."""
-        self.db = Database(url, engine)
+    def __init__(self, url: str, clock: Clock, *, own_engines: bool = False) -> None:
+        """`own_engines`: for a coordinator that stands in for another process."""
+        self.db = Database(url, own_engines=own_engines)
         create_schema(self.db.engine)
         self.office = OfficeService(self.db, clock)
         self.work_requests = WorkRequestService(self.db, clock)

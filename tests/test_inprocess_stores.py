@@ -45,14 +45,22 @@ def test_drivers_open_at_once_get_stores_of_their_own(tmp_path: Path) -> None:
         other.close()
 
 
-def test_a_store_keeps_one_engine_and_closing_a_database_closes_its_connections(
+def test_a_store_keeps_one_engine_per_way_of_writing_and_closing_a_database_closes_them(
     tmp_path: Path,
 ) -> None:
     url = f"sqlite:///{tmp_path / 'store.sqlite'}"
     database = Database(url)
     assert database.engine is shared_engine(url) is Database(url).engine
-    with database.engine.connect():
-        pass
-    assert database.engine.pool.checkedin() == 1
+    assert database.autocommitting_engine is shared_engine(url, autocommit=True)
+    assert database.autocommitting_engine is not database.engine
+    for engine in (database.engine, database.autocommitting_engine):
+        with engine.connect():
+            pass
+        assert engine.pool.checkedin() == 1
     database.dispose()
-    assert database.engine.pool.checkedin() == 0
+    assert database.engine.pool.checkedin() == database.autocommitting_engine.pool.checkedin() == 0
+    own = Database(url, own_engines=True)
+    assert {own.engine, own.autocommitting_engine}.isdisjoint(
+        {database.engine, database.autocommitting_engine}
+    )
+    own.dispose()

@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy import ColumnElement, Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
@@ -164,7 +164,7 @@ def any_assignee(tx: Session, campaign: object, assignee: str | None) -> None:
 
 
 def claim_with_global_token(
-    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Each grant gets a fencing token above every token ever issued, on any request."""
     claimed = reference_claim(tx, request_id, holder, now, duration)
@@ -175,7 +175,7 @@ def claim_with_global_token(
 
 
 def claim_or_keep(
-    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """A live holder's second claim answers its own lease, unchanged."""
     stored = lease.read_lease(tx, request_id, holder)
@@ -191,7 +191,7 @@ def claim_or_keep(
 
 
 def heartbeat_from_old_expiry(
-    tx: Session,
+    tx: Connection,
     request_id: str,
     holder: str,
     generation: int,
@@ -211,7 +211,7 @@ def heartbeat_from_old_expiry(
 
 
 def heartbeat_bumping_generation(
-    tx: Session,
+    tx: Connection,
     request_id: str,
     holder: str,
     generation: int,
@@ -224,7 +224,7 @@ def heartbeat_bumping_generation(
     return replace(renewed, generation=renewed.generation + 1)
 
 
-def _set_generation(tx: Session, request_id: str, generation: int) -> None:
+def _set_generation(tx: Connection, request_id: str, generation: int) -> None:
     tx.execute(
         update(WorkRequestRecord)
         .where(WorkRequestRecord.request_id == request_id)

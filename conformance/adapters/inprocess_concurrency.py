@@ -30,7 +30,6 @@ from conformance.driver import (
 )
 from reference.app import Coordinator
 from reference.clock import ManualClock
-from reference.db import make_engine
 
 T = TypeVar("T")
 
@@ -93,7 +92,7 @@ class ConcurrencyOperations:
         missing = count - len(self._workers)
         if missing > 0:
             added = tuple(
-                _Worker(Coordinator(self.url, self.clock, engine=make_engine(self.url)), self.call)
+                _Worker(Coordinator(self.url, self.clock, own_engines=True), self.call)
                 for _ in range(missing)
             )
             self._workers = self._workers + added

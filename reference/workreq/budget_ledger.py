@@ -22,7 +22,7 @@ from reference.workreq.models import (
     WorkRequestRecord,
     remaining_expression,
 )
-from reference.workreq.store import conditional_update, find_campaign, find_request
+from reference.workreq.store import Executor, conditional_update, find_campaign, find_request
 from reference.workreq.views import BudgetView
 
 
@@ -59,7 +59,7 @@ def charge_usage(tx: Session, session: DelegationSession, amount: int) -> None:
     )
 
 
-def settle(tx: Session, completion: Completion) -> None:
+def settle(tx: Executor, completion: Completion) -> None:
     """Give what a completed request's slice did not use back to its originator's source.
 
     The fenced completion closed the slice in its own statement (it records what
@@ -126,7 +126,7 @@ def _open_request_with_room(request_id: str, amount: int) -> ColumnElement[bool]
 
 
 def _return_upwards(
-    tx: Session, campaign_id: str, parent_request_id: str | None, amount: int
+    tx: Executor, campaign_id: str, parent_request_id: str | None, amount: int
 ) -> None:
     """Give `amount` back to the nearest non-completed ancestor request, else the campaign."""
     ancestor_id = parent_request_id

@@ -28,7 +28,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.orm import Session
 
 from reference.db import UTCDateTime
 from reference.errors import (
@@ -46,6 +45,7 @@ from reference.workreq.models import (
     WorkRequestRecord,
     remaining_expression,
 )
+from reference.workreq.store import Executor
 from reference.workreq.views import CompletionView, LeaseView
 
 REQUESTS = cast(Table, WorkRequestRecord.__table__)
@@ -89,6 +89,7 @@ class LeaseStatements:
     heartbeat: Update
     completion: Update
     read: Select[Any]
+    recorded_completion: Select[Any]
 
     @classmethod
     def built(
@@ -99,6 +100,9 @@ class LeaseStatements:
             heartbeat=heartbeat_statement(fence(live)),
             completion=completion_statement(fence(live)),
             read=read_statement(),
+            recorded_completion=select(*_columns(COMPLETION_COLUMNS)).where(
+                REQUESTS.c.request_id == bindparam("request")
+            ),
         )
 
 
@@ -209,7 +213,7 @@ class Completion:
 
 
 def claim(
-    tx: Session, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Executor, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Grant `holder` a new lease with the next generation, or refuse."""
     granted = tx.execute(
@@ -223,7 +227,7 @@ def claim(
 
 
 def heartbeat(
-    tx: Session,
+    tx: Executor,
     request_id: str,
     holder: str,
     generation: int,
@@ -241,7 +245,7 @@ def heartbeat(
 
 
 def fence_completion(
-    tx: Session,
+    tx: Executor,
     request_id: str,
     holder: str,
     generation: int,
@@ -278,7 +282,12 @@ def completion_of(row: Row[Any]) -> Completion:
     )
 
 
-def read_lease(tx: Session, request_id: str, principal: str) -> StoredLease:
+def recorded_completion(tx: Executor, request_id: str) -> Completion:
+    """A completed request's completion as stored: what an exact retry is answered with."""
+    return completion_of(tx.execute(STATEMENTS.recorded_completion, {"request": request_id}).one())
+
+
+def read_lease(tx: Executor, request_id: str, principal: str) -> StoredLease:
     """The request's lease as stored now, and whether `principal` may claim in its environment."""
     row = tx.execute(STATEMENTS.read, {"request": request_id, "holder": principal}).first()
     if row is None:
@@ -324,7 +333,7 @@ def refuse_unless_current(stored: StoredLease, holder: str, generation: int, now
 
 
 def _refuse_lost_fence(
-    tx: Session, request_id: str, holder: str, generation: int, now: datetime
+    tx: Executor, request_id: str, holder: str, generation: int, now: datetime
 ) -> NoReturn:
     """The fenced write matched nothing: say why, from the request as it now stands."""
     refuse_unless_current(read_lease(tx, request_id, holder), holder, generation, now)

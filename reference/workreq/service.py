@@ -30,7 +30,6 @@ from reference.workreq.views import (
     LeaseView,
     RequestView,
     SessionView,
-    completion_view,
     request_view,
     session_view,
 )
@@ -110,13 +109,14 @@ class WorkRequestService:
         """Complete under the fence, or answer an exact retry with the recorded completion."""
         registry.require_id(result_ref, "the result reference")
         now = self._clock.now()
-        with self._db.transaction() as tx:
+        with self._db.statement_transaction() as tx:
             try:
                 completed = lease.fence_completion(
                     tx, request_id, holder, generation, result_ref, now
                 )
             except AlreadyCompleted:
-                return _retry_answer(find_request(tx, request_id), holder, generation, result_ref)
+                recorded = lease.recorded_completion(tx, request_id).view
+                return _retry_answer(recorded, holder, generation, result_ref)
             budget_ledger.settle(tx, completed)
         crash_points.reached(CrashPoint.RESULT_WRITTEN)
         return completed.view
@@ -167,24 +167,21 @@ class WorkRequestService:
 
 
 def _retry_answer(
-    record: WorkRequestRecord, holder: str, generation: int, result_ref: str
+    recorded: CompletionView, holder: str, generation: int, result_ref: str
 ) -> CompletionView:
     """A publish on a completed request: an exact retry of the completion gets its answer.
 
     A duplicate sent concurrently with the original may take effect after it,
     and is then a retry like any other.
     """
-    if not _is_exact_retry(record, holder, generation, result_ref):
-        raise AlreadyCompleted(f"work request {record.request_id!r} is completed")
-    return completion_view(record)
+    if not is_exact_retry(recorded, holder, generation, result_ref):
+        raise AlreadyCompleted(f"work request {recorded.request_id!r} is completed")
+    return recorded
 
 
-def _is_exact_retry(
-    record: WorkRequestRecord, holder: str, generation: int, result_ref: str
-) -> bool:
-    return (
-        record.state == State.COMPLETED
-        and record.lease_holder == holder
-        and record.lease_generation == generation
-        and record.result_ref == result_ref
+def is_exact_retry(recorded: CompletionView, holder: str, generation: int, result_ref: str) -> bool:
+    return (recorded.holder, recorded.generation, recorded.result_ref) == (
+        holder,
+        generation,
+        result_ref,
     )

@@ -9,9 +9,9 @@ processes and in any dialect, unlike a lock held in one process's memory.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, TypeAlias, cast
 
-from sqlalchemy import CursorResult, Update, select
+from sqlalchemy import Connection, CursorResult, Update, select
 from sqlalchemy.orm import Session
 
 from reference.errors import NotFound
@@ -23,9 +23,12 @@ from reference.workreq.models import (
     WorkRequestRecord,
 )
 
+Executor: TypeAlias = Connection | Session
+"""What a statement runs on: the lease path's Core connection, or a unit of work's session."""
+
 
 def conditional_update(
-    tx: Session, statement: Update, parameters: Mapping[str, object] | None = None
+    tx: Executor, statement: Update, parameters: Mapping[str, object] | None = None
 ) -> bool:
     """Run an UPDATE meant to touch exactly one row; True when its condition held."""
     result = tx.execute(statement, parameters, execution_options={"synchronize_session": False})

@@ -110,19 +110,3 @@ def session_view(session: DelegationSession) -> SessionView:
         depth=session.depth,
         delegations=session.children_count,
     )
-
-
-def completion_view(record: WorkRequestRecord) -> CompletionView:
-    """The recorded completion of a completed request."""
-    assert record.lease_holder is not None
-    assert record.result_ref is not None
-    assert record.completed_at is not None
-    assert record.returned is not None
-    return CompletionView(
-        request_id=record.request_id,
-        holder=record.lease_holder,
-        generation=record.lease_generation,
-        result_ref=record.result_ref,
-        completed_at=record.completed_at,
-        budget_returned=record.returned,
-    )

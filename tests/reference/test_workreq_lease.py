@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import Connection, event
 
 from reference.clock import ManualClock
 from reference.db import Database
@@ -171,3 +175,58 @@ def test_the_fence_refuses_a_completion_whose_lease_moved_on(
         with pytest.raises(StaleGeneration):
             lease.fence_completion(tx, request.request_id, "bob", first.generation, "late", read_at)
     assert world.service.get_request(request.request_id).result_ref is None
+
+
+class StatementsSent:
+    """Each statement the store's engines send, with whether its connection commits each
+    statement on its own ("autocommit") or inside a BEGIN ... COMMIT ("transaction")."""
+
+    def __init__(self) -> None:
+        self._sent: list[tuple[str, str]] = []
+
+    def record(self, connection: Connection, _cursor: object, statement: str, *_: object) -> None:
+        dbapi = connection.connection.dbapi_connection
+        if isinstance(dbapi, sqlite3.Connection):
+            autocommits = dbapi.isolation_level is None
+        else:
+            autocommits = bool(getattr(dbapi, "autocommit", False))
+        mode = "autocommit" if autocommits else "transaction"
+        self._sent.append((mode, statement.split(maxsplit=1)[0]))
+
+    def take(self) -> list[tuple[str, str]]:
+        taken, self._sent = self._sent, []
+        return taken
+
+
+@contextmanager
+def statements_sent(database: Database) -> Iterator[StatementsSent]:
+    sent = StatementsSent()
+    engines = (database.engine, database.autocommitting_engine)
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", sent.record)
+    try:
+        yield sent
+    finally:
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", sent.record)
+
+
+def test_each_lease_operation_is_one_statement_and_a_publish_one_transaction_of_two(
+    database: Database, clock: ManualClock
+) -> None:
+    """The lease path's shape, whose cost bench/lease_profile.py measures: a claim and a
+    heartbeat are one UPDATE that commits on its own; only a refusal reads, to say why; a
+    publish completes and settles in one transaction of two UPDATEs."""
+    world = World(database, clock)
+    request = world.delegate()
+    with statements_sent(database) as sent:
+        granted = world.service.claim(request.request_id, "bob")
+        assert sent.take() == [("autocommit", "UPDATE")]
+        with pytest.raises(LeaseHeld):
+            world.service.claim(request.request_id, "carol")
+        assert sent.take() == [("autocommit", "UPDATE"), ("autocommit", "SELECT")]
+        world.service.heartbeat(request.request_id, "bob", granted.generation)
+        assert sent.take() == [("autocommit", "UPDATE")]
+        done = world.service.publish(request.request_id, "bob", granted.generation, "done")
+        assert sent.take() == [("transaction", "UPDATE"), ("transaction", "UPDATE")]
+    assert (done.budget_returned, world.budget().available) == (10, 100)
