@@ -18,7 +18,7 @@ from typing import Any
 from unittest.mock import patch
 from uuid import uuid4
 
-from sqlalchemy import Connection, Select, delete, func, or_, select, update
+from sqlalchemy import Select, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
@@ -47,7 +47,7 @@ from reference.workreq.models import (
 from reference.workreq.registry import require_amount, require_id
 from reference.workreq.service import WorkRequestService
 from reference.workreq.settings import WorkRequestSettings
-from reference.workreq.store import find_campaign, find_session
+from reference.workreq.store import Executor, find_campaign, find_session
 from reference.workreq.views import BudgetView, CompletionView, LeaseView
 
 # --------------------------------------------------------------------------
@@ -93,7 +93,7 @@ class GatelessWorkerGate(AllowanceGate):
 
 
 def claim_without_storing(
-    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Executor, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Answers the lease a claim would grant and writes nothing of it."""
     stored = lease.read_lease(tx, request_id, holder)
@@ -134,7 +134,7 @@ class ForgetfulSubagents(WorkRequestService):
 
 
 def complete_by_stale_read(
-    tx: Connection,
+    tx: Executor,
     request_id: str,
     holder: str,
     generation: int,
@@ -193,7 +193,7 @@ def delegate_on_a_stale_figure(
 
 
 def claim_over_live_lease(
-    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Executor, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Grants the next generation to any claimant of an uncompleted request, live lease or not."""
     stored = lease.read_lease(tx, request_id, holder)

@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, Connection, bindparam, update
+from sqlalchemy import ColumnElement, bindparam, update
 
 from conformance.adapters.patched import Capability, Patch
 from mutants.mutant import Mutant
 from reference.errors import LeaseHeld
 from reference.workreq import lease
-from reference.workreq.lease import REQUESTS, LeaseStatements, LiveRule
+from reference.workreq.lease import LeaseStatements, LiveRule
 from reference.workreq.lease import claim as reference_claim
 from reference.workreq.lease import heartbeat as reference_heartbeat
-from reference.workreq.models import State, WorkRequestRecord
+from reference.workreq.models import REQUESTS, State, WorkRequestRecord
+from reference.workreq.store import Executor
 from reference.workreq.views import LeaseView
 
 
@@ -34,7 +35,7 @@ def holds_lease_on_any_request(live: LiveRule) -> ColumnElement[bool]:
 
 
 def claim_refused_while_in_progress(
-    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Executor, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Judges a claim by the stored state: an in-progress request stays held even once expired."""
     stored = lease.read_lease(tx, request_id, holder)
@@ -53,7 +54,7 @@ def state_guarded_completion() -> LeaseStatements:
 
 
 def claim_keeping_holder_generation(
-    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Executor, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Moves the generation only when the holder changes, as a leader-election lease does."""
     before = lease.read_lease(tx, request_id, holder)
@@ -65,7 +66,7 @@ def claim_keeping_holder_generation(
 
 
 def heartbeat_by_holder_only(
-    tx: Connection,
+    tx: Executor,
     request_id: str,
     holder: str,
     generation: int,
@@ -79,7 +80,7 @@ def heartbeat_by_holder_only(
     return reference_heartbeat(tx, request_id, holder, generation, now, duration)
 
 
-def _set_generation(tx: Connection, request_id: str, generation: int) -> None:
+def _set_generation(tx: Executor, request_id: str, generation: int) -> None:
     tx.execute(
         update(WorkRequestRecord)
         .where(WorkRequestRecord.request_id == request_id)

@@ -18,7 +18,7 @@ CRASH_ENV: Final = "REFERENCE_CRASH_AT"
 
 class CrashPoint(StrEnum):
     CLAIM_COMMITTED = "claim_committed"
-    """A claim's transaction has committed; its lease is not yet reported to the caller."""
+    """A claim has committed; its lease is not yet reported to the caller."""
     RESULT_WRITTEN = "result_written"
     """A publish has committed the result and the returned budget; no reply yet."""
     GATE_COUNTED = "gate_counted"

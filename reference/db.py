@@ -14,8 +14,17 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from sqlalchemy import Connection, DateTime, Engine, TypeDecorator, create_engine, event
+from sqlalchemy import (
+    Connection,
+    DateTime,
+    Engine,
+    TypeDecorator,
+    create_engine,
+    event,
+    make_url,
+)
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 
@@ -60,10 +69,21 @@ def make_engine(url: str, *, autocommit: bool = False) -> Engine:
     """
     options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"} if autocommit else {}
     if url.startswith("sqlite"):
+        _refuse_sqlite_in_memory(url)
         engine = create_engine(url, connect_args={"timeout": 30}, **options)
         event.listen(engine, "connect", _configure_sqlite)
         return engine
     return create_engine(url, **options)
+
+
+def _refuse_sqlite_in_memory(url: str) -> None:
+    """A store outlives a restart and is shared by a coordinator's two engines; an in-memory
+    SQLite database does neither (each connection would get one of its own)."""
+    if make_url(url).database in (None, "", ":memory:"):
+        raise ArgumentError(
+            f"{url!r} is an in-memory SQLite database, which no restart and no second "
+            "connection would see: give a file, sqlite:///path/to/store.sqlite"
+        )
 
 
 ENGINES_KEPT: Final = 16

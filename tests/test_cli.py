@@ -23,6 +23,7 @@ RUNNER = CliRunner()
         ["--impl", "nonsense"],
         ["--impl", "python:no_such_module:make"],
         ["--database", "nonsense://x"],
+        ["--database", "sqlite://"],
         ["--max-fail", "-1"],
     ],
 )

@@ -13,11 +13,12 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, func, select, update
+from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from reference import app
+from reference.db import Database
 from reference.errors import CountCap, InsufficientBudget, NotFound
 from reference.workreq import budget_ledger, delegation, lease, liveness, service
 from reference.workreq.budget_ledger import _draw_from_campaign, reserve_slice
@@ -29,7 +30,7 @@ from reference.workreq.models import DelegationSession, State, WorkRequestRecord
 from reference.workreq.permissions import PermissionSet, ensure_narrowing
 from reference.workreq.service import LISTING_REFUSAL, WorkRequestService
 from reference.workreq.settings import WorkRequestSettings
-from reference.workreq.store import find_campaign, find_request, find_session, is_member
+from reference.workreq.store import Executor, find_campaign, find_request, find_session, is_member
 from reference.workreq.views import LeaseView, RequestView, request_view
 from variants.variant import Variant
 
@@ -164,7 +165,7 @@ def any_assignee(tx: Session, campaign: object, assignee: str | None) -> None:
 
 
 def claim_with_global_token(
-    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Executor, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Each grant gets a fencing token above every token ever issued, on any request."""
     claimed = reference_claim(tx, request_id, holder, now, duration)
@@ -175,7 +176,7 @@ def claim_with_global_token(
 
 
 def claim_or_keep(
-    tx: Connection, request_id: str, holder: str, now: datetime, duration: timedelta
+    tx: Executor, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """A live holder's second claim answers its own lease, unchanged."""
     stored = lease.read_lease(tx, request_id, holder)
@@ -191,7 +192,7 @@ def claim_or_keep(
 
 
 def heartbeat_from_old_expiry(
-    tx: Connection,
+    tx: Executor,
     request_id: str,
     holder: str,
     generation: int,
@@ -211,7 +212,7 @@ def heartbeat_from_old_expiry(
 
 
 def heartbeat_bumping_generation(
-    tx: Connection,
+    tx: Executor,
     request_id: str,
     holder: str,
     generation: int,
@@ -224,7 +225,7 @@ def heartbeat_bumping_generation(
     return replace(renewed, generation=renewed.generation + 1)
 
 
-def _set_generation(tx: Connection, request_id: str, generation: int) -> None:
+def _set_generation(tx: Executor, request_id: str, generation: int) -> None:
     tx.execute(
         update(WorkRequestRecord)
         .where(WorkRequestRecord.request_id == request_id)
@@ -241,6 +242,11 @@ def live_through_expiry_in_sql(
     expires_at: ColumnElement[Any], now: ColumnElement[Any]
 ) -> ColumnElement[bool]:
     return expires_at >= now
+
+
+WRITES_TWICE = Patch(Database, "statements", Database.statement_transaction)
+"""For a lease operation that writes twice: its statements run in one transaction, not each on
+its own as the reference's single-statement claims and heartbeats do."""
 
 
 VARIANTS = [
@@ -266,7 +272,7 @@ VARIANTS = [
         "global_fencing_token",
         Capability.WORK_REQUESTS,
         "numbers leases with one fencing token rising across all requests",
-        lambda: [Patch(lease, "claim", claim_with_global_token)],
+        lambda: [Patch(lease, "claim", claim_with_global_token), WRITES_TWICE],
         diverges=frozenset({"WR-7"}),
     ),
     Variant(
@@ -295,7 +301,7 @@ VARIANTS = [
         "heartbeat_bumps_generation",
         Capability.WORK_REQUESTS,
         "each heartbeat renews the lease under the next generation",
-        lambda: [Patch(lease, "heartbeat", heartbeat_bumping_generation)],
+        lambda: [Patch(lease, "heartbeat", heartbeat_bumping_generation), WRITES_TWICE],
         diverges=frozenset({"WR-7"}),
     ),
     Variant(

@@ -8,14 +8,14 @@ total == available + reserved + spent for the campaign.
 
 from __future__ import annotations
 
-from typing import cast
-
-from sqlalchemy import ColumnElement, Table, bindparam, func, select, update
+from sqlalchemy import ColumnElement, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
 from reference.workreq.lease import Completion
 from reference.workreq.models import (
+    CAMPAIGNS,
+    REQUESTS,
     Campaign,
     DelegationSession,
     State,
@@ -139,20 +139,18 @@ def _return_upwards(
     tx.execute(_GIVE_BACK_TO_CAMPAIGN, {"campaign": campaign_id, "amount": amount})
 
 
-_REQUESTS = cast(Table, WorkRequestRecord.__table__)
-_CAMPAIGNS = cast(Table, Campaign.__table__)
 _GIVE_BACK_TO_REQUEST = (
-    update(_REQUESTS)
-    .where(_REQUESTS.c.request_id == bindparam("ancestor"))
-    .where(_REQUESTS.c.state != State.COMPLETED.value)
-    .values(carved=_REQUESTS.c.carved - bindparam("amount"))
+    update(REQUESTS)
+    .where(REQUESTS.c.request_id == bindparam("ancestor"))
+    .where(REQUESTS.c.state != State.COMPLETED.value)
+    .values(carved=REQUESTS.c.carved - bindparam("amount"))
 )
-_PARENT_OF = select(_REQUESTS.c.parent_request_id).where(
-    _REQUESTS.c.request_id == bindparam("ancestor")
+_PARENT_OF = select(REQUESTS.c.parent_request_id).where(
+    REQUESTS.c.request_id == bindparam("ancestor")
 )
 _GIVE_BACK_TO_CAMPAIGN = (
-    update(_CAMPAIGNS)
-    .where(_CAMPAIGNS.c.campaign_id == bindparam("campaign"))
-    .values(available=_CAMPAIGNS.c.available + bindparam("amount"))
+    update(CAMPAIGNS)
+    .where(CAMPAIGNS.c.campaign_id == bindparam("campaign"))
+    .values(available=CAMPAIGNS.c.available + bindparam("amount"))
 )
 """Built once: every completion with something left runs one or more of them."""

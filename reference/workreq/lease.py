@@ -14,14 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 from sqlalchemy import (
     BindParameter,
     ColumnElement,
     Row,
     Select,
-    Table,
     Update,
     bindparam,
     exists,
@@ -39,17 +38,9 @@ from reference.errors import (
     StaleGeneration,
 )
 from reference.workreq import liveness
-from reference.workreq.models import (
-    EnvironmentMember,
-    State,
-    WorkRequestRecord,
-    remaining_expression,
-)
-from reference.workreq.store import Executor
+from reference.workreq.models import MEMBERS, REQUESTS, State, remaining_expression
+from reference.workreq.store import Executor, single_row
 from reference.workreq.views import CompletionView, LeaseView
-
-REQUESTS = cast(Table, WorkRequestRecord.__table__)
-MEMBERS = cast(Table, EnvironmentMember.__table__)
 
 LiveRule = Callable[[ColumnElement[Any], ColumnElement[Any]], ColumnElement[bool]]
 """A lease's liveness in SQL, from its expiry column and the bound instant."""
@@ -216,12 +207,16 @@ def claim(
     tx: Executor, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
     """Grant `holder` a new lease with the next generation, or refuse."""
-    granted = tx.execute(
-        STATEMENTS.claim,
-        {"request": request_id, "holder": holder, "now": now, "until": now + duration},
-    ).first()
+    granted = single_row(
+        tx.execute(
+            STATEMENTS.claim,
+            {"request": request_id, "holder": holder, "now": now, "until": now + duration},
+        )
+    )
     if granted is None:
         refuse_claim(read_lease(tx, request_id, holder), holder, now)
+        # Only a claim condition that disagrees with `refuse_claim` (a variant's, a mutant's)
+        # comes here: a grant that was not written is refused, never answered.
         raise LeaseHeld(f"a concurrent claim of {request_id!r} won")
     return _lease_of(granted)
 
@@ -235,10 +230,12 @@ def heartbeat(
     duration: timedelta,
 ) -> LeaseView:
     """Extend the current holder's live lease; the generation stays as it is."""
-    renewed = tx.execute(
-        STATEMENTS.heartbeat,
-        {**_fence(request_id, holder, generation, now), "until": now + duration},
-    ).first()
+    renewed = single_row(
+        tx.execute(
+            STATEMENTS.heartbeat,
+            {**_fence(request_id, holder, generation, now), "until": now + duration},
+        )
+    )
     if renewed is None:
         _refuse_lost_fence(tx, request_id, holder, generation, now)
     return _lease_of(renewed)
@@ -257,17 +254,20 @@ def fence_completion(
     The same statement closes the request's slice (records what it returns), so
     a completion and its settlement can never be apart, nor a slice closed twice.
     """
-    completed = tx.execute(
-        STATEMENTS.completion,
-        {**_fence(request_id, holder, generation, now), "result": result_ref},
-    ).first()
+    completed = single_row(
+        tx.execute(
+            STATEMENTS.completion,
+            {**_fence(request_id, holder, generation, now), "result": result_ref},
+        )
+    )
     if completed is None:
         _refuse_lost_fence(tx, request_id, holder, generation, now)
     return completion_of(completed)
 
 
 def completion_of(row: Row[Any]) -> Completion:
-    """A completion from the `COMPLETION_COLUMNS` a completing write returned."""
+    """A completion from the `COMPLETION_COLUMNS` of a completed request."""
+    assert None not in (row.lease_holder, row.result_ref, row.completed_at, row.returned)
     return Completion(
         view=CompletionView(
             request_id=row.request_id,
@@ -335,7 +335,11 @@ def refuse_unless_current(stored: StoredLease, holder: str, generation: int, now
 def _refuse_lost_fence(
     tx: Executor, request_id: str, holder: str, generation: int, now: datetime
 ) -> NoReturn:
-    """The fenced write matched nothing: say why, from the request as it now stands."""
+    """The fenced write matched nothing: say why, from the request as it now stands.
+
+    A fence the Python refusals find nothing against (a variant's or a mutant's,
+    or one that matched several requests) is refused all the same.
+    """
     refuse_unless_current(read_lease(tx, request_id, holder), holder, generation, now)
     raise StaleGeneration(f"the lease on {request_id!r} moved on")
 

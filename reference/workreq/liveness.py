@@ -20,7 +20,8 @@ def is_live(expires_at: datetime | None, now: datetime) -> bool:
 def live_in_sql(
     expires_at: ColumnElement[datetime | None], now: ColumnElement[datetime]
 ) -> ColumnElement[bool]:
-    """`is_live` as a condition: false for a NULL expiry, as in Python."""
+    """`is_live` as a condition. For a NULL expiry it is NULL, not false, and so is its
+    negation: a condition for "not live" must say `IS NULL OR NOT live` (the claim does)."""
     return expires_at > now
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import cast
 
-from sqlalchemy import JSON, ColumnElement, ForeignKey, Integer, String, func
+from sqlalchemy import JSON, ColumnElement, ForeignKey, Integer, String, Table, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from reference.db import Base, UTCDateTime
@@ -127,7 +128,13 @@ def remaining_expression() -> ColumnElement[int]:
 
     Written on the table's columns, so that Core statements and ORM ones can both use it.
     """
-    columns = WorkRequestRecord.__table__.c
+    columns = REQUESTS.c
     return (
         columns.budget_slice - columns.spent - columns.carved - func.coalesce(columns.returned, 0)
     )
+
+
+REQUESTS = cast(Table, WorkRequestRecord.__table__)
+CAMPAIGNS = cast(Table, Campaign.__table__)
+MEMBERS = cast(Table, EnvironmentMember.__table__)
+"""The tables themselves, for the statements built once on the hot paths (Core, no ORM)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
-from sqlalchemy import Connection, CursorResult, Update, select
+from sqlalchemy import Connection, CursorResult, Result, Row, Update, select
 from sqlalchemy.orm import Session
 
 from reference.errors import NotFound
@@ -33,6 +33,13 @@ def conditional_update(
     """Run an UPDATE meant to touch exactly one row; True when its condition held."""
     result = tx.execute(statement, parameters, execution_options={"synchronize_session": False})
     return cast(CursorResult[Any], result).rowcount == 1
+
+
+def single_row(result: Result[Any]) -> Row[Any] | None:
+    """The row a write meant for one request returned, or None when its condition held for
+    none; a condition that held for several (a broken one) counts as holding for none."""
+    rows = result.all()
+    return rows[0] if len(rows) == 1 else None
 
 
 def find_environment(tx: Session, environment_id: str) -> Environment | None:

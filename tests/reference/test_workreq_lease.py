@@ -5,10 +5,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import Connection, event
+from sqlalchemy import Connection, event, true
 
 from reference.clock import ManualClock
 from reference.db import Database
@@ -21,6 +22,7 @@ from reference.errors import (
     StaleGeneration,
 )
 from reference.workreq import lease, liveness
+from reference.workreq.models import REQUESTS
 from reference.workreq.settings import SETTINGS
 from reference.workreq.store import find_request
 from tests.reference.workreq_world import World, another_service
@@ -230,3 +232,34 @@ def test_each_lease_operation_is_one_statement_and_a_publish_one_transaction_of_
         done = world.service.publish(request.request_id, "bob", granted.generation, "done")
         assert sent.take() == [("transaction", "UPDATE"), ("transaction", "UPDATE")]
     assert (done.budget_returned, world.budget().available) == (10, 100)
+
+
+def test_a_write_that_did_not_happen_is_refused_even_when_nothing_explains_why(
+    database: Database, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Statements whose conditions disagree with the Python refusals (a variant's or a
+    mutant's may): the request as read explains nothing, and the operation is still refused,
+    never answered as if its write had happened."""
+    world = World(database, clock)
+    request = world.delegate()
+    granted = world.service.claim(request.request_id, "bob")
+    nowhere = REQUESTS.c.request_id.is_(None)
+    monkeypatch.setattr(
+        lease,
+        "STATEMENTS",
+        replace(
+            lease.STATEMENTS,
+            claim=lease.claim_statement(lambda _expires, _now: true()),
+            heartbeat=lease.heartbeat_statement(nowhere),
+            completion=lease.completion_statement(nowhere),
+        ),
+    )
+    with pytest.raises(StaleGeneration):
+        world.service.heartbeat(request.request_id, "bob", granted.generation)
+    with pytest.raises(StaleGeneration):
+        world.service.publish(request.request_id, "bob", granted.generation, "done")
+    clock.advance(LEASE)
+    with pytest.raises(LeaseHeld):
+        world.service.claim(request.request_id, "carol")
+    stored = world.service.get_request(request.request_id)
+    assert (stored.state, stored.lease) == ("open", granted)
