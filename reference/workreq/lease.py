@@ -48,6 +48,11 @@ Fence = Callable[[LiveRule], ColumnElement[bool]]
 """The condition under which (holder, generation) may act on the request."""
 
 
+def instant(name: str) -> BindParameter[datetime]:
+    """A bound instant, stored as the columns store it (naive UTC)."""
+    return bindparam(name, type_=UTCDateTime())
+
+
 def holds_live_lease(live: LiveRule) -> ColumnElement[bool]:
     """The request's current lease is (holder, generation), in progress and live."""
     columns = REQUESTS.c
@@ -58,11 +63,6 @@ def holds_live_lease(live: LiveRule) -> ColumnElement[bool]:
         & (columns.state == State.IN_PROGRESS.value)
         & live(columns.lease_expires_at, instant("now"))
     )
-
-
-def instant(name: str) -> BindParameter[datetime]:
-    """A bound instant, stored as the columns store it (naive UTC)."""
-    return bindparam(name, type_=UTCDateTime())
 
 
 def _claimant_is_member() -> ColumnElement[bool]:
@@ -90,15 +90,15 @@ class LeaseStatements:
             claim=claim_statement(live),
             heartbeat=heartbeat_statement(fence(live)),
             completion=completion_statement(fence(live)),
-            read=read_statement(),
-            recorded_completion=select(*_columns(COMPLETION_COLUMNS)).where(
+            read=_read_statement(),
+            recorded_completion=select(*_columns(_COMPLETION_COLUMNS)).where(
                 REQUESTS.c.request_id == bindparam("request")
             ),
         )
 
 
-LEASE_COLUMNS = ("lease_holder", "lease_generation", "lease_expires_at", "lease_closed_at")
-COMPLETION_COLUMNS = (
+_LEASE_COLUMNS = ("lease_holder", "lease_generation", "lease_expires_at", "lease_closed_at")
+_COMPLETION_COLUMNS = (
     "request_id",
     "lease_holder",
     "lease_generation",
@@ -130,7 +130,7 @@ def claim_statement(live: LiveRule) -> Update:
             lease_expires_at=instant("until"),
             state=State.IN_PROGRESS.value,
         )
-        .returning(*_columns(LEASE_COLUMNS))
+        .returning(*_columns(_LEASE_COLUMNS))
     )
 
 
@@ -139,7 +139,7 @@ def heartbeat_statement(fence: ColumnElement[bool]) -> Update:
         update(REQUESTS)
         .where(fence)
         .values(lease_expires_at=instant("until"))
-        .returning(*_columns(LEASE_COLUMNS))
+        .returning(*_columns(_LEASE_COLUMNS))
     )
 
 
@@ -156,11 +156,11 @@ def completion_statement(fence: ColumnElement[bool]) -> Update:
             completed_at=instant("now"),
             returned=remaining_expression(),
         )
-        .returning(*_columns(COMPLETION_COLUMNS))
+        .returning(*_columns(_COMPLETION_COLUMNS))
     )
 
 
-def read_statement() -> Select[Any]:
+def _read_statement() -> Select[Any]:
     columns = REQUESTS.c
     return select(
         columns.request_id,
@@ -266,7 +266,7 @@ def fence_completion(
 
 
 def completion_of(row: Row[Any]) -> Completion:
-    """A completion from the `COMPLETION_COLUMNS` of a completed request."""
+    """A completion from the `_COMPLETION_COLUMNS` of a completed request."""
     assert None not in (row.lease_holder, row.result_ref, row.completed_at, row.returned)
     return Completion(
         view=CompletionView(
