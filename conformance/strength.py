@@ -638,7 +638,8 @@ def _mutants_table(report: StrengthReport) -> Table:
 
 
 def _variants_table(report: StrengthReport) -> Table:
-    table = Table(title="Verdict per legal variant (through exec:)", title_justify="left")
+    way = "through exec:" if report.method.over_the_wire else "in-process"
+    table = Table(title=f"Verdict per legal variant ({way})", title_justify="left")
     for column in ("variant", "freedom it takes", "verdict", "s"):
         table.add_column(column, no_wrap=column in ("variant", "s"))
     for verdict in report.variants:

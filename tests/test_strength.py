@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from conformance.cli import EXIT_USAGE, app
@@ -10,6 +11,7 @@ from conformance.strength import (
     FIRST_METHOD,
     Method,
     StrengthReport,
+    print_report,
     run_strength,
     select_mutants,
     select_variants,
@@ -43,6 +45,14 @@ def test_forked_runs_with_variants_in_process_give_the_first_method_s_verdicts()
     assert now.variants[1].diverged_on == {"WR-17"}, "a divergence, judged alike both ways"
     assert "forked" in now.method.describe() and "in-process" in now.method.describe()
     assert "fresh" in first.method.describe() and "exec:" in first.method.describe()
+    assert "Verdict per legal variant (in-process)" in _printed(now)
+    assert "Verdict per legal variant (through exec:)" in _printed(first)
+
+
+def _printed(report: StrengthReport) -> str:
+    console = Console(record=True, width=200)
+    print_report(report, console)
+    return console.export_text()
 
 
 def test_the_reference_control_passes_every_selected_scenario(report: StrengthReport) -> None:
