@@ -2,7 +2,8 @@
 
 Exit codes: 0 every applicable scenario passed or failed as expected; 1 some
 scenario failed, errored, timed out, passed unexpectedly or did not run;
-2 usage or configuration error; 3 the implementation was unusable.
+2 usage or configuration error; 3 the implementation was unusable; 4 a fault of the
+harness itself (no verdict on the implementation).
 
 Each command imports what it needs in its own body: the harness launches
 `serve-reference` once per scenario or restart, and it must not pay for
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from conformance.stream.results import ResultsRun
     from conformance.strength import TargetRun
 
-EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE, EXIT_HARNESS = 0, 1, 2, 3, 4
 NO_TESTS_COLLECTED = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -169,7 +170,9 @@ def run(
     ] = None,
 ) -> None:
     """Run the Gherkin suite and the property checks against an implementation, and print the
-    per-criterion verdict."""
+    per-criterion verdict. Exit codes: 0 passed; 1 a scenario failed (or a claimed criterion is
+    unverified); 2 usage or configuration error; 3 the implementation was unusable; 4 a fault
+    of the harness itself, no verdict on the implementation."""
     import pytest
 
     from conformance.adapters.containment import Containment
@@ -235,7 +238,10 @@ def run(
             raise typer.Exit(EXIT_UNUSABLE)
         code = pytest.main(args, plugins=[memory])
         _end_every_process()
-    if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or memory.run is None:
+    if code == pytest.ExitCode.INTERNAL_ERROR:
+        console.print("[bold red]fault of the harness:[/] pytest stopped with an internal error")
+        raise typer.Exit(EXIT_HARNESS)
+    if code == pytest.ExitCode.USAGE_ERROR or memory.run is None:
         console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
         raise typer.Exit(EXIT_USAGE)
     outcome = memory.run
@@ -823,4 +829,27 @@ def _read(path: Path, sign_key_file: Path | None = None) -> ResultsRun:
 
 
 def main() -> None:
-    app()
+    """The command, with any exception the harness did not expect turned into exit code 4 and
+    one line: Python's own exit code for it, 1, would read as a failed scenario."""
+    try:
+        app()
+    except Exception as error:  # every fault of the harness ends here
+        sys.stderr.write(_harness_fault(error) + "\n")
+        sys.exit(EXIT_HARNESS)
+
+
+def _harness_fault(error: Exception) -> str:
+    """The one line a harness fault prints, with the traceback kept in a file for a report."""
+    import traceback
+
+    cause = " ".join(f"{type(error).__name__}: {error}".split())
+    cause = cause if len(cause) <= 200 else cause[:199] + "…"
+    line = f"conformance: fault of the harness, no verdict on the implementation: {cause}"
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", prefix="conformance-fault-", suffix=".txt", delete=False, encoding="utf-8"
+        ) as kept:
+            kept.write("".join(traceback.format_exception(error)))
+    except OSError:
+        return line
+    return f"{line} (traceback in {kept.name})"

@@ -93,7 +93,16 @@ def _secrets_in(name: str, value: str) -> list[str]:
 
 
 def _existing_paths(value: str) -> bool:
-    return all(Path(part).exists() for part in value.split(os.pathsep) if part)
+    return all(_exists(part) for part in value.split(os.pathsep) if part)
+
+
+def _exists(part: str) -> bool:
+    """Whether a path exists; a part no file system could name (longer than its name limit,
+    holding a NUL) is no path, and must never stop the harness reading its environment."""
+    try:
+        return Path(part).exists()
+    except (OSError, ValueError):
+        return False
 
 
 REDACT: Final = Redactor()
