@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from conformance.properties import Budget
 
@@ -42,7 +43,9 @@ def _print_version(asked: bool) -> None:
         from conformance.stream.provenance import kit_commit
 
         commit = kit_commit()
-        console.print(f"conformance {__version__}" + (f" ({commit})" if commit else ""))
+        console.print(
+            f"conformance {__version__}" + (f" ({commit})" if commit else ""), markup=False
+        )
         raise typer.Exit(EXIT_OK)
 
 
@@ -234,7 +237,7 @@ def run(
             _write_stream(run_of_nothing, results, sign_key_file)
             reports = {"junit": junit, "markdown": markdown, "html": html, "cucumber": cucumber}
             _write_reports(run_of_nothing, spec=spec, **reports)
-            console.print(f"[bold red]implementation unusable:[/] {unusable}")
+            console.print(f"[bold red]implementation unusable:[/] {escape(unusable)}")
             raise typer.Exit(EXIT_UNUSABLE)
         code = pytest.main(args, plugins=[memory])
         _end_every_process()
@@ -277,7 +280,9 @@ def _kit_unchanged(before: dict[str, str]) -> bool:
         path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
     )
     for path in changed[:10]:
-        console.print(f"[bold red]integrity:[/] the kit's file {path} changed during the run")
+        console.print(
+            f"[bold red]integrity:[/] the kit's file {escape(path)} changed during the run"
+        )
     return not changed
 
 
@@ -308,7 +313,7 @@ def _stream_is_the_harness_s(memory: HarnessMemory) -> bool:
 def _agrees_with_pytest(memory: HarnessMemory) -> bool:
     disagreements = memory.disagreements()
     for line in disagreements[:10]:
-        console.print(f"[bold red]records disagree with pytest:[/] {line}")
+        console.print(f"[bold red]records disagree with pytest:[/] {escape(line)}")
     return not disagreements
 
 
@@ -325,11 +330,13 @@ def _preflight(impl: str, database: str | None, containment: Containment) -> str
         try:
             driver = open_driver(impl, database, Path(scratch), containment=containment)
         except (ConfigurationError, ArgumentError) as error:
-            console.print(f"[bold red]configuration error:[/] {error}")
+            console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
             raise typer.Exit(EXIT_USAGE) from error
         except (OperationalError, InterfaceError) as error:
             reason = str(error.orig) if error.orig is not None else str(error)
-            console.print(f"[bold red]configuration error:[/] cannot reach the database: {reason}")
+            console.print(
+                f"[bold red]configuration error:[/] cannot reach the database: {escape(reason)}"
+            )
             raise typer.Exit(EXIT_USAGE) from error
         except Exception as error:  # whatever the implementation did, it is unusable
             return f"{type(error).__name__}: {error}"
@@ -390,7 +397,7 @@ def _check_claim(specs: list[str], allowed: list[str]) -> None:
     if unknown:
         known = ", ".join(sorted(SPEC_PREFIXES))
         console.print(
-            f"[bold red]configuration error:[/] unknown {', '.join(unknown)} "
+            f"[bold red]configuration error:[/] unknown {escape(', '.join(unknown))} "
             f"(specs: {known}; criteria: see `conformance criteria`)"
         )
         raise typer.Exit(EXIT_USAGE)
@@ -403,7 +410,7 @@ def _check_expectations(path: Path) -> None:
     try:
         load_expectations(path, [entry.key for entry in load_inventory(properties=True)])
     except ExpectationsError as error:
-        console.print(f"[bold red]configuration error:[/] {error}")
+        console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
         raise typer.Exit(EXIT_USAGE) from error
 
 
@@ -415,14 +422,14 @@ def _exit_code(outcome: ResultsRun, pytest_code: int | None) -> int:
 
     if outcome.header.implementation_error is not None:
         console.print(
-            f"[bold red]implementation unusable:[/] {outcome.header.implementation_error}"
+            f"[bold red]implementation unusable:[/] {escape(outcome.header.implementation_error)}"
         )
         return EXIT_UNUSABLE
     if outcome.footer is not None and outcome.footer.integrity is not None:
-        console.print(f"[bold red]integrity:[/] {outcome.footer.integrity}")
+        console.print(f"[bold red]integrity:[/] {escape(outcome.footer.integrity)}")
         return EXIT_FAILURES
     if outcome.footer is not None and outcome.footer.stopped is not None:
-        console.print(f"[bold red]run stopped:[/] {outcome.footer.stopped}")
+        console.print(f"[bold red]run stopped:[/] {escape(outcome.footer.stopped)}")
         return EXIT_UNUSABLE
     if pytest_code == NO_TESTS_COLLECTED or not outcome.scenarios:
         console.print("[bold red]no scenario ran[/]")
@@ -430,9 +437,9 @@ def _exit_code(outcome: ResultsRun, pytest_code: int | None) -> int:
     for verdict in unverified(outcome, default_registry()):
         needs = ", ".join(verdict.missing_capabilities) or "a capability"
         console.print(
-            f"[bold magenta]unverified:[/] {verdict.criterion.id}: no scenario of it ran "
-            f"(it needs {needs}); declare it, or narrow the claim with "
-            f"--allow-unverified {verdict.criterion.id}"
+            f"[bold magenta]unverified:[/] {escape(verdict.criterion.id)}: no scenario of it "
+            f"ran (it needs {escape(needs)}); declare it, or narrow the claim with "
+            f"--allow-unverified {escape(verdict.criterion.id)}"
         )
     return EXIT_OK if run_succeeded(outcome, default_registry()) else EXIT_FAILURES
 
@@ -513,11 +520,11 @@ def criteria() -> None:
         covering = sum(1 for entry in inventory if criterion.id in entry.criteria)
         style = "" if covering else "[bold red]"
         table.add_row(
-            criterion.id,
+            escape(criterion.id),
             f"{style}{covering}",
             str(len(criterion.clauses)),
-            criterion.source,
-            criterion.statement,
+            escape(criterion.source),
+            escape(criterion.statement),
         )
     console.print(table)
 
@@ -561,25 +568,29 @@ def check_spec(
     try:
         if accept_ids:
             for criterion_id in accept(accept_ids, paths, registry):
-                console.print(f"accepted the current text of {criterion_id}")
+                console.print(f"accepted the current text of {escape(criterion_id)}")
             return
         drift = check_drift(paths, registry, load_inventory())
     except SpecDriftError as error:
-        console.print(f"[bold red]{error}[/]")
+        console.print(f"[bold red]{escape(str(error))}[/]")
         raise typer.Exit(EXIT_USAGE) from error
     for criterion_id in drift.new:
         note = " (no scenario yet)" if criterion_id in drift.uncovered_new else ""
-        console.print(f"new: {criterion_id} is in the spec but not in the registry{note}")
+        console.print(f"new: {escape(criterion_id)} is in the spec but not in the registry{note}")
     for criterion_id, scenarios in drift.removed:
         console.print(
-            f"removed: {criterion_id} left the spec; {scenarios} scenario(s) still pin it"
+            f"removed: {escape(criterion_id)} left the spec; {scenarios} scenario(s) still pin it"
         )
     for criterion_id in drift.changed:
-        console.print(f"changed: {criterion_id}: its scenarios need review (then --accept it)")
+        console.print(
+            f"changed: {escape(criterion_id)}: its scenarios need review (then --accept it)"
+        )
     for clause_id in drift.changed_clauses:
-        console.print(f"changed: clause {clause_id}: its span's words changed (review, --accept)")
+        console.print(
+            f"changed: clause {escape(clause_id)}: its span's words changed (review, --accept)"
+        )
     for clause_id, reason in drift.lost_clauses:
-        console.print(f"lost: clause {clause_id}: {reason} (correct its locator)")
+        console.print(f"lost: clause {escape(clause_id)}: {escape(reason)} (correct its locator)")
     if not drift.clean:
         raise typer.Exit(EXIT_FAILURES)
     console.print(f"no drift: {len(paths)} spec file(s) match the registry")
@@ -610,7 +621,7 @@ def compare(
     names = [path.stem for path in results]
     registry = default_registry()
     for name, run in zip(names, runs, strict=True):
-        console.print(f"{name}: {run.header.implementation}", highlight=False)
+        console.print(f"{name}: {run.header.implementation}", markup=False, highlight=False)
     console.print(comparison_table(runs, names, registry))
     console.print(divergence_table(runs, names, registry))
     if html is not None:
@@ -631,13 +642,12 @@ def badge(
     from conformance.spec.registry import default_registry
 
     output.write_text(render_badge(_read(results, sign_key_file), default_registry(), label))
-    console.print(f"wrote {output}")
+    console.print(f"wrote {output}", markup=False)
 
 
 @app.command()
 def mutants() -> None:
     """List the deliberate defects `strength` must catch, each with the criterion it breaks."""
-    from rich.markup import escape
     from rich.table import Table
 
     import mutants as known
@@ -647,14 +657,13 @@ def mutants() -> None:
     for column in ("mutant", "criterion", "defect"):
         table.add_column(column, no_wrap=column != "defect")
     for mutant in sorted(known.MUTANTS.values(), key=lambda m: (m.criterion, m.name)):
-        table.add_row(mutant.name, short_id(mutant.criterion), escape(mutant.description))
+        table.add_row(escape(mutant.name), short_id(mutant.criterion), escape(mutant.description))
     console.print(table)
 
 
 @app.command()
 def variants() -> None:
     """List the legal variants `strength` must accept, each with the readings it takes."""
-    from rich.markup import escape
     from rich.table import Table
 
     import variants as known
@@ -666,7 +675,7 @@ def variants() -> None:
         table.add_column(column, no_wrap=column != "freedom taken")
     for variant in sorted(known.VARIANTS.values(), key=lambda v: v.name):
         readings = ", ".join(sorted(variant.diverges)) or "-"
-        table.add_row(variant.name, readings, escape(variant.description))
+        table.add_row(escape(variant.name), escape(readings), escape(variant.description))
     console.print(table)
 
 
@@ -712,7 +721,7 @@ def strength(
         chosen = kit_strength.select_mutants(mutant or []) if mutant or not narrowed else []
         legal = kit_strength.select_variants(variant or []) if variant or not narrowed else []
     except ValueError as error:
-        console.print(f"[bold red]{error}[/]")
+        console.print(f"[bold red]{escape(str(error))}[/]")
         raise typer.Exit(EXIT_USAGE) from error
     with _strength_progress(len(chosen), len(legal)) as progress:
         outcome = kit_strength.run_strength(
@@ -766,7 +775,7 @@ def _strength_progress(mutants: int, variants: int) -> Iterator[Callable[[Target
             )
             bar.update(task, completed=counts["done"], total=counts["total"], description=line)
             if not on_terminal:
-                console.print(line, highlight=False)
+                console.print(line, markup=False, highlight=False)
 
         yield finished
 
@@ -800,7 +809,7 @@ def expectations_update(
         if r.status in failing
     ]
     output.write_text(render_expectations(entries), encoding="utf-8")
-    console.print(f"wrote {len(entries)} expected failures to {output}")
+    console.print(f"wrote {len(entries)} expected failures to {output}", markup=False)
 
 
 def _read(path: Path, sign_key_file: Path | None = None) -> ResultsRun:
@@ -824,7 +833,7 @@ def _read(path: Path, sign_key_file: Path | None = None) -> ResultsRun:
         )
         return verify_stream(path, key=key, kit=kit)
     except BrokenStream as error:
-        console.print(f"[bold red]not a trustworthy results stream:[/] {error}")
+        console.print(f"[bold red]not a trustworthy results stream:[/] {escape(str(error))}")
         raise typer.Exit(EXIT_USAGE) from error
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from rich.markup import escape as escape_markup
 from rich.table import Table
 
 from conformance.reports.summary import criterion_verdicts, divergences
@@ -52,11 +53,11 @@ def comparison_table(runs: list[ResultsRun], names: list[str], registry: Registr
     table = Table(title="Per-criterion verdicts, side by side", title_justify="left")
     table.add_column("criterion", no_wrap=True)
     for index, name in enumerate(names):
-        table.add_column(f"{name}\n{found.passed(index)}/{len(found.rows)} passed")
+        table.add_column(f"{escape_markup(name)}\n{found.passed(index)}/{len(found.rows)} passed")
     for criterion, statuses in found.rows:
         marker = "[bold]≠[/] " if Matrix.differs(statuses) else "  "
         cells = [f"[{STYLE[status]}]{status.value}[/]" for status in statuses]
-        table.add_row(marker + short_id(criterion), *cells)
+        table.add_row(marker + escape_markup(short_id(criterion)), *cells)
     return table
 
 
@@ -133,9 +134,11 @@ def divergence_table(runs: list[ResultsRun], names: list[str], registry: Registr
     )
     table.add_column("interpretation", no_wrap=True)
     for name in names:
-        table.add_column(name)
+        table.add_column(escape_markup(name))
     for interpretation in registry.active_interpretations():
-        table.add_row(interpretation.id, *(_reading(run, interpretation.id) for run in runs))
+        table.add_row(
+            escape_markup(interpretation.id), *(_reading(run, interpretation.id) for run in runs)
+        )
     return table
 
 

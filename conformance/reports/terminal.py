@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from conformance.reports.summary import (
@@ -33,7 +34,9 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
     verdicts = {verdict.criterion.id: verdict for verdict in criterion_verdicts(run, registry)}
     for requirement in registry.requirements:
         table = Table(
-            title=f"{requirement.id}: {requirement.title}", title_justify="left", expand=True
+            title=escape(f"{requirement.id}: {requirement.title}"),
+            title_justify="left",
+            expand=True,
         )
         table.add_column("criterion", no_wrap=True)
         table.add_column("verdict", no_wrap=True)
@@ -44,10 +47,10 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
             passed = sum(1 for s in verdict.scenarios if s.status is Status.PASSED)
             review = " [yellow](needs review)[/]" if criterion.id in run.header.needs_review else ""
             table.add_row(
-                criterion.id,
+                escape(criterion.id),
                 f"{_verdict_cell(verdict)}{review}",
                 f"{passed}/{len(verdict.scenarios)}",
-                criterion.statement,
+                escape(criterion.statement),
             )
         console.print(table)
     _print_problems(run, registry, console)
@@ -61,7 +64,7 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
             f"(--seed {seed} repeats their search)",
             highlight=False,
         )
-    console.print(f"{headline}; scenarios: {summary or 'none'}", highlight=False)
+    console.print(f"{headline}; scenarios: {summary or 'none'}", markup=False, highlight=False)
 
 
 def _verdict_cell(verdict: CriterionVerdict) -> str:
@@ -69,7 +72,7 @@ def _verdict_cell(verdict: CriterionVerdict) -> str:
         return f"[dim]out of scope ({verdict.status.value})[/]"
     cell = f"[{STYLE[verdict.status]}]{verdict.status.value}[/]"
     if verdict.status is Status.UNVERIFIED and verdict.missing_capabilities:
-        cell += f" (needs {', '.join(verdict.missing_capabilities)})"
+        cell += f" (needs {escape(', '.join(verdict.missing_capabilities))})"
     return cell
 
 
@@ -77,7 +80,8 @@ def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> No
     for interpretation, results in sorted(divergences(run).items()):
         reading = registry.statement_of(interpretation)
         console.print(
-            f"[yellow]diverged from {interpretation}[/] in {len(results)} scenario(s): {reading}",
+            f"[yellow]diverged from {escape(interpretation)}[/] in {len(results)} scenario(s): "
+            f"{escape(reading)}",
             highlight=False,
         )
     quiet = (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED)
@@ -86,7 +90,7 @@ def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> No
     for result in run.scenarios:
         if result.status in quiet or result.evidence == NOT_RUN:
             continue
-        console.print(f"[{STYLE[result.status]}]{result.status.value}[/] {result.key}")
+        console.print(f"[{STYLE[result.status]}]{result.status.value}[/] {escape(result.key)}")
         if result.evidence in shown:
             console.print("  (the same evidence as above: one property check, several criteria)")
         elif result.evidence:
@@ -98,4 +102,4 @@ def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> No
             "(deselected, or never reached after a stop); the results stream lists them"
         )
     for result in untagged(run, registry):
-        console.print(f"[bold magenta]untagged[/] {result.key}: names no known criterion")
+        console.print(f"[bold magenta]untagged[/] {escape(result.key)}: names no known criterion")

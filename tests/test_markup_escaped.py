@@ -1,0 +1,93 @@
+"""Text that is not rich markup reaches the terminal as written, brackets and all.
+
+rich reads `[word]` as a style tag and drops it: an expectations error read "the only one is
+[]" where it meant `[[expected_failure]]`, and a redacted value (`[redacted $NAME]`) vanished
+from every line that named it. One test pushes bracketed text through each way a message
+reaches the terminal: the CLI's errors, its verdict lines, the terminal report (tables,
+scenario keys, evidence) and the comparison tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from conformance import cli
+from conformance.reports.compare import comparison_table, divergence_table
+from conformance.reports.terminal import print_verdicts
+from conformance.spec.registry import default_registry
+from conformance.stream.results import Claim, Footer, ResultsRun, ScenarioResult, Status
+from tests.runs import STARTED, a_header
+
+BRACKETS = "[redacted $MY_TOKEN] [bold]x[/bold] [[expected_failure]]"
+
+
+def flat(text: str) -> str:
+    return " ".join(text.replace("│", " ").split())
+
+
+def a_bracketed_run() -> ResultsRun:
+    """A run whose implementation, scenario keys, evidence and unusable cause hold brackets,
+    with a claimed criterion left unverified."""
+    first, second = default_registry().criteria[:2]
+    failed = ScenarioResult(
+        key=f"office.feature::failed {BRACKETS}", criterion=first.id, feature="office.feature",
+        scenario="failed", status=Status.FAILED, duration_s=0.0, evidence=f"saw {BRACKETS}",
+    )  # fmt: skip
+    unverified = failed.model_copy(
+        update={
+            "key": "office.feature::needs",
+            "criterion": second.id,
+            "status": Status.NOT_APPLICABLE,
+            "evidence": f"the implementation does not declare {BRACKETS}",
+        }
+    )
+    header = a_header().model_copy(
+        update={"implementation": f"exec:{BRACKETS}", "claim": Claim(specs=["office"])}
+    )
+    footer = Footer(finished_at=STARTED, totals={}, stopped=f"stopped at {BRACKETS}")
+    return ResultsRun(header=header, scenarios=[failed, unverified], footer=footer)
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> Console:
+    console = Console(record=True, width=400)
+    monkeypatch.setattr(cli, "console", console)
+    return console
+
+
+def test_brackets_reach_the_terminal_on_every_path(terminal: Console, tmp_path: Path) -> None:
+    expectations = tmp_path / "expectations.toml"
+    expectations.write_text("[[expected_failur]]\nscenario = 'x'\nissue = 'y'\n")
+    runner = CliRunner()
+    refused = runner.invoke(cli.app, ["run", "--expectations", str(expectations)])
+    assert refused.exit_code == cli.EXIT_USAGE
+    claimed = runner.invoke(cli.app, ["run", "--claim", "[office]"])
+    assert claimed.exit_code == cli.EXIT_USAGE
+    run = a_bracketed_run()
+    cli._exit_code(run, pytest_code=None)
+    cli._exit_code(run.model_copy(update={"footer": run.footer and run.footer.model_copy(
+        update={"stopped": None})}), pytest_code=None)  # fmt: skip
+    cli._exit_code(
+        run.model_copy(update={"header": run.header.model_copy(
+            update={"implementation_error": f"it said {BRACKETS}"})}),
+        pytest_code=None,
+    )  # fmt: skip
+    print_verdicts(run, default_registry(), terminal)
+    terminal.print(comparison_table([run], [f"impl {BRACKETS}"], default_registry()))
+    terminal.print(divergence_table([run], [f"impl {BRACKETS}"], default_registry()))
+    said = flat(terminal.export_text())
+    assert "the only one is [[expected_failure]]" in said, said
+    assert "unknown spec '[office]'" in said, said
+    for line in (
+        f"implementation unusable: it said {BRACKETS}",
+        f"run stopped: stopped at {BRACKETS}",
+        f"(it needs {BRACKETS})",
+        f"failed office.feature::failed {BRACKETS}",
+        f"saw {BRACKETS}",
+        f"impl {BRACKETS}",
+    ):
+        assert line in said, (line, said)
