@@ -809,7 +809,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" heartbeats "survey"
     Then the heartbeat pushed the lease of "survey" later than the claim had it expire
 
-  @AC-ARMONIA-WORKREQ-001.12 @clause:late-heartbeat-rejected
+  @AC-ARMONIA-WORKREQ-001.12 @interpretation:WR-19
   Scenario: A heartbeat after the lease ran out is refused and extends nothing
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And "bob" has claimed "survey"
@@ -818,7 +818,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then the attempt is refused with "lease_expired" and nothing changes
     And "survey" is open again
 
-  @AC-ARMONIA-WORKREQ-001.12 @interpretation:WR-8 @clause:late-heartbeat-rejected
+  @AC-ARMONIA-WORKREQ-001.12 @interpretation:WR-8 @interpretation:WR-19
   Scenario: A heartbeat at the exact expiry instant is refused and extends nothing
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And "bob" has claimed "survey"

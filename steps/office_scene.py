@@ -79,7 +79,10 @@ class Wake:
 # --------------------------------------------------------------------------
 
 ADMITTED_CLAUSES: dict[Shape, tuple[str, ...]] = {
-    Shape.AGENT: ("AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early",),
+    Shape.AGENT: (
+        "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early",
+        "AC-OFFICE-ASSIGN-RATE-001.5/before-insert",
+    ),
     Shape.UNATTRIBUTED: ("AC-OFFICE-ASSIGN-RATE-002.3/admitted-unattributed",),
     Shape.USER: ("AC-OFFICE-ASSIGN-RATE-001.1/internal-caller-is-user",),
     Shape.PRODUCER: ("AC-OFFICE-ASSIGN-RATE-001.12/actorless-out-of-scope",),

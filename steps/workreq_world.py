@@ -91,7 +91,7 @@ REFUSAL_CLAUSES: dict[tuple[str, ErrorCode], tuple[str, ...]] = {
     ("claim", ErrorCode.NOT_ASSIGNEE): ("WR-6",),
     ("claim", ErrorCode.NOT_FOUND): ("WR-6",),
     ("claim", ErrorCode.ALREADY_COMPLETED): ("AC-ARMONIA-WORKREQ-001.6/closes-once",),
-    ("heartbeat", ErrorCode.LEASE_EXPIRED): ("AC-ARMONIA-WORKREQ-001.12/late-heartbeat-rejected",),
+    ("heartbeat", ErrorCode.LEASE_EXPIRED): ("WR-19",),
     ("heartbeat", ErrorCode.STALE_GENERATION): (
         "AC-ARMONIA-WORKREQ-001.12/stale-heartbeat-rejected",
     ),

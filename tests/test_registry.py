@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.spec.registry import REGISTRY_PATH, load_registry
+from conformance.spec.registry import KIT_READING, REGISTRY_PATH, load_registry
 from conformance.spec.spec_text import read_criteria, text_hash
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "shared" / "spec"
@@ -89,3 +89,50 @@ def test_no_clause_statement_copies_six_words_of_its_span() -> None:
         span = read_span(SPEC_DIR / clause.span.file, clause.span)
         copied = runs(clause.statement) & runs(span)
         assert not copied, f"{clause.id} copies the spec: {sorted(copied)[:2]}"
+
+
+def test_every_clause_of_the_work_request_spec_rests_on_the_source_spec_or_its_row() -> None:
+    """A clause anchored in the kit's own criteria table must be the row's own definition of the
+    criterion, never an obligation the source is silent on (such a one is a registered reading:
+    WR-19, a heartbeat after expiry)."""
+    anchored_in_table = {
+        clause.id
+        for clause in load_registry().clauses
+        if clause.span.file == "work-request-criteria.md"
+    }
+    assert anchored_in_table == {"AC-ARMONIA-WORKREQ-001.13/usage-within-slice"}
+
+
+def test_every_interpretation_names_its_alternatives_and_the_kits_reading_comes_first() -> None:
+    registry = load_registry()
+    for interpretation in registry.active_interpretations():
+        names = interpretation.names()
+        assert names[0] == KIT_READING and len(names) == len(set(names))
+        assert interpretation.alternative(KIT_READING) is None
+    late = registry.interpretation("WR-19")
+    assert late.criteria == ("AC-ARMONIA-WORKREQ-001.12",)
+    assert late.alternative("renews-expired") is not None
+
+
+def test_a_registry_with_an_alternative_named_like_the_kits_reading_is_refused(
+    tmp_path: Path,
+) -> None:
+    text = REGISTRY_PATH.read_text(encoding="utf-8").replace(
+        'name = "forfeit"', f'name = "{KIT_READING}"'
+    )
+    path = tmp_path / "criteria.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match="WR-3 names an alternative twice"):
+        load_registry(path)
+
+
+def test_readings_are_charged_to_the_criteria_they_are_registered_under() -> None:
+    registry = load_registry()
+    assert registry.criteria_of_readings(["WR-13"]) == {
+        "AC-ARMONIA-WORKREQ-001.1",
+        "AC-ARMONIA-WORKREQ-001.13",
+    }
+    assert registry.criteria_of_readings(["AC-ARMONIA-WORKREQ-001.7/fenced", "WR-17"]) == {
+        "AC-ARMONIA-WORKREQ-001.7",
+        "AC-ARMONIA-WORKREQ-001.5",
+    }

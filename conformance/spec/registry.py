@@ -57,6 +57,25 @@ class Criterion:
     clauses: tuple[Clause, ...] = ()
 
 
+KIT_READING = "kit"
+"""The alternative name of the reading the kit itself takes, which an implementation may declare."""
+ALTERNATIVE_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another reading of an open question, one a legal implementation may take instead.
+
+    `followed` says whether the work-request model can predict by it (and so keep checking
+    everything else when an implementation answers as it does); the others are recognised by
+    name, when an implementation declares them, and judged by setting the kit's checks aside.
+    """
+
+    name: str
+    reading: str
+    followed: bool = False
+
+
 @dataclass(frozen=True)
 class Interpretation:
     id: str
@@ -64,10 +83,19 @@ class Interpretation:
     reading: str
     retired: str | None = None
     """Why the kit no longer takes this reading; a retired ID is never reused."""
+    alternatives: tuple[Alternative, ...] = ()
 
     @property
     def active(self) -> bool:
         return self.retired is None
+
+    def alternative(self, name: str) -> Alternative | None:
+        """The alternative by name; None for the kit's own reading (or an unknown name)."""
+        return next((a for a in self.alternatives if a.name == name), None)
+
+    def names(self) -> list[str]:
+        """Every reading an implementation may declare: the kit's, then the alternatives."""
+        return [KIT_READING, *(a.name for a in self.alternatives)]
 
 
 @dataclass(frozen=True)
@@ -104,6 +132,16 @@ class Registry:
                 return interpretation
         raise KeyError(interpretation_id)
 
+    def criteria_of_readings(self, cites: list[str] | tuple[str, ...]) -> set[str]:
+        """The criteria the cited interpretations are registered under (clauses: their own)."""
+        criteria: set[str] = set()
+        for cite in cites:
+            if INTERPRETATION_ID.fullmatch(cite):
+                criteria.update(self.interpretation(cite).criteria)
+            else:
+                criteria.add(cite.split("/")[0])
+        return criteria
+
     def active_interpretations(self) -> list[Interpretation]:
         return [i for i in self.interpretations if i.active]
 
@@ -125,12 +163,7 @@ def load_registry(path: Path = REGISTRY_PATH) -> Registry:
     registry = Registry(
         requirements=tuple(Requirement(**item) for item in data["requirement"]),
         criteria=tuple(_criterion(item) for item in data["criterion"]),
-        interpretations=tuple(
-            Interpretation(
-                item["id"], tuple(item["criteria"]), item["reading"], item.get("retired")
-            )
-            for item in data.get("interpretation", [])
-        ),
+        interpretations=tuple(_interpretation(item) for item in data.get("interpretation", [])),
     )
     _check_consistent(registry)
     return registry
@@ -140,6 +173,16 @@ def _criterion(item: dict[str, Any]) -> Criterion:
     fields = {key: value for key, value in item.items() if key != "clause"}
     return Criterion(
         **fields, clauses=tuple(_clause(item["id"], c) for c in item.get("clause", []))
+    )
+
+
+def _interpretation(item: dict[str, Any]) -> Interpretation:
+    return Interpretation(
+        item["id"],
+        tuple(item["criteria"]),
+        item["reading"],
+        item.get("retired"),
+        tuple(Alternative(**alternative) for alternative in item.get("alternative", [])),
     )
 
 
@@ -190,6 +233,16 @@ def _check_consistent(registry: Registry) -> None:
         unknown = set(interpretation.criteria) - set(criterion_ids)
         if unknown:
             raise ValueError(f"interpretation {interpretation.id} names unknown criteria {unknown}")
+        _check_alternatives(interpretation)
+
+
+def _check_alternatives(interpretation: Interpretation) -> None:
+    names = [alternative.name for alternative in interpretation.alternatives]
+    if len(set(names)) != len(names) or KIT_READING in names:
+        raise ValueError(f"{interpretation.id} names an alternative twice, or one {KIT_READING!r}")
+    for name in names:
+        if not ALTERNATIVE_NAME.fullmatch(name):
+            raise ValueError(f"{interpretation.id}'s alternative {name!r} is not a lower-case slug")
 
 
 def short_id(criterion: str) -> str:
