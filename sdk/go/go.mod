@@ -1,0 +1,3 @@
+module conformancekit/sdk
+
+go 1.19
