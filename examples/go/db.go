@@ -119,9 +119,20 @@ func retry(f func() error) error {
 	return err
 }
 
+// writer queues the write transactions of this process, first come first
+// served: SQLite admits one writer at a time anyway, and a goroutine waiting
+// here is handed the lock the moment it is released (a channel passes it to
+// the longest waiting sender), where one polling SQLite's busy handler would
+// sleep and one barging on a mutex could run its whole pipeline ahead of the
+// others. Across processes, SQLite's own lock (with the busy timeout) orders
+// the writers.
+var writer = make(chan struct{}, 1)
+
 // inTx runs f in an IMMEDIATE transaction, committing when f returns nil. A
 // typed refusal from f rolls back (so a refusal writes nothing).
 func inTx(db *sql.DB, f func(tx *sql.Tx) error) error {
+	writer <- struct{}{}
+	defer func() { <-writer }()
 	return retry(func() error {
 		tx, err := db.Begin()
 		if err != nil {

@@ -522,22 +522,28 @@ func (a *app) coalesce(w wake, now time.Time) (string, bool, error) {
 	if w.dedupKey != nil && strings.HasPrefix(*w.dedupKey, noCoalescePrefix) {
 		return "", false, nil
 	}
+	// The candidate is looked up outside the write transaction; the merge then
+	// takes it only if it is still queued when the write lock is held.
 	var seq int64
+	err := a.db.QueryRow(`SELECT seq FROM runs WHERE agent_id = ? AND reason = ? AND task_key = ?
+		AND status = 'queued' AND requested_at > ? AND requested_at <= ?
+		ORDER BY requested_at DESC, seq DESC LIMIT 1`,
+		w.agentID, w.reason, w.facts.taskKey, micros(now.Add(-coalesceWindow)), micros(now)).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
 	merged := false
-	err := inTx(a.db, func(tx *sql.Tx) error {
-		err := tx.QueryRow(`SELECT seq FROM runs WHERE agent_id = ? AND reason = ? AND task_key = ?
-			AND status = 'queued' AND requested_at > ? AND requested_at <= ?
-			ORDER BY requested_at DESC, seq DESC LIMIT 1`,
-			w.agentID, w.reason, w.facts.taskKey, micros(now.Add(-coalesceWindow)), micros(now)).Scan(&seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
+	err = inTx(a.db, func(tx *sql.Tx) error {
+		result, err := tx.Exec(`UPDATE runs SET payload = ?, task_key = ?, actor_type = ?, coalesced_count = coalesced_count + 1
+			WHERE seq = ? AND status = 'queued'`, w.payload, w.facts.taskKey, w.facts.actorType, seq)
 		if err != nil {
 			return err
 		}
-		merged = true
-		_, err = tx.Exec(`UPDATE runs SET payload = ?, task_key = ?, actor_type = ?, coalesced_count = coalesced_count + 1
-			WHERE seq = ?`, w.payload, w.facts.taskKey, w.facts.actorType, seq)
+		n, err := result.RowsAffected()
+		merged = n == 1
 		return err
 	})
 	if err != nil {
