@@ -417,7 +417,7 @@ def _check_expectations(path: Path) -> None:
 def _exit_code(outcome: ResultsRun, pytest_code: int | None) -> int:
     """The run's exit code from its records; `pytest_code` is None when judging a stored
     stream."""
-    from conformance.reports.summary import run_succeeded, unverified
+    from conformance.reports.summary import run_succeeded
     from conformance.spec.registry import default_registry
 
     if outcome.header.implementation_error is not None:
@@ -434,13 +434,6 @@ def _exit_code(outcome: ResultsRun, pytest_code: int | None) -> int:
     if pytest_code == NO_TESTS_COLLECTED or not outcome.scenarios:
         console.print("[bold red]no scenario ran[/]")
         return EXIT_FAILURES
-    for verdict in unverified(outcome, default_registry()):
-        needs = ", ".join(verdict.missing_capabilities) or "a capability"
-        console.print(
-            f"[bold magenta]unverified:[/] {escape(verdict.criterion.id)}: no scenario of it "
-            f"ran (it needs {escape(needs)}); declare it, or narrow the claim with "
-            f"--allow-unverified {escape(verdict.criterion.id)}"
-        )
     return EXIT_OK if run_succeeded(outcome, default_registry()) else EXIT_FAILURES
 
 
@@ -464,10 +457,10 @@ def _write_reports(
     registry = default_registry()
     quotes = quote_clauses(spec, registry) if spec else {}
     renderers: list[tuple[Path | None, Callable[[], str]]] = [
-        (junit, lambda: render_junit(outcome)),
+        (junit, lambda: render_junit(outcome, registry)),
         (markdown, lambda: render_markdown(outcome, registry, quotes)),
         (html, lambda: render_html(outcome, registry, quotes)),
-        (cucumber, lambda: render_cucumber(outcome)),
+        (cucumber, lambda: render_cucumber(outcome, registry)),
     ]
     for path, render in renderers:
         if path is not None:

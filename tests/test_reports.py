@@ -266,7 +266,9 @@ def test_a_scenario_that_fails_the_run_after_all_its_steps_passed_is_not_shown_p
         status=Status(status), duration_s=0.0, evidence="it failed in teardown", steps=steps,
     )  # fmt: skip
     rendered = json.loads(
-        render_cucumber(ResultsRun(header=a_header(), scenarios=[result], footer=None))
+        render_cucumber(
+            ResultsRun(header=a_header(), scenarios=[result], footer=None), default_registry()
+        )
     )
     element = rendered[0]["elements"][0]
     jsonschema.validate(rendered, json.loads(SCHEMA.read_text()))
@@ -312,7 +314,9 @@ def test_what_no_format_may_get_wrong_about_a_failure() -> None:
     )
     assert "run failed" in page and "integrity: changed on disk" in page
     late_skip = a_result(Status.NOT_APPLICABLE, "needs restart", [passed])
-    element = json.loads(render_cucumber(run.model_copy(update={"scenarios": [late_skip]})))
+    element = json.loads(
+        render_cucumber(run.model_copy(update={"scenarios": [late_skip]}), default_registry())
+    )
     assert element[0]["elements"][0]["after"][0]["result"]["status"] == "skipped"
     assert not _in_kit(Path(pytest.__file__)) and _in_kit(
         Path(__file__).parent.parent / "steps" / "common.py"

@@ -17,6 +17,7 @@ from html import escape
 
 from conformance.reports.summary import (
     CriterionVerdict,
+    claim_failures,
     claim_headline,
     criterion_verdicts,
     divergences,
@@ -135,17 +136,11 @@ def _summary(run: ResultsRun, verdicts: list[CriterionVerdict], registry: Regist
 
 
 def _run_verdict(run: ResultsRun, registry: Registry) -> str:
-    """The run's own verdict first: a page of green criteria must not hide a failed run."""
-    footer = run.footer
-    causes = [
-        ("the implementation was unusable", run.header.implementation_error),
-        ("integrity", footer.integrity if footer else "the run was interrupted: no footer"),
-        ("the run stopped", footer.stopped if footer else None),
-    ]
+    """The run's own verdict first, with every reason it fails that no scenario shows (an
+    unverified claimed criterion, ...): a page of green criteria must not hide a failed run."""
     said = "".join(
-        f"<p class='headline'>{escape(what)}: {escape(cause)}</p>"
-        for what, cause in causes
-        if cause
+        f"<p class='headline'>{escape(failure.reason)}</p>"
+        for failure in claim_failures(run, registry)
     )
     verdict = "passed" if run_succeeded(run, registry) else "failed"
     return f"<p id='verdict'><span class='badge {verdict}'>run {verdict}</span></p>{said}"

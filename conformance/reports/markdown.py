@@ -8,6 +8,7 @@ from html import escape
 
 from conformance.reports.summary import (
     CriterionVerdict,
+    claim_failures,
     claim_headline,
     criterion_verdicts,
     divergences,
@@ -47,6 +48,7 @@ def render_markdown(
         + ", ".join(f"{n} {s.value}" for s, n in totals(run.scenarios).items() if n)
         + ".",
         "",
+        *_claim_not_met(run, registry),
         "| | criterion | scenarios | statement |",
         "|---|---|---|---|",
     ]
@@ -89,6 +91,17 @@ def render_markdown(
     lines += ["", "### Clauses no assertion can check through the port", ""]
     lines += [f"- **{c.id}**: {c.statement} *Why:* {c.not_observable}" for c in unobservable]
     return "\n".join(lines) + "\n"
+
+
+def _claim_not_met(run: ResultsRun, registry: Registry) -> list[str]:
+    """Why the run fails beyond its failed scenarios, first: a table of green rows and one
+    unverified criterion must not read as a pass."""
+    failures = claim_failures(run, registry)
+    if not failures:
+        return []
+    lines = ["**The claim is not met:**", ""]
+    lines += [f"- ❌ {escape(_cell(failure.reason), quote=False)}" for failure in failures]
+    return [*lines, ""]
 
 
 def _verdict_cell(verdict: CriterionVerdict) -> str:

@@ -93,16 +93,6 @@ def untagged(run: ResultsRun, registry: Registry) -> list[ScenarioResult]:
     return [result for result in run.scenarios if result.criterion not in known]
 
 
-def unverified(run: ResultsRun, registry: Registry) -> list[CriterionVerdict]:
-    """Claimed criteria that no scenario verified and that the claim does not excuse."""
-    claim = run.header.claim
-    return [
-        verdict
-        for verdict in criterion_verdicts(run, registry)
-        if verdict.status is Status.UNVERIFIED and verdict.fails(claim)
-    ]
-
-
 def divergences(run: ResultsRun) -> dict[str, list[ScenarioResult]]:
     """Per interpretation, the scenarios in which the implementation read it otherwise."""
     found: dict[str, list[ScenarioResult]] = {}
@@ -113,22 +103,77 @@ def divergences(run: ResultsRun) -> dict[str, list[ScenarioResult]]:
     return found
 
 
-def run_succeeded(run: ResultsRun, registry: Registry) -> bool:
-    """No failing verdict among what the run claims, and something was really checked: a run
-    in which nothing passed (an implementation declaring no capability) proves nothing."""
-    if run.footer is None or run.footer.integrity is not None or untagged(run, registry):
-        return False
+@dataclass(frozen=True)
+class ClaimFailure:
+    """A reason the run fails that no scenario's own status shows: every format must carry it
+    as a failure of the claim, or a report could be green while the run is red."""
+
+    subject: str
+    """What failed: a criterion ID, or `run` for the run as a whole."""
+    reason: str
+    """One sentence that names the subject."""
+
+
+def unmet_criteria(run: ResultsRun, registry: Registry) -> list[ClaimFailure]:
+    """Claimed criteria that fail the claim while none of their scenarios failed: unverified
+    (its scenarios need a capability the implementation does not declare), diverged under
+    --strict-interpretations, or with no scenario at all."""
     claim = run.header.claim
-    claimed = [
-        result
+    return [
+        ClaimFailure(verdict.criterion.id, _unmet(verdict))
+        for verdict in criterion_verdicts(run, registry)
+        if verdict.fails(claim) and not any(s.status in FAILING for s in verdict.scenarios)
+    ]
+
+
+def _unmet(verdict: CriterionVerdict) -> str:
+    criterion = verdict.criterion.id
+    if verdict.status is Status.UNVERIFIED:
+        needs = ", ".join(verdict.missing_capabilities) or "a capability"
+        return (
+            f"unverified: {criterion}: no scenario of it ran (it needs {needs}); declare it, "
+            f"or narrow the claim with --allow-unverified {criterion}"
+        )
+    if verdict.status is Status.DIVERGED:
+        return f"diverged: {criterion} reads an interpretation otherwise (strict interpretations)"
+    return f"{verdict.status.value}: {criterion}: no scenario of it is in the run"
+
+
+def run_faults(run: ResultsRun, registry: Registry) -> list[ClaimFailure]:
+    """What fails the run as a whole, whatever its scenarios say."""
+    footer = run.footer
+    causes = [
+        ("the implementation was unusable", run.header.implementation_error),
+        ("integrity", footer.integrity if footer else "the run was interrupted: no footer"),
+        ("the run stopped", footer.stopped if footer else None),
+    ]
+    faults = [ClaimFailure("run", f"{what}: {cause}") for what, cause in causes if cause]
+    faults += [
+        ClaimFailure("run", f"untagged: {result.key} names no known criterion")
+        for result in untagged(run, registry)
+    ]
+    claimed = [r for r in run.scenarios if r.criterion and run.header.claim.covers(r.criterion)]
+    checked = any(result.status in (Status.PASSED, Status.XFAIL) for result in claimed)
+    if not checked and not any(result.status in FAILING for result in claimed):
+        faults.append(ClaimFailure("run", "nothing was checked: no claimed scenario passed"))
+    return faults
+
+
+def claim_failures(run: ResultsRun, registry: Registry) -> list[ClaimFailure]:
+    return run_faults(run, registry) + unmet_criteria(run, registry)
+
+
+def run_succeeded(run: ResultsRun, registry: Registry) -> bool:
+    """No claimed scenario failed and nothing else fails the claim (see `claim_failures`): in
+    particular, a run in which nothing passed (an implementation declaring no capability)
+    proves nothing."""
+    claim = run.header.claim
+    failed = any(
+        result.status in FAILING
         for result in run.scenarios
         if result.criterion is not None and claim.covers(result.criterion)
-    ]
-    if not any(result.status in (Status.PASSED, Status.XFAIL) for result in claimed):
-        return False
-    return not any(result.status in FAILING for result in claimed) and not any(
-        verdict.fails(claim) for verdict in criterion_verdicts(run, registry)
     )
+    return not failed and not claim_failures(run, registry)
 
 
 def claim_headline(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:

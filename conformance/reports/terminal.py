@@ -1,4 +1,5 @@
-"""The terminal table: verdicts grouped by requirement and criterion (rich)."""
+"""The terminal table: verdicts grouped by requirement and criterion (rich), then what needs
+attention, and last the run's own verdict, the one its exit code gives."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from conformance.reports.summary import (
     claim_headline,
     criterion_verdicts,
     divergences,
+    run_succeeded,
+    unmet_criteria,
     untagged,
 )
 from conformance.spec.registry import Registry
@@ -65,6 +68,8 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
             highlight=False,
         )
     console.print(f"{headline}; scenarios: {summary or 'none'}", markup=False, highlight=False)
+    passed = run_succeeded(run, registry)
+    console.print("[bold green]run passed[/]" if passed else "[bold red]run failed[/]")
 
 
 def _verdict_cell(verdict: CriterionVerdict) -> str:
@@ -103,3 +108,6 @@ def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> No
         )
     for result in untagged(run, registry):
         console.print(f"[bold magenta]untagged[/] {escape(result.key)}: names no known criterion")
+    for unmet in unmet_criteria(run, registry):
+        label, _, rest = unmet.reason.partition(":")
+        console.print(f"[bold magenta]{escape(label)}:[/]{escape(rest)}", highlight=False)
