@@ -22,6 +22,7 @@ from conformance.running.fault_budget import FaultBudget
 from conformance.running.harness_memory import RECORDER_NAME
 from conformance.running.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
 from conformance.running.restart_forecast import FORECAST, RestartForecast
+from conformance.running.scratch import RUN_FOLDER
 from conformance.spec.inventory import load_inventory
 from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
@@ -102,6 +103,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _keep_hypothesis_storage_in_the_run_folder() -> None:
+    """Hypothesis keeps its storage (the constants it gleans from the modules it tests, ...) in
+    `.hypothesis/` of the working folder: a run must leave nothing where it runs but the files
+    it was asked to write, so it goes in the run folder, removed when the run ends."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(RUN_FOLDER.make("hypothesis-"))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "criterion(id): the acceptance criterion a scenario pins")
     config.addinivalue_line(
@@ -113,6 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     results = config.getoption("--results")
     if results:
+        _keep_hypothesis_storage_in_the_run_folder()
         features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
         properties = config.getoption("--properties", Budget.NONE.value)
         inventory = load_inventory(features_dir, properties=properties != Budget.NONE)
