@@ -137,6 +137,13 @@ def test_the_sdk_s_tests_pass_the_schema_drift_test_among_them() -> None:
         assert f"--- PASS: Test{name}" in completed.stdout, completed.stdout[-3000:]
 
 
+def test_the_sdk_readme_shows_the_skeleton_whole_and_it_builds(tmp_path: Path) -> None:
+    readme = (SDK / "README.md").read_text()
+    skeleton = (SDK / "skeleton" / "main.go").read_text()
+    assert f"```go\n{skeleton}```" in readme, "the README's example is not skeleton/main.go"
+    succeeded(run(go(), "build", "-o", tmp_path / "skeleton", "./skeleton", cwd=SDK))
+
+
 def test_the_go_example_passes_all_38_criteria(binary: Path, tmp_path: Path) -> None:
     completed, results = kit_run(tmp_path, str(binary), sandbox=SANDBOXED)
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-3000:]
