@@ -185,8 +185,10 @@ def run(
     from conformance.running.scratch import RUN_FOLDER
     from conformance.spec.registry import default_registry
     from conformance.stream.provenance import suite_digests
+    from conformance.stream.redaction import REDACT
     from conformance.suite import pytest_arguments
 
+    REDACT.keep(impl)  # the command as given is the run's identity, never a secret
     _load_the_suite()
     kit_before = suite_digests()
     hidden = tuple(path.resolve() for path in (results, sign_key_file) if path is not None)

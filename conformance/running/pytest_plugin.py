@@ -31,6 +31,7 @@ from conformance.spec.registry import (
     default_registry,
 )
 from conformance.spec.spec_drift import check_drift
+from conformance.stream.redaction import REDACT
 from conformance.stream.results import SPEC_PREFIXES, Claim
 from conformance.stream.stream_integrity import BrokenStream, read_key
 
@@ -124,6 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
     results = config.getoption("--results")
     if results:
         _keep_hypothesis_storage_in_the_run_folder()
+        REDACT.keep(config.getoption("--impl"))  # what the run tested is no secret
         features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
         properties = config.getoption("--properties", Budget.NONE.value)
         inventory = load_inventory(features_dir, properties=properties != Budget.NONE)

@@ -7,7 +7,12 @@ that could be a secret is replaced by `[redacted $NAME]` in whatever the
 harness stores, before anything is cut to length (a cut could otherwise
 leave half a secret). So is the password of a URL in that environment.
 Values that cannot be secrets are left readable: those of a few well-known
-variables, short ones, and paths that exist on this machine.
+variables and of the variables the kit itself defines (a URL's password in
+them is still a secret), short ones, and paths that exist on this machine.
+And the identity of the run is never redacted: `keep` takes the
+implementation's command as given on the command line, and any value it
+spells is no secret (the GitHub Action hands the command over in
+CONFORMANCE_IMPL, and its reports must say what they tested).
 """
 
 from __future__ import annotations
@@ -27,6 +32,13 @@ PUBLIC_ENV: Final = frozenset(
     {"PATH", "HOME", "PWD", "OLDPWD", "LANG", "LANGUAGE", "TERM", "SHELL", "USER", "LOGNAME"}
     | {"HOSTNAME", "SHLVL", "TMPDIR", "_", "COLUMNS", "LINES", "VIRTUAL_ENV", "PYTHONPATH"}
 )
+KIT_ENV: Final = frozenset(
+    {"CONFORMANCE_IMPL", "CONFORMANCE_CLAIM", "CONFORMANCE_SANDBOX", "CONFORMANCE_ARGS"}
+    | {"CONFORMANCE_KIT", "CONFORMANCE_EXIT", "CONFORMANCE_REPORTS", "CONFORMANCE_STORE"}
+    | {"CONFORMANCE_REQUEST_TIMEOUT", "CONFORMANCE_EXEC_REUSE", "CONFORMANCE_EXEC_PRELAUNCH"}
+)
+"""The variables the kit and its GitHub Action define: settings, not secrets. Not every
+CONFORMANCE_ name: docs/ci.md has users keep a token in CONFORMANCE_BOT_TOKEN."""
 MIN_SECRET_LENGTH: Final = 8
 MIN_PASSWORD_LENGTH: Final = 4
 
@@ -40,12 +52,13 @@ class Redactor:
             for secret in _secrets_in(name, value)
         }
         self._names = secrets
-        longest_first = sorted(secrets, key=len, reverse=True)
-        self._pattern = (
-            re.compile("|".join(re.escape(value) for value in longest_first))
-            if longest_first
-            else None
-        )
+        self._pattern = _pattern_of(secrets)
+
+    def keep(self, identity: str) -> None:
+        """Never redact `identity` (the implementation's command as given): no value it spells
+        is a secret any more."""
+        self._names = {s: name for s, name in self._names.items() if s not in identity}
+        self._pattern = _pattern_of(self._names)
 
     def text(self, text: str) -> str:
         if self._pattern is None:
@@ -69,6 +82,15 @@ class Redactor:
         return value
 
 
+def _pattern_of(secrets: Mapping[str, str]) -> re.Pattern[str] | None:
+    """One alternation of the secrets, the longest first, so that no shorter one that it
+    contains is replaced inside it."""
+    longest_first = sorted(secrets, key=len, reverse=True)
+    if not longest_first:
+        return None
+    return re.compile("|".join(re.escape(value) for value in longest_first))
+
+
 def masked_url(url: str | None) -> str | None:
     """A database URL with its password hidden, as SQLAlchemy renders it."""
     if url is None:
@@ -84,12 +106,23 @@ def _secrets_in(name: str, value: str) -> list[str]:
     implementation may print apart from the URL."""
     if name in PUBLIC_ENV or name.startswith("LC_"):
         return []
-    found = [value] if len(value) >= MIN_SECRET_LENGTH and not _existing_paths(value) else []
-    with contextlib.suppress(ValueError):
-        password = urlsplit(value).password
-        if password and len(password) >= MIN_PASSWORD_LENGTH:
-            found.append(unquote(password))
+    public = name in KIT_ENV or len(value) < MIN_SECRET_LENGTH or _existing_paths(value)
+    return ([] if public else [value]) + _passwords_in(value)
+
+
+def _passwords_in(value: str) -> list[str]:
+    """The password of the value as a URL, and of every URL written in it (a pip requirement
+    `name @ git+https://user:token@host/...`)."""
+    found = []
+    for url in [value, *_URL.findall(value)]:
+        with contextlib.suppress(ValueError):
+            password = urlsplit(url).password
+            if password and len(password) >= MIN_PASSWORD_LENGTH:
+                found.append(unquote(password))
     return found
+
+
+_URL: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 
 
 def _existing_paths(value: str) -> bool:
