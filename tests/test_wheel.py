@@ -188,13 +188,24 @@ def test_the_github_action_s_steps_run_the_kit_and_publish_its_verdict(
     """Each shell step of action.yml, with the inputs a workflow would give; the steps GitHub
     provides (setup-python, upload-artifact) stand in as the venv on PATH and a file check.
     The run fails (one scenario selected, the rest undefined): the verdict still reaches the
-    summary and the artifacts, and the last step fails the job with the run's exit code."""
+    summary and the artifacts, and the last step fails the job with the run's exit code. The
+    summary names the implementation (CONFORMANCE_IMPL, which holds it, was redacted), and the
+    reports go to a folder of the action's own: the workspace keeps the user's own files of
+    the same names (the action used to delete them) and gets nothing new."""
     action = yaml.safe_load((CHECKOUT / "action.yml").read_text())
     inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
     inputs |= {"kit": str(installed.wheel), "impl": "conformance serve-reference"}
     inputs |= {"claim": "office", "sandbox": "true" if shutil.which("bwrap") else "false"}
     inputs |= {"args": "-k sixth"}  # one scenario: quick, and the rest undefined, so it fails
     github = {"GITHUB_OUTPUT": tmp_path / "output", "GITHUB_STEP_SUMMARY": tmp_path / "summary"}
+    temp = tmp_path / "runner-temp"
+    github |= {"RUNNER_TEMP": temp}
+    temp.mkdir()
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    mine = {"summary.md": "the user's own notes", "report.html": "<p>the user's own page</p>"}
+    for name, text in mine.items():
+        (workspace / name).write_text(text)
     outputs: dict[str, str] = {}
     exits = []
     for step in action["runs"]["steps"]:
@@ -204,11 +215,11 @@ def test_the_github_action_s_steps_run_the_kit_and_publish_its_verdict(
             **os.environ,
             **{name: str(path) for name, path in github.items()},
             "PATH": f"{installed.bin}{os.pathsep}{os.environ['PATH']}",
-            **{k: expand(v, inputs, outputs) for k, v in step.get("env", {}).items()},
+            **{k: expand(v, inputs, outputs, temp) for k, v in step.get("env", {}).items()},
         }
         completed = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+            env=env, cwd=workspace, capture_output=True, text=True, timeout=TIMEOUT, check=False,
         )  # fmt: skip
         exits.append(completed.returncode)
         if step.get("id"):
@@ -216,16 +227,24 @@ def test_the_github_action_s_steps_run_the_kit_and_publish_its_verdict(
     assert outputs["run.exit-code"] == "1" and exits == [0, 0, 0, 1], (outputs, exits)
     summary = github["GITHUB_STEP_SUMMARY"].read_text()
     assert re.search(r"claims office: 0 of 25 criteria passed; 13 out of scope", summary)
+    first = summary.splitlines()[0]
+    assert first == "## Conformance: exec:conformance serve-reference did not pass", first
     upload = next(s for s in action["runs"]["steps"] if "upload-artifact" in s.get("uses", ""))
-    uploaded = upload["with"]["path"].split()
-    assert all((tmp_path / name).is_file() for name in uploaded), uploaded
+    uploaded = [Path(p) for p in expand(upload["with"]["path"], inputs, outputs, temp).split()]
+    assert len(uploaded) == 4 and all(path.is_file() for path in uploaded), uploaded
+    assert all(path.is_relative_to(temp) for path in uploaded), uploaded
+    assert outputs["run.reports-dir"] == str(uploaded[0].parent), outputs
+    assert {p.name: p.read_text() for p in workspace.iterdir()} == mine, "the workspace changed"
 
 
-def expand(value: Any, inputs: dict[str, str], outputs: dict[str, str]) -> str:
-    """A step's `${{ inputs.x }}` and `${{ steps.id.outputs.y }}`, as the runner expands them."""
+def expand(value: Any, inputs: dict[str, str], outputs: dict[str, str], runner_temp: Path) -> str:
+    """A step's `${{ inputs.x }}`, `${{ steps.id.outputs.y }}` and `${{ runner.temp }}`, as the
+    runner expands them."""
 
     def one(found: re.Match[str]) -> str:
         expression = found[1].strip()
+        if expression == "runner.temp":
+            return str(runner_temp)
         if expression.startswith("inputs."):
             return inputs[expression.removeprefix("inputs.")]
         return outputs[expression.removeprefix("steps.").replace(".outputs.", ".")]
