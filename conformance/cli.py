@@ -250,15 +250,26 @@ def run(
         console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
         raise typer.Exit(EXIT_USAGE)
     outcome = memory.run
-    _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
-    print_verdicts(outcome, default_registry(), console)
-    verdict = _exit_code(outcome, code)
     trusted = [
         _stream_is_the_harness_s(memory),
         _agrees_with_pytest(memory),
         _kit_unchanged(kit_before),
     ]
+    shown = outcome if all(trusted) else _distrusted(outcome)
+    _write_reports(shown, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
+    print_verdicts(shown, default_registry(), console)
+    verdict = _exit_code(outcome, code)
     raise typer.Exit(verdict if all(trusted) else max(verdict, EXIT_FAILURES))
+
+
+def _distrusted(outcome: ResultsRun) -> ResultsRun:
+    """The run as its reports must show it when a check after it failed (the lines above say
+    which): failed, whatever its records say, since its exit code is at least 1."""
+    footer = outcome.footer
+    if footer is None or footer.integrity is not None:
+        return outcome
+    breach = "a check after the run failed (the stream, pytest's outcomes or the kit's files)"
+    return outcome.model_copy(update={"footer": footer.model_copy(update={"integrity": breach})})
 
 
 def _load_the_suite() -> None:

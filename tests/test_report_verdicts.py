@@ -21,8 +21,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from typer.testing import CliRunner
 
-from conformance.cli import EXIT_FAILURES, EXIT_OK
+from conformance.cli import EXIT_FAILURES, EXIT_OK, app
+from conformance.stream import provenance
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 CONFORMANCE = Path(sys.executable).with_name("conformance")
@@ -150,3 +152,23 @@ def test_an_unverified_claimed_criterion_is_a_failure_of_the_claim_in_every_form
     said += [finished.terminal, (finished.folder / "cucumber.json").read_text()]
     for text in said:
         assert f"unverified: {UNVERIFIED}: no scenario of it ran" in " ".join(text.split())
+
+
+def test_a_run_failed_by_a_check_after_it_is_reported_failed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The kit's files changed while the run ran (another process editing the checkout): the
+    run exits 1 although every record passed, and its reports, written after that check, say
+    that it failed (they said it passed)."""
+    digests = iter([{"features/x.feature": "before"}])
+    monkeypatch.setattr(provenance, "suite_digests", lambda: next(digests, {"x": "after"}))
+    markdown, junit = tmp_path / "summary.md", tmp_path / "junit.xml"
+    arguments = ["run", "--impl", WITHOUT_HOOKS, "--allow-unverified", UNVERIFIED, "--quiet"]
+    arguments += ["--claim", "office", "--properties", "none"]
+    arguments += ["--markdown", str(markdown), "--junit", str(junit)]
+    outcome = CliRunner().invoke(app, arguments)
+    assert outcome.exit_code == EXIT_FAILURES, outcome.output
+    assert "changed during the run" in outcome.output, outcome.output
+    assert markdown_failed(Run(tmp_path, EXIT_FAILURES, outcome.output))
+    assert junit_failed(Run(tmp_path, EXIT_FAILURES, outcome.output))
+    assert terminal_failed(Run(tmp_path, EXIT_FAILURES, outcome.output))
