@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "go"
 CONFORMANCE = Path(sys.executable).with_name("conformance")
 SEED = 20261202
-VERDICT = re.compile(r"claims .*?criteria passed[^\n]*")
+VERDICT = re.compile(r"claims [^\n]*?criteria passed[^\n]*?(?= run (?:passed|failed)|$)")
 RUN_TIMEOUT = 3600
 
 
