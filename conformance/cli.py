@@ -677,11 +677,14 @@ def variants() -> None:
     table = Table(
         title=f"{len(known.VARIANTS)} variants (--impl variant:NAME)", title_justify="left"
     )
-    for column in ("variant", "reads otherwise", "freedom taken"):
+    for column in ("variant", "reads otherwise", "declares it", "freedom taken"):
         table.add_column(column, no_wrap=column != "freedom taken")
     for variant in sorted(known.VARIANTS.values(), key=lambda v: v.name):
-        readings = ", ".join(sorted(variant.diverges)) or "-"
-        table.add_row(escape(variant.name), escape(readings), escape(variant.description))
+        readings = ", ".join(f"{q} as {name}" for q, name in sorted(variant.readings.items()))
+        declares = "yes" if variant.declares_readings else "-"
+        table.add_row(
+            escape(variant.name), escape(readings or "-"), declares, escape(variant.description)
+        )
     console.print(table)
 
 

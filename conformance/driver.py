@@ -16,7 +16,9 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from conformance.spec.registry import KIT_READING, default_registry
 
 
 class Value(BaseModel):
@@ -192,12 +194,49 @@ class WorkRequestLimits(Value):
     lease_seconds: float
 
 
+def _readings_schema() -> dict[str, Any]:
+    """The schema of `readings`: each open question of the register, with the names of its
+    readings, so that a validator refuses an unknown one before the harness does."""
+    return {
+        "properties": {
+            interpretation.id: {"enum": interpretation.names()}
+            for interpretation in default_registry().active_interpretations()
+        },
+        "additionalProperties": False,
+    }
+
+
 class Description(Value):
     name: str
     version: str
     capabilities: list[Capability]
     office: OfficeConstants | None = None
     work_requests: WorkRequestLimits | None = None
+    readings: dict[str, str] = Field(default_factory=dict, json_schema_extra=_readings_schema())
+    """Per open question (an interpretation ID of the register), the reading the implementation
+    follows: `kit` (the register's own) or one of the alternatives the register lists. The
+    suite judges by it; a question not named here is judged by the kit's reading."""
+
+    @model_validator(mode="after")
+    def _registered_readings(self) -> Description:
+        """A reading the register does not list cannot be judged by: refused at the handshake."""
+        registry = default_registry()
+        for interpretation_id, name in self.readings.items():
+            if not registry.is_citable(interpretation_id):
+                raise ValueError(
+                    f"readings names {interpretation_id!r}: no open question of the register"
+                )
+            names = registry.interpretation(interpretation_id).names()
+            if name not in names:
+                raise ValueError(
+                    f"readings: {interpretation_id} has no reading {name!r}; "
+                    f"the register lists {', '.join(names)}"
+                )
+        return self
+
+    def reading_of(self, interpretation_id: str) -> str:
+        """The reading followed for one open question (the kit's unless declared otherwise)."""
+        return self.readings.get(interpretation_id, KIT_READING)
 
 
 # --------------------------------------------------------------------------

@@ -54,7 +54,7 @@ from rich.table import Table
 
 from conformance.adapters.patched import Capability
 from conformance.running.forked_suite import Exit, can_fork, fork_servers
-from conformance.spec.registry import short_id
+from conformance.spec.registry import default_registry, short_id
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import read_stream
 from conformance.suite import pytest_arguments
@@ -330,8 +330,6 @@ def run_strength(
             for mutant, run in zip(mutants, mutant_runs, strict=True)
         ]
         verdicts = _complete_the_missed(verdicts, whole, control_run, run_all)
-    from conformance.spec.registry import default_registry
-
     return StrengthReport(
         control=control_run,
         verdicts=verdicts,
@@ -402,20 +400,24 @@ def _verdict(mutant: Mutant, run: TargetRun, control: TargetRun) -> MutantVerdic
 
 
 def _variant_verdict(variant: Variant, run: TargetRun, control: TargetRun) -> VariantVerdict:
-    """Every trusted scenario passed, or diverged on an interpretation the variant names.
+    """Every trusted scenario passed, or diverged on an interpretation the variant names and
+    on a criterion that interpretation is registered under (never on another criterion).
 
     A divergence cites every reading its check rests on; any one of them read otherwise
-    explains it, so one named by the variant is enough.
+    explains it, so one named by the variant is enough. A variant that declares its readings
+    names none it may diverge on: it must pass outright.
     """
     trusted = _trusted(control)
     cited = run.violated()
+    registry = default_registry()
     diverged: set[str] = set()
     false: list[str] = []
-    for key, (_, status) in run.statuses().items():
+    for key, (criterion, status) in run.statuses().items():
         if key not in trusted or status in (Status.PASSED, Status.NOT_APPLICABLE):
             continue
         explained = set(cited.get(key, [])) & variant.diverges
-        if status is Status.DIVERGED and explained:
+        charged = registry.criteria_of_readings(sorted(explained))
+        if status is Status.DIVERGED and explained and criterion in charged:
             diverged |= explained
             continue
         false.append(f"{key}: {status.value} {cited.get(key) or ''}".rstrip())

@@ -49,7 +49,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And session "root" delegates "draft" by subagent with a slice of 300
     Then the budget of "launch" is 1000 in total, 500 available, 500 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-1 @interpretation:WR-4 @clause:slice-deducted
+  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-1 @interpretation:WR-4 @interpretation:WR-3 @clause:slice-deducted
   Scenario: A nested slice comes out of the child's remainder, not out of the campaign again
     Given session "root" has delegated "survey" by spawn with a slice of 200
     When the child session of "survey" delegates "fact check" by subagent with a slice of 50
@@ -152,7 +152,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then the attempt is refused with "lease_held" and nothing changes
     And "bob" holds "survey" under his current lease
 
-  @AC-ARMONIA-WORKREQ-001.3 @clause:lease-survives @clause:request-survives
+  @AC-ARMONIA-WORKREQ-001.3 @interpretation:WR-3 @clause:lease-survives @clause:request-survives
   Scenario: A restart between every two steps of a claim, heartbeat and publish loses nothing
     Given session "root" has delegated "survey" by spawn with a slice of 100
     When "bob" claims "survey"
@@ -167,7 +167,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" publishes "survey" with result "s3://reports/survey"
     And the implementation restarts
     Then "survey" is completed with result "s3://reports/survey" by "bob" under his current lease
-    And the budget of "launch" is 1000 in total, 1000 available, 0 reserved and 0 spent
+    And as WR-3 reads it, the budget of "launch" is 1000 in total, 1000 available, 0 reserved and 0 spent
 
   @AC-ARMONIA-WORKREQ-001.3 @clause:lease-survives
   Scenario: Generations carry on from where they were after restarts
@@ -248,7 +248,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then the attempt is refused with "already_completed" or "stale_generation" or "lease_expired" and nothing changes
     And "survey" is completed with result "s3://reports/carol" by "carol" under her current lease
 
-  @AC-ARMONIA-WORKREQ-001.4 @clause:expired-cannot-publish @clause:claimable-again
+  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-20 @interpretation:WR-19 @clause:expired-cannot-publish @clause:claimable-again
   Scenario: An expired holder nobody replaced can neither publish nor heartbeat, and the request is claimable at once
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And "bob" has claimed "survey"
@@ -272,7 +272,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" publishes "survey" with result "s3://reports/bob"
     Then "survey" is completed with result "s3://reports/bob" by "bob" under his current lease
 
-  @AC-ARMONIA-WORKREQ-001.4 @clause:expired-cannot-publish @clause:claimable-again
+  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-20 @clause:expired-cannot-publish @clause:claimable-again
   Scenario: A publish long after the lease expired is refused
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And "bob" has claimed "survey"
@@ -280,6 +280,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" tries to publish "survey" with result "s3://reports/bob"
     Then the attempt is refused with "lease_expired" and nothing changes
     And "survey" is open again
+    When "carol" claims "survey"
+    Then "carol" holds "survey" under a newer generation than "bob" held
 
   @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-6 @clause:claimable-again
   Scenario: An assigned request whose lease expired is claimable again by its assignee only
@@ -388,7 +390,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And as WR-3 reads it, the completion of "survey" returned 150
     And as WR-3 reads it, the budget of "launch" is 1000 in total, 950 available, 0 reserved and 50 spent
 
-  @AC-ARMONIA-WORKREQ-001.6 @interpretation:WR-10 @clause:closes-once
+  @AC-ARMONIA-WORKREQ-001.6 @interpretation:WR-10 @interpretation:WR-3 @clause:closes-once
   Scenario: An exact publish retry answers with the recorded completion and returns no budget twice
     Given session "root" has delegated "survey" by spawn with a slice of 200
     And the child session of "survey" has recorded usage of 50
@@ -398,7 +400,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" publishes "survey" with result "s3://reports/survey" again
     Then as WR-10 reads it, the retry answers with the completion of "survey" recorded the first time
     And "survey" is completed with result "s3://reports/survey" by "bob" under his current lease
-    And the budget of "launch" is 1000 in total, 950 available, 0 reserved and 50 spent
+    And as WR-3 reads it, the budget of "launch" is 1000 in total, 950 available, 0 reserved and 50 spent
 
   @AC-ARMONIA-WORKREQ-001.6 @interpretation:WR-10 @clause:closes-once
   Scenario Outline: Any other publish of a completed request is refused and changes nothing: <case>
@@ -613,36 +615,36 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And as WR-1 reads it, the budget of "launch" is 1000 in total, 450 available, 430 reserved and 120 spent
     When "carol" claims "fact check"
     And "carol" publishes "fact check" with result "s3://reports/fact-check"
-    Then as WR-3 reads it, the completion of "fact check" returned 70
-    And as WR-3 reads it, the budget of "launch" is 1000 in total, 450 available, 430 reserved and 120 spent
+    Then as WR-1 and WR-3 read it, the completion of "fact check" returned 70
+    And as WR-1 and WR-3 read it, the budget of "launch" is 1000 in total, 450 available, 430 reserved and 120 spent
     When "bob" claims "survey"
     And "bob" publishes "survey" with result "s3://reports/survey"
-    Then as WR-3 reads it, the completion of "survey" returned 230
-    And as WR-3 reads it, the budget of "launch" is 1000 in total, 680 available, 200 reserved and 120 spent
+    Then as WR-1 and WR-3 read it, the completion of "survey" returned 230
+    And as WR-1 and WR-3 read it, the budget of "launch" is 1000 in total, 680 available, 200 reserved and 120 spent
     When the child session of "draft" records usage of 200
     And "bob" claims "draft"
     And "bob" publishes "draft" with result "s3://reports/draft"
-    Then as WR-3 reads it, the completion of "draft" returned 0
-    And as WR-3 reads it, the budget of "launch" is 1000 in total, 680 available, 0 reserved and 320 spent
+    Then as WR-1 and WR-3 read it, the completion of "draft" returned 0
+    And as WR-1 and WR-3 read it, the budget of "launch" is 1000 in total, 680 available, 0 reserved and 320 spent
     And the budget of "launch" is conserved
 
-  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-15 @clause:no-budget-created
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @interpretation:WR-15 @interpretation:WR-3 @clause:no-budget-created
   Scenario: Unspent budget returns to the campaign when its originating request has already completed
     Given session "root" has delegated "survey" by spawn with a slice of 300
     And the child session of "survey" has delegated "fact check" by subagent with a slice of 100
     When "bob" claims "survey"
     And "bob" publishes "survey" with result "s3://reports/survey"
     Then the budget of "launch" is conserved
-    And as WR-15 reads it, the completion of "survey" returned 200
-    And as WR-15 reads it, the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
+    And as WR-1 and WR-15 read it, the completion of "survey" returned 200
+    And as WR-1 and WR-15 read it, the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
     When the child session of "fact check" records usage of 30
     And "carol" claims "fact check"
     And "carol" publishes "fact check" with result "s3://reports/fact-check"
     Then the budget of "launch" is conserved
-    And as WR-15 reads it, the completion of "fact check" returned 70
-    And as WR-15 reads it, the budget of "launch" is 1000 in total, 970 available, 0 reserved and 30 spent
+    And as WR-1 and WR-15 read it, the completion of "fact check" returned 70
+    And as WR-1 and WR-15 read it, the budget of "launch" is 1000 in total, 970 available, 0 reserved and 30 spent
 
-  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-3 @clause:no-budget-created
   Scenario: A lineage never spends more than its slice held, however its members share it out
     # Whichever reading of nested slices an implementation takes (WR-1), the child and its
     # own child together can never turn the child's slice of 100 into more than 100 spent.
@@ -809,7 +811,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" heartbeats "survey"
     Then the heartbeat pushed the lease of "survey" later than the claim had it expire
 
-  @AC-ARMONIA-WORKREQ-001.12 @interpretation:WR-19
+  @AC-ARMONIA-WORKREQ-001.12 @interpretation:WR-19 @interpretation:WR-20
   Scenario: A heartbeat after the lease ran out is refused and extends nothing
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And "bob" has claimed "survey"
@@ -871,7 +873,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then "survey" has spent 100 of its slice of 100
     And the budget of "launch" is 1000 in total, 900 available, 0 reserved and 100 spent
 
-  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-1 @interpretation:WR-2 @clause:usage-within-slice
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-1 @interpretation:WR-2 @interpretation:WR-3 @clause:usage-within-slice
   Scenario: Slices carved out for grandchildren are no longer the child's to spend
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And the child session of "survey" has delegated "fact check" by subagent with a slice of 70

@@ -29,10 +29,16 @@ def pytest_bdd_before_step_call(request: pytest.FixtureRequest, step: Step) -> N
             settle()
 
 
-READING = r"(?:as (?P<reading>(?:WR|OF)-\d+) reads it, )?"
-"""An optional `as WR-n reads it, ` before a step: what it checks (or, on a When step, the
-acceptance the scenario needs) then rests on that interpretation alone, so an implementation
-reading the spec otherwise is diverged, not failed."""
+READING = r"(?:as (?P<reading>(?:WR|OF)-\d+(?: and (?:WR|OF)-\d+)*) reads? it, )?"
+"""An optional `as WR-n reads it, ` (or `as WR-1 and WR-3 read it, `) before a step: what it
+checks (or, on a When step, the acceptance the scenario needs) then rests on those
+interpretations alone, so an implementation reading the spec otherwise is diverged, not
+failed, and one that declares another reading of any of them has the check set aside."""
+
+
+def readings_named(reading: str | None) -> list[str]:
+    """The interpretations a step's `as ... read it,` prefix names (none without one)."""
+    return [] if reading is None else reading.split(" and ")
 
 
 def quoted(text: str) -> list[str]:

@@ -476,7 +476,7 @@ def publishes(
     completion = workreq_world.perform(
         "publish",
         f"{holder!r}'s {'retried ' if again else ''}publish of {name!r}",
-        RECORDS_RESULT,
+        "WR-10" if again else RECORDS_RESULT,
         lambda: workreq_world.driver.publish(request_id, holder, generation, result),
     )
     if completion is None:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pytest_bdd import parsers, then
 
 from conformance.driver import (
+    BudgetSnapshot,
     DelegationKind,
     DriverError,
     ErrorCode,
@@ -34,12 +35,13 @@ from conformance.spec.clause_check import (
     violated,
 )
 from conformance.spec.registry import INTERPRETATION_ID
-from steps.common import READING, quoted
+from steps.common import READING, quoted, readings_named
 from steps.workreq_actions import parse_grants
 from steps.workreq_world import (
     CLAIMABLE_AGAIN,
     CLOSES_ONCE,
     CONTRACT,
+    EXPIRED_STATE,
     FENCED,
     KIND_CREATES,
     LEASE_SURVIVES,
@@ -65,7 +67,8 @@ def cite_or_reading(reading: str | None, cite: Cite) -> Cite:
     instead, together with any interpretation the check itself names."""
     if reading is None:
         return cite
-    return tuple(dict.fromkeys([reading, *filter(INTERPRETATION_ID.fullmatch, cites_of(cite))]))
+    named = [*readings_named(reading), *filter(INTERPRETATION_ID.fullmatch, cites_of(cite))]
+    return tuple(dict.fromkeys(named))
 
 
 def within(inner: Permissions, outer: Permissions) -> bool:
@@ -250,29 +253,43 @@ def budget_is(
     reserved: str,
     spent: str,
 ) -> None:
-    snapshot = workreq_world.driver.budget(campaign)
+    snapshot = check_no_budget_created(workreq_world, campaign)
     observed = (snapshot.total, snapshot.available, snapshot.reserved, snapshot.spent)
     expected = (int(total), int(available), int(reserved), int(spent))
     expect(
         observed == expected,
-        cite_or_reading(reading, (SLICE_DEDUCTED, USAGE_DRAWS, NO_BUDGET_CREATED)),
+        cite_or_reading(reading, (SLICE_DEDUCTED, USAGE_DRAWS)),
         f"expected budget (total, available, reserved, spent) {expected}, observed {observed}",
     )
 
 
 @then(parsers.re(r'the budget of "(?P<campaign>[^"]+)" is conserved'))
 def budget_is_conserved(workreq_world: WorkRequestWorld, campaign: str) -> None:
-    snapshot = workreq_world.driver.budget(campaign)
+    """Nothing created (the clause); nothing lost either, which is WR-3's reading: what a
+    completion does not spend goes back, so the parts add up to the total."""
+    snapshot = check_no_budget_created(workreq_world, campaign)
     parts = (snapshot.available, snapshot.reserved, snapshot.spent)
     expect(
-        snapshot.total == workreq_world.campaigns[campaign]
-        and snapshot.total == sum(parts)
-        and min(parts) >= 0,
-        NO_BUDGET_CREATED,
-        f"expected a total of {workreq_world.campaigns[campaign]} == available + reserved + "
-        f"spent, none negative; observed total {snapshot.total}, (available, reserved, spent) "
-        f"{parts}",
+        sum(parts) == snapshot.total,
+        "WR-3",
+        f"expected available + reserved + spent == {snapshot.total}, observed {parts}",
     )
+
+
+def check_no_budget_created(world: WorkRequestWorld, campaign: str) -> BudgetSnapshot:
+    """The campaign's total stands, no part is negative and together they never exceed it:
+    all the text asks (it forbids creating budget, not losing it)."""
+    snapshot = world.driver.budget(campaign)
+    parts = (snapshot.available, snapshot.reserved, snapshot.spent)
+    expect(
+        snapshot.total == world.campaigns[campaign] and sum(parts) <= snapshot.total,
+        NO_BUDGET_CREATED,
+        f"expected a total of {world.campaigns[campaign]} with available + reserved + spent "
+        f"no more than it, none negative; observed total {snapshot.total}, (available, "
+        f"reserved, spent) {parts}",
+    )
+    expect(min(parts) >= 0, NO_BUDGET_CREATED, f"a budget part is negative: {parts}")
+    return snapshot
 
 
 @then(
@@ -349,8 +366,10 @@ def spent_within_slice(workreq_world: WorkRequestWorld, name: str) -> None:
 
 STATE_CLAUSES = {
     "open": "AC-ARMONIA-WORKREQ-001.1/creates-request",
-    "open again": CLAIMABLE_AGAIN,
+    "open again": EXPIRED_STATE,
 }
+"""A new request reads open by the contract; one whose lease expired reads open again only as
+WR-20 names its state (the clause says it is claimable again, which a claim shows)."""
 
 
 @then(parsers.re(r'"(?P<name>[^"]+)" is (?P<state>open again|open)$'))
@@ -697,12 +716,18 @@ def check_listing(
 ) -> None:
     """Every open and in-progress request listed (the clause); nothing else (WR-17)."""
     observed = listed(world, environment, principal)
-    missing = {name: state for name, state in expected.items() if observed.get(name) != state}
+    missing = sorted(name for name in expected if name not in observed)
     expect(
         not missing,
         MEMBERS_LIST,
         f"expected {principal!r} to list {expected} (in any order), observed {observed}",
     )
+    for name, state in expected.items():
+        expect(
+            observed.get(name, state) == state,
+            world.state_cite(name, state),
+            f"{principal!r}'s listing has {name!r} {observed.get(name)}, expected {state}",
+        )
     extra = sorted(set(observed) - set(expected))
     leaked = [name for name in extra if _leaked_to(world, name, environment, principal)]
     expect(

@@ -73,6 +73,8 @@ FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
 NO_BUDGET_CREATED = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
 NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
 CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
+EXPIRED_STATE = "WR-20"
+"""What a request whose lease expired reads (open again): the state name is WR-20's reading."""
 KIND_CREATES = {
     DelegationKind.SPAWN: "AC-ARMONIA-WORKREQ-001.11/spawn-creates",
     DelegationKind.SUBAGENT: "AC-ARMONIA-WORKREQ-001.11/subagent-creates",
@@ -225,6 +227,12 @@ class WorkRequestWorld:
         """The lease `holder`'s latest claim of `name` was granted."""
         self.granted(name, holder)
         return self.leases[(name, holder)][-1]
+
+    def state_cite(self, name: str, state: str) -> str:
+        """Why a request must read `state`: a request some claim was granted reads open only
+        once its lease expired, which WR-20 names; any other state is the contract's."""
+        ever_claimed = any(request == name for request, _ in self.leases)
+        return EXPIRED_STATE if state == "open" and ever_claimed else CONTRACT
 
     def first_grant(self, name: str, holder: str) -> Lease:
         self.granted(name, holder)

@@ -150,3 +150,19 @@ def test_every_active_interpretation_is_exercised() -> None:
     exercised = tagged | set(cited_in_code())
     idle = [i.id for i in registry.active_interpretations() if i.id not in exercised]
     assert not idle, f"interpretations no scenario or check rests on: {idle}"
+
+
+def test_every_reading_a_scenario_rests_on_is_registered_under_its_criterion() -> None:
+    """A divergence is charged to the criteria its reading is registered under: a scenario of a
+    criterion that rests on a reading the register does not list under it could not be."""
+    registry = default_registry()
+    unregistered = sorted(
+        f"{entry.key}: {tag}"
+        for entry in load_inventory()
+        for tag in entry.tags
+        if tag.startswith(INTERPRETATION_TAG_PREFIX)
+        and entry.criteria
+        and entry.criteria[0]
+        not in registry.interpretation(tag.removeprefix(INTERPRETATION_TAG_PREFIX)).criteria
+    )
+    assert not unregistered, unregistered

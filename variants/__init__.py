@@ -14,16 +14,32 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.adapters.patched import PatchedDriver, open_patched
-from variants import office_behaviour, office_vocabulary, workreq_variants
+from variants import (
+    instant_precision,
+    office_behaviour,
+    office_vocabulary,
+    workreq_readings,
+    workreq_variants,
+)
 from variants.variant import Variant
 
 __all__ = ["VARIANTS", "UnknownVariant", "Variant", "driver_on", "open_variant"]
 
-VARIANTS: dict[str, Variant] = {
-    variant.name: variant
-    for module in (office_vocabulary, office_behaviour, workreq_variants)
+LEGAL: list[Variant] = [
+    variant
+    for module in (
+        office_vocabulary,
+        office_behaviour,
+        instant_precision,
+        workreq_variants,
+        workreq_readings,
+    )
     for variant in module.VARIANTS
+]
+VARIANTS: dict[str, Variant] = {
+    variant.name: variant for variant in [*LEGAL, *(v.declaring() for v in LEGAL if v.readings)]
 }
+"""Every variant, and for each that reads an open question otherwise, its declaring twin."""
 
 
 class UnknownVariant(LookupError):

@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from reference.errors import NotFound
-from reference.office import assignment, run_queue, service
+from reference.office import assignment, coalescer, run_queue, service
 from reference.office.coalescer import _merge_target
+from reference.office.constants import QUEUED
 from reference.office.models import Run, Task
 from reference.office.run_queue import RunQueue
 from reference.office.wake import EnqueueResult, Outcome, Wake
@@ -87,6 +88,12 @@ VARIANTS = [
         Capability.OFFICE,
         "a merge keeps the queued run's payload, so the count stays exact across mixed merges",
         lambda: [Patch(run_queue, "coalesce", coalesce_keeping_payload)],
+    ),
+    Variant(
+        "coalesces_into_claimed_runs",
+        Capability.OFFICE,
+        "a wake also merges into a matching run that is claimed but has not started",
+        lambda: [Patch(coalescer, "MERGEABLE", (QUEUED, "claimed"))],
     ),
     Variant(
         "generation_steps_by_two",

@@ -16,10 +16,16 @@ A refused operation changes nothing in the model. The limits (depth and count
 caps, lease duration) are the ones the implementation reports, never assumed
 numbers (WR-12). Both kinds of delegation obey the same rules; the model only
 remembers which kind made each request.
+
+Where the spec leaves a question open, the model predicts by a reading of it: the kit's
+(the register's interpretation), or an alternative the register lists (`readings`, by
+interpretation ID). A harness that sees an implementation answer as an alternative predicts
+would have it switches the model to that reading (`follow`) and goes on checking the rest.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -34,11 +40,34 @@ from conformance.driver import (
     WorkRequest,
     WorkRequestLimits,
 )
+from conformance.spec.registry import KIT_READING
 
 Refusals = frozenset[ErrorCode]
 """Every refusal code that applies to an operation; empty when it must be accepted."""
 
 ACCEPTED: Refusals = frozenset()
+
+FOLLOWED: Mapping[str, frozenset[str]] = {
+    "WR-1": frozenset({"from-campaign"}),
+    "WR-2": frozenset({"capped-usage"}),
+    "WR-3": frozenset({"forfeit"}),
+    "WR-6": frozenset({"outsider-forbidden"}),
+    "WR-7": frozenset({"newer-not-next", "heartbeat-regenerates"}),
+    "WR-10": frozenset({"retry-refused"}),
+    "WR-11": frozenset({"distinct-refusal"}),
+    "WR-13": frozenset({"assignee-unchecked", "zero-usage-accepted"}),
+    "WR-14": frozenset({"root-usage-refused"}),
+    "WR-15": frozenset({"to-campaign"}),
+    "WR-17": frozenset({"completed-listed"}),
+    "WR-19": frozenset({"renews-expired"}),
+    "WR-20": frozenset({"in-progress-until-claimed"}),
+}
+"""The alternative readings this model predicts by (the register marks them `followed`)."""
+
+ROOT_USAGE_REFUSALS: Refusals = frozenset(
+    {ErrorCode.FORBIDDEN, ErrorCode.INVALID_INPUT, ErrorCode.NOT_SUPPORTED}
+)
+"""How an implementation reading WR-14 as root-usage-refused may turn a root's usage away."""
 
 
 @dataclass
@@ -97,13 +126,32 @@ def applying(*conditions: tuple[bool, ErrorCode]) -> Refusals:
 class WorkRequestOracle:
     """The predicted state of one implementation's work-request store."""
 
-    def __init__(self, limits: WorkRequestLimits, now: datetime) -> None:
+    def __init__(
+        self, limits: WorkRequestLimits, now: datetime, readings: Mapping[str, str] | None = None
+    ) -> None:
         self.limits = limits
         self.now = now
+        self.readings: dict[str, str] = {
+            question: name for question, name in (readings or {}).items() if name != KIT_READING
+        }
+        """The alternative readings the model predicts by, by interpretation ID."""
         self._members: dict[str, set[str]] = {}
         self._campaigns: dict[str, _Campaign] = {}
         self._sessions: dict[str, _Session] = {}
         self._requests: dict[str, _Request] = {}
+
+    def reads(self, interpretation: str, name: str) -> bool:
+        """Whether the model predicts `interpretation` by the alternative `name`."""
+        return self.readings.get(interpretation, KIT_READING) == name
+
+    def follow(self, interpretation: str, name: str) -> None:
+        """Predict `interpretation` by the reading `name` from now on (`kit` for the kit's)."""
+        if name == KIT_READING:
+            self.readings.pop(interpretation, None)
+        elif name in FOLLOWED.get(interpretation, frozenset()):
+            self.readings[interpretation] = name
+        else:
+            raise ValueError(f"the model cannot predict {interpretation} as {name!r}")
 
     @property
     def lease_duration(self) -> timedelta:
@@ -175,7 +223,11 @@ class WorkRequestOracle:
         if origin is None:
             return applying((bad_input, ErrorCode.INVALID_INPUT), (True, ErrorCode.NOT_FOUND))
         environment = self._campaigns[origin.campaign_id].environment_id
-        stranger = assignee is not None and assignee not in self._members[environment]
+        stranger = (
+            assignee is not None
+            and assignee not in self._members[environment]
+            and not self.reads("WR-13", "assignee-unchecked")
+        )
         served = self._requests.get(origin.request_id or "")
         return applying(
             (bad_input or stranger, ErrorCode.INVALID_INPUT),
@@ -263,9 +315,13 @@ class WorkRequestOracle:
         request = self._requests.get(request_id)
         if request is None:
             return frozenset({ErrorCode.NOT_FOUND})
+        outsider = holder not in self._members[request.environment_id]
+        not_assignee = request.assignee not in (None, holder)
+        forbidden = (outsider or not_assignee) and self.reads("WR-6", "outsider-forbidden")
         return applying(
-            (holder not in self._members[request.environment_id], ErrorCode.NOT_FOUND),
-            (request.assignee not in (None, holder), ErrorCode.NOT_ASSIGNEE),
+            (outsider, ErrorCode.NOT_FOUND),
+            (not_assignee, ErrorCode.NOT_ASSIGNEE),
+            (forbidden, ErrorCode.FORBIDDEN),
             (request.completion is not None, ErrorCode.ALREADY_COMPLETED),
             (self._live(request), ErrorCode.LEASE_HELD),
         )
@@ -298,17 +354,30 @@ class WorkRequestOracle:
         request.expires_at = self.fresh_expiry() if expires_at is None else expires_at
         return self._lease(request)
 
+    def regenerate(self, request_id: str, generation: int) -> Lease:
+        """Record a heartbeat that renewed the lease under a newer generation (WR-7 read as
+        heartbeat-regenerates): the holder fences with it from now on."""
+        request = self._requests[request_id]
+        request.generation = generation
+        return self._lease(request)
+
     def heartbeat_refusals(self, request_id: str, holder: str, generation: int) -> Refusals:
         """Every refusal that applies to a heartbeat."""
         request = self._requests.get(request_id)
         if request is None:
             return frozenset({ErrorCode.NOT_FOUND})
-        return self._fence(request, holder, generation)
+        fence = self._fence(request, holder, generation)
+        if fence == {ErrorCode.LEASE_EXPIRED} and self.reads("WR-19", "renews-expired"):
+            return ACCEPTED
+        return fence
 
     def extend(self, request_id: str, expires_at: datetime | None = None) -> Lease:
         """Record a renewal of the current lease: to `expires_at`, or a lease duration from now."""
         request = self._requests[request_id]
-        if not self._live(request):
+        renewable = self._live(request) or (
+            request.claimed and request.completion is None and self.reads("WR-19", "renews-expired")
+        )
+        if not renewable:
             raise ValueError(f"{request_id} holds no live lease to extend")
         request.expires_at = self.fresh_expiry() if expires_at is None else expires_at
         return self._lease(request)
@@ -353,7 +422,7 @@ class WorkRequestOracle:
         if refusals:
             raise ValueError(f"the publish must be refused: {sorted(refusals)}")
         request = self._requests[request_id]
-        returned = request.remaining
+        returned = 0 if self.reads("WR-3", "forfeit") else request.remaining
         self._give_back(request)
         request.completion = Completion(
             request_id=request_id,
@@ -368,25 +437,32 @@ class WorkRequestOracle:
     # -- budget ----------------------------------------------------------------
     def usage_refusals(self, session_id: str, amount: int) -> Refusals:
         """Every refusal that applies to recording usage."""
-        bad_input = amount < 1
+        free = amount == 0 and self.reads("WR-13", "zero-usage-accepted")
+        bad_input = amount < 1 and not free
         session = self._sessions.get(session_id)
         if session is None:
             return applying((bad_input, ErrorCode.INVALID_INPUT), (True, ErrorCode.NOT_FOUND))
+        if free:
+            return ACCEPTED
         if session.request_id is None:
+            if self.reads("WR-14", "root-usage-refused"):
+                return ROOT_USAGE_REFUSALS
             available = self._campaigns[session.campaign_id].available
             return applying(
                 (bad_input, ErrorCode.INVALID_INPUT),
                 (amount > available, ErrorCode.INSUFFICIENT_BUDGET),
             )
         request = self._requests[session.request_id]
+        capped = self.reads("WR-2", "capped-usage")
         return applying(
             (bad_input, ErrorCode.INVALID_INPUT),
             (request.completion is not None, ErrorCode.ALREADY_COMPLETED),
-            (amount > request.remaining, ErrorCode.USAGE_EXCEEDS_SLICE),
+            (amount > request.remaining and not capped, ErrorCode.USAGE_EXCEEDS_SLICE),
         )
 
-    def record_usage(self, session_id: str, amount: int) -> None:
-        """Record accepted usage: a root's from the campaign (WR-14), a child's from its slice."""
+    def record_usage(self, session_id: str, amount: int) -> int:
+        """Record accepted usage: a root's from the campaign (WR-14), a child's from its slice
+        (read as capped-usage, only up to what is left of it); what was charged."""
         refusals = self.usage_refusals(session_id, amount)
         if refusals:
             raise ValueError(f"the usage must be refused: {sorted(refusals)}")
@@ -395,10 +471,12 @@ class WorkRequestOracle:
             campaign = self._campaigns[session.campaign_id]
             campaign.available -= amount
             campaign.root_spent += amount
-            return
+            return amount
         request = self._requests[session.request_id]
-        request.remaining -= amount
-        request.spent += amount
+        charged = min(amount, request.remaining)
+        request.remaining -= charged
+        request.spent += charged
+        return charged
 
     def budget(self, campaign_id: str) -> BudgetSnapshot | ErrorCode:
         campaign = self._campaigns.get(campaign_id)
@@ -434,15 +512,20 @@ class WorkRequestOracle:
         )
         return [view for view in views if view.state is not RequestState.COMPLETED]
 
+    def may_list_completed(self) -> bool:
+        """Whether a listing may also hold completed requests (WR-17 read as completed-listed)."""
+        return self.reads("WR-17", "completed-listed")
+
     # -- internals ---------------------------------------------------------------
     def _available_to(self, origin: _Session) -> int:
-        """What a session may hand out: its campaign's available, or its request's remaining."""
-        if origin.request_id is None:
+        """What a session may hand out: its campaign's available, or its request's remaining
+        (WR-1; the campaign's for every session, read as from-campaign)."""
+        if origin.request_id is None or self.reads("WR-1", "from-campaign"):
             return self._campaigns[origin.campaign_id].available
         return self._requests[origin.request_id].remaining
 
     def _draw(self, origin: _Session, amount: int) -> None:
-        if origin.request_id is None:
+        if origin.request_id is None or self.reads("WR-1", "from-campaign"):
             self._campaigns[origin.campaign_id].available -= amount
         else:
             self._requests[origin.request_id].remaining -= amount
@@ -450,12 +533,16 @@ class WorkRequestOracle:
     def _give_back(self, request: _Request) -> None:
         """Hand a completing request's remaining to its nearest open ancestor, else the campaign."""
         amount, request.remaining = request.remaining, 0
+        if self.reads("WR-3", "forfeit"):
+            return
         session = self._sessions[request.originating_session_id]
         while session.request_id is not None:
             ancestor = self._requests[session.request_id]
             if ancestor.completion is None:
                 ancestor.remaining += amount
                 return
+            if self.reads("WR-15", "to-campaign"):
+                break
             session = self._sessions[ancestor.originating_session_id]
         self._campaigns[request.campaign_id].available += amount
 
@@ -493,7 +580,16 @@ class WorkRequestOracle:
     def _state(self, request: _Request) -> RequestState:
         if request.completion is not None:
             return RequestState.COMPLETED
-        return RequestState.IN_PROGRESS if self._live(request) else RequestState.OPEN
+        if self._live(request):
+            return RequestState.IN_PROGRESS
+        lapsed = request.claimed and self.reads("WR-20", "in-progress-until-claimed")
+        return RequestState.IN_PROGRESS if lapsed else RequestState.OPEN
+
+    def lapsed(self, request_id: str) -> bool:
+        """Whether the request was claimed and its lease has expired, uncompleted: the state it
+        then reads is WR-20's reading (open again, or in progress until claimed)."""
+        request = self._requests[request_id]
+        return request.claimed and request.completion is None and not self._live(request)
 
     def _view(self, request: _Request) -> WorkRequest:
         return WorkRequest(

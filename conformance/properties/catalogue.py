@@ -2,8 +2,9 @@
 
 A property checks clauses of several criteria at once, so it enters the
 results as one record per criterion it names (keyed `<module>::<title>[<criterion>]`): a
-pass verifies every one of them; a counterexample fails the criteria whose clauses it broke,
-and leaves the others unverified by it (see `fanned_status`).
+pass verifies every one of them; a counterexample fails the criteria whose clauses it broke
+(or diverges on those its readings are registered under), and leaves the others unverified
+by it, unless it followed the divergence to the end (see `fanned_status`).
 
 The catalogue is static, so that reading a stream (which checks the records against the
 inventory) never imports Hypothesis or the property modules.
@@ -19,6 +20,7 @@ from typing import Final
 
 from conformance.properties import MODULE_TITLES, OFFICE_MODULE, PROPERTIES_DIR, WORK_REQUEST_MODULE
 from conformance.spec.inventory import ScenarioEntry, scenario_key
+from conformance.spec.registry import default_registry
 from conformance.stream.results import Status
 
 INTERPRETATION: Final = re.compile(r"\b(?:WR|OF)-\d+\b")
@@ -121,18 +123,25 @@ def property_entries() -> list[ScenarioEntry]:
 
 
 def fanned_status(
-    status: Status, violated: list[str], criterion: str, named: tuple[str, ...]
+    status: Status,
+    violated: list[str],
+    criterion: str,
+    named: tuple[str, ...],
+    *,
+    followed: bool = False,
 ) -> Status:
     """A property's verdict as one of its criteria's records.
 
-    A counterexample breaking clauses of some of the criteria it names fails those; the
-    others it did not get to verify, so their record is not applicable (it neither passes
-    nor fails them: their own scenarios decide). A failure citing none of them, or an
-    error, counts against every one.
+    A counterexample fails (or, citing readings only, diverges on) the criteria its check
+    rests on: a clause's own criterion, and the criteria a reading is registered under, never
+    every criterion the property names. The others it did not get to verify, so their record
+    is not applicable (their own scenarios decide), except after a divergence the property
+    followed to the end: then it verified them, and they pass. A failure citing none of them,
+    or an error, counts against every one.
     """
     if status not in (Status.FAILED, Status.DIVERGED):
         return status
-    implicated = {cite.split("/")[0] for cite in violated} & set(named)
+    implicated = default_registry().criteria_of_readings(violated) & set(named)
     if not implicated or criterion in implicated:
         return status
-    return Status.NOT_APPLICABLE
+    return Status.PASSED if followed else Status.NOT_APPLICABLE

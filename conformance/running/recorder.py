@@ -30,13 +30,16 @@ from conformance.properties.catalogue import PropertyCheck, fanned_status, prope
 from conformance.running.expectations import ExpectedFailure
 from conformance.running.failure_evidence import counterexample_of, failure_verdict
 from conformance.running.fault_budget import stopped_reason
+from conformance.running.reading_verdict import first_divergence, weighed
 from conformance.running.scenario_items import scenario_template
 from conformance.running.scratch import RUN_FOLDER
+from conformance.spec.clause_check import FollowedDivergence, ReadingLog, open_reading_log
 from conformance.spec.inventory import ScenarioEntry, scenario_key
 from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
     INTERPRETATION_TAG_PREFIX,
+    KIT_READING,
     Registry,
 )
 from conformance.stream import provenance
@@ -96,6 +99,11 @@ class _Pending:
     """Every step of the scenario (background first, outline values substituted)."""
     check: PropertyCheck | None = None
     """Set for a property check: it writes one record per criterion it names."""
+    followed: list[str] = field(default_factory=list)
+    """A property's readings followed past a divergence (see `FollowedDivergence`)."""
+    readings: ReadingLog | None = None
+    """The failed checks of readings a Gherkin scenario went on past (see `reading_verdict`)."""
+    close_readings: Callable[[], None] | None = None
 
     def failed_step(self) -> FailedStep | None:
         """The step that failed (or had no definition); None when none had begun."""
@@ -237,6 +245,7 @@ class ResultsRecorder:
                 call, pending.failed_step(), pending.interpretations
             )
             if pending.check is not None:
+                pending.followed = followed_readings(call.excinfo.value if call.excinfo else None)
                 pending.failure = pending.failure.model_copy(
                     update={
                         "property_title": pending.check.title,
@@ -247,19 +256,51 @@ class ResultsRecorder:
                 )
             rendered = pending.failure.render()
             pending.evidence = _clip(f"{rendered}\n\nMeasured:\n{notes}" if notes else rendered)
+            self._weigh_readings(pending, call)
         elif call.when == "call":
             pending.status, pending.evidence = Status.PASSED, _clip(notes) if notes else None
+            self._weigh_readings(pending, call)
+
+    def _weigh_readings(self, pending: _Pending, call: pytest.CallInfo[None]) -> None:
+        """Weigh in the checks of readings the scenario went on past, and a check of a reading
+        the implementation declared otherwise that stopped it (see `reading_verdict`)."""
+        log = pending.readings
+        if log is None or call.when != "call":
+            return
+        error = call.excinfo.value if call.excinfo is not None else None
+        verdict = weighed(pending.status or Status.ERRORED, pending.violated, error, log)
+        if verdict.status is pending.status and not verdict.note:
+            return
+        pending.status, pending.violated = verdict.status, verdict.violated
+        if verdict.status is Status.DIVERGED:
+            pending.failure = first_divergence(log) or pending.failure
+        elif verdict.status in (Status.PASSED, Status.NOT_APPLICABLE):
+            pending.failure = None
+        said = f"Readings the scenario went on past:\n{verdict.note}" if verdict.note else ""
+        pending.evidence = _clip("\n\n".join(p for p in (pending.evidence, said) if p))
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        """A scenario's duration runs from here (its setup) to the end of its teardown."""
+        """A scenario's duration runs from here (its setup) to the end of its teardown; a
+        Gherkin scenario's checks of readings are noted from here on, not raised."""
         pending = self._pending.get(nodeid)
         if pending is not None:
             pending.started = self.clock()
+            if pending.check is None:
+                pending.readings = ReadingLog(declared=self._declared_readings())
+                pending.close_readings = open_reading_log(pending.readings)
+
+    def _declared_readings(self) -> dict[str, str]:
+        """The readings the implementation declared other than the kit's."""
+        description = (self._header.description if self._header else None) or {}
+        readings: dict[str, str] = description.get("readings") or {}
+        return {question: name for question, name in readings.items() if name != KIT_READING}
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         pending = self._pending.pop(nodeid, None)
         if pending is None:
             return
+        if pending.close_readings is not None:
+            pending.close_readings()
         result = ScenarioResult(
             key=pending.key,
             criterion=pending.criterion,
@@ -275,6 +316,7 @@ class ResultsRecorder:
             feature_title=pending.feature_title,
             steps=pending.all_steps(),
             violated=pending.violated,
+            followed=pending.followed,
             interpretations=pending.interpretations,
             clauses=pending.clauses,
         )
@@ -301,6 +343,13 @@ class ResultsRecorder:
         pending = self._pending.get(request.node.nodeid)
         if pending is not None:
             pending.step_started = self.clock()
+            if pending.readings is not None:
+                pending.readings.step = FailedStep(
+                    keyword=step.keyword.strip(),
+                    text=step.name,
+                    feature=pending.feature,
+                    line=step.line_number,
+                )
 
     def pytest_bdd_after_step(self, request: pytest.FixtureRequest, step: Step) -> None:
         self._record_step(request, step, "passed")
@@ -490,8 +539,15 @@ def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioRe
     """A property's one run as a record per criterion it names (see `fanned_status`)."""
     records = []
     for criterion in check.criteria:
-        status = fanned_status(result.status, result.violated, criterion, check.criteria)
+        status = fanned_status(
+            result.status,
+            result.violated,
+            criterion,
+            check.criteria,
+            followed=bool(result.followed),
+        )
         unverified = status is Status.NOT_APPLICABLE and result.status is not status
+        verified_past = status is Status.PASSED and result.status is not status
         records.append(
             result.model_copy(
                 update={
@@ -500,11 +556,23 @@ def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioRe
                     "title": f"{check.title} [{criterion}]",
                     "example": {"criterion": criterion},
                     "status": status,
-                    "evidence": _not_verified(result) if unverified else result.evidence,
+                    "evidence": (
+                        _not_verified(result)
+                        if unverified
+                        else _verified_past(result)
+                        if verified_past
+                        else result.evidence
+                    ),
+                    "failure": None if verified_past else result.failure,
                 }
             )
         )
     return records
+
+
+def followed_readings(error: BaseException | None) -> list[str]:
+    """The readings a property followed to the end past a divergence, if that is how it ended."""
+    return error.readings() if isinstance(error, FollowedDivergence) else []
 
 
 def _not_verified(result: ScenarioResult) -> str:
@@ -512,6 +580,14 @@ def _not_verified(result: ScenarioResult) -> str:
     return (
         f"not verified by this property: it stopped at a counterexample against {broken} "
         f"(see that criterion's record of it)"
+    )
+
+
+def _verified_past(result: ScenarioResult) -> str:
+    followed = ", ".join(result.followed)
+    return (
+        f"verified: the property followed the implementation's reading ({followed}) past its "
+        f"divergence and checked everything else to the end (see the diverged criteria's record)"
     )
 
 

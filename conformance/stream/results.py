@@ -193,6 +193,10 @@ class ScenarioResult(Record):
     steps: list[StepResult] = []
     violated: list[str] = []
     """The clauses and interpretations the failing check cited."""
+    followed: list[str] = []
+    """For a property: the readings it followed past a divergence to check everything else,
+    as `<interpretation>=<reading>` (a divergence it followed is charged to that reading's
+    criteria only; the property verified the rest)."""
     interpretations: list[str] = []
     """The registered interpretations the scenario rests on (its `@interpretation:` tags)."""
     clauses: list[str] = []

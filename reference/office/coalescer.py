@@ -15,6 +15,9 @@ from reference.office.constants import COALESCE_WINDOW, NO_COALESCE_KEY_PREFIX, 
 from reference.office.models import Run
 from reference.office.wake import Wake
 
+MERGEABLE: tuple[str, ...] = (QUEUED,)
+"""The run statuses a wake may merge into: a run that has not started."""
+
 
 def coalesce(session: Session, wake: Wake, now: datetime) -> Run | None:
     """Merge into the newest matching queued run and return it; None when nothing matches."""
@@ -34,7 +37,7 @@ def _merge_target(session: Session, wake: Wake, now: datetime) -> Run | None:
             Run.agent_id == wake.agent_id,
             Run.reason == wake.reason,
             Run.task_key == wake.facts.task_key,
-            Run.status == QUEUED,
+            Run.status.in_(MERGEABLE),
             Run.requested_at > now - COALESCE_WINDOW,
             Run.requested_at <= now,
         )
