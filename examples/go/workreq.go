@@ -9,11 +9,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -32,14 +31,6 @@ func workRequestLimits() *conformance.WorkRequestLimits {
 	return &conformance.WorkRequestLimits{
 		MaxDepth: maxDepth, MaxChildrenPerSession: maxChildrenPerSession, LeaseSeconds: leaseDuration.Seconds(),
 	}
-}
-
-func newID(prefix string) string {
-	b := make([]byte, 12)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return prefix + hex.EncodeToString(b)
 }
 
 // ---- rows -----------------------------------------------------------------
@@ -303,7 +294,7 @@ func (a *app) Delegate(args conformance.DelegateArgs) (conformance.WorkRequest, 
 	if args.Kind != conformance.KindSpawn && args.Kind != conformance.KindSubagent {
 		return zero, conformance.Refuse(conformance.CodeInvalidInput, "unknown delegation kind %q", args.Kind)
 	}
-	if strings.TrimSpace(args.Deliverable) == "" {
+	if args.Deliverable == "" {
 		return zero, conformance.Refuse(conformance.CodeInvalidInput, "a delegation needs a deliverable")
 	}
 	if args.BudgetSlice < 1 {
@@ -373,9 +364,15 @@ func (a *app) Delegate(args conformance.DelegateArgs) (conformance.WorkRequest, 
 			checks = conformance.Strings{}
 		}
 		encodedChecks, _ := json.Marshal(checks)
+		// Identifiers from the store's own sequence, read under the write lock: unique across
+		// the processes of one store, and the same from one run of a program to the next.
+		var next int64
+		if err := tx.QueryRow("SELECT COALESCE(MAX(seq), 0) + 1 FROM requests").Scan(&next); err != nil {
+			return err
+		}
 		created = &request{
-			id: newID("wr-"), kind: string(args.Kind), environmentID: environmentID, campaignID: origin.campaignID,
-			origin: origin.id, child: newID("cs-"), deliverable: args.Deliverable, checks: checks,
+			id: fmt.Sprintf("wr-%d", next), kind: string(args.Kind), environmentID: environmentID, campaignID: origin.campaignID,
+			origin: origin.id, child: fmt.Sprintf("cs-%d", next), deliverable: args.Deliverable, checks: checks,
 			slice: args.BudgetSlice, remaining: args.BudgetSlice, perms: args.Permissions, assignee: args.Assignee,
 		}
 		if _, err := tx.Exec(`INSERT INTO requests (id, kind, environment_id, campaign_id, originating_session_id,
@@ -493,7 +490,7 @@ func (a *app) Publish(args conformance.PublishArgs) (conformance.Completion, err
 			completion = r.completion() // an exact retry answers the recorded completion
 			return nil
 		}
-		if strings.TrimSpace(args.ResultRef) == "" {
+		if args.ResultRef == "" {
 			return conformance.Refuse(conformance.CodeInvalidInput, "a publish needs a result reference")
 		}
 		if err := a.fence(tx, r, args.Holder, args.Generation, now); err != nil {
