@@ -172,6 +172,40 @@ def test_the_go_example_passes_all_38_criteria(binary: Path, tmp_path: Path) -> 
     assert max(largest) <= 8
 
 
+RACES = "agent_wakes_evaluated_at_once or agent_wakes_from_several_processes"
+"""The two scenarios of 002.1 whose wakes race: 8 at once in one process, 12 over 3 processes."""
+
+
+def test_over_admission_under_real_concurrency_stays_within_the_bound(
+    binary: Path, tmp_path: Path
+) -> None:
+    """Whether wakes evaluated at once over-admit is the scheduler's to decide (on two busy
+    cores a batch may well run one call after another), so the test does not demand it: it
+    runs the two race scenarios three times, requires them to pass with every window within
+    its bound, and prints the largest over-admission the history checker saw."""
+    seen: dict[str, list[int]] = {}
+    for attempt in range(3):
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        _, results = kit_run(folder, str(binary), "-k", RACES, "--properties", "none")
+        ran = [r for r in results.scenarios if r.status not in ("undefined", "not_applicable")]
+        assert len(ran) == 2, [(r.scenario, r.status) for r in ran]
+        for result in ran:
+            assert result.status == "passed", (result.scenario, result.failure)
+            found = re.findall(r"largest over-admission observed: (\d+)", result.evidence or "")
+            assert len(found) == 1, result.evidence
+            seen.setdefault(result.scenario, []).append(int(found[0]))
+    in_process, processes = (
+        next(v for k, v in seen.items() if "at once" in k),
+        next(v for k, v in seen.items() if "several processes" in k),
+    )
+    print(
+        f"over-admission seen: in one process {in_process} (bound 8), over 3 processes {processes}"
+    )
+    assert max(in_process) <= 8
+    assert max(processes) <= 3
+
+
 @pytest.mark.parametrize(
     ("defect", "claim", "criterion"),
     [
