@@ -168,3 +168,35 @@ func TestInstants(t *testing.T) {
 		t.Errorf("offset instant: %v %v", FormatInstant(got), err)
 	}
 }
+
+func TestTheStoreMarkerTellsAFirstLaunchFromARestart(t *testing.T) {
+	store := Store{Dir: t.TempDir()}
+	fresh, err := store.Fresh()
+	if err != nil || !fresh {
+		t.Fatalf("an empty store directory must read as a first launch: %v %v", fresh, err)
+	}
+	if err := store.MarkInitialised(); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := store.Fresh(); err != nil || fresh {
+		t.Fatalf("a marked store must read as a restart: %v %v", fresh, err)
+	}
+}
+
+func TestTheStoreIsOpenedAtTheHandshakeAndOnlyOnce(t *testing.T) {
+	opened := 0
+	impl := &counting{opened: &opened}
+	desc := Description{Name: "x", Version: "0", Capabilities: []Capability{}}
+	exchange(t, impl, desc,
+		`{"protocol":1,"seq":1,"op":"set_clock","args":{"instant":"2026-01-01T00:00:00.000000Z"}}`,
+		`{"protocol":1,"seq":2,"op":"handshake","args":{}}`,
+		`{"protocol":1,"seq":3,"op":"handshake","args":{}}`,
+	)
+	if opened != 1 {
+		t.Errorf("Open was called %d times", opened)
+	}
+}
+
+type counting struct{ opened *int }
+
+func (c *counting) Open(Store, *Clock) error { *c.opened++; return nil }
