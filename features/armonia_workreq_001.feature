@@ -635,14 +635,14 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When "bob" claims "survey"
     And "bob" publishes "survey" with result "s3://reports/survey"
     Then the budget of "launch" is conserved
-    And as WR-1 and WR-15 read it, the completion of "survey" returned 200
-    And as WR-1 and WR-15 read it, the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
+    And as WR-1, WR-3 and WR-15 read it, the completion of "survey" returned 200
+    And as WR-1, WR-3 and WR-15 read it, the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
     When the child session of "fact check" records usage of 30
     And "carol" claims "fact check"
     And "carol" publishes "fact check" with result "s3://reports/fact-check"
     Then the budget of "launch" is conserved
-    And as WR-1 and WR-15 read it, the completion of "fact check" returned 70
-    And as WR-1 and WR-15 read it, the budget of "launch" is 1000 in total, 970 available, 0 reserved and 30 spent
+    And as WR-1, WR-3 and WR-15 read it, the completion of "fact check" returned 70
+    And as WR-1, WR-3 and WR-15 read it, the budget of "launch" is 1000 in total, 970 available, 0 reserved and 30 spent
 
   @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-3 @clause:no-budget-created
   Scenario: A lineage never spends more than its slice held, however its members share it out

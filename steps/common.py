@@ -29,8 +29,8 @@ def pytest_bdd_before_step_call(request: pytest.FixtureRequest, step: Step) -> N
             settle()
 
 
-READING = r"(?:as (?P<reading>(?:WR|OF)-\d+(?: and (?:WR|OF)-\d+)*) reads? it, )?"
-"""An optional `as WR-n reads it, ` (or `as WR-1 and WR-3 read it, `) before a step: what it
+READING = r"(?:as (?P<reading>(?:WR|OF)-\d+(?:(?:, | and )(?:WR|OF)-\d+)*) reads? it, )?"
+"""An optional `as WR-n reads it, ` (or `as WR-1, WR-3 and WR-15 read it, `) before a step: what it
 checks (or, on a When step, the acceptance the scenario needs) then rests on those
 interpretations alone, so an implementation reading the spec otherwise is diverged, not
 failed, and one that declares another reading of any of them has the check set aside."""
@@ -38,7 +38,7 @@ failed, and one that declares another reading of any of them has the check set a
 
 def readings_named(reading: str | None) -> list[str]:
     """The interpretations a step's `as ... read it,` prefix names (none without one)."""
-    return [] if reading is None else reading.split(" and ")
+    return [] if reading is None else re.findall(r"(?:WR|OF)-\d+", reading)
 
 
 def quoted(text: str) -> list[str]:

@@ -16,9 +16,9 @@ import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
-from hypothesis import note
+from hypothesis import currently_in_test_context, note
 from hypothesis import strategies as st
 
 from conformance.driver import DriverError
@@ -75,8 +75,11 @@ class Tape:
         return copy.deepcopy(call.answer)
 
     def draw(self, live: Callable[[], T]) -> T:
-        """A drawn value: from the tape when judging again, so nothing new is drawn."""
-        if self.replaying and self._draw < len(self.draws):
+        """A drawn value: from the tape when judging again, so nothing new is ever drawn then
+        (a draw the first run did not make would change what Hypothesis replays)."""
+        if self.replaying:
+            if self._draw >= len(self.draws):
+                raise OffTheTape("judged again, the step draws what its first run did not")
             self._draw += 1
             value: T = copy.deepcopy(self.draws[self._draw - 1])
             return value
@@ -88,12 +91,21 @@ class Tape:
     def say(self, text: str) -> None:
         """A note for the shrunk program, made once: not again when a step is judged again."""
         if not self.replaying:
-            note(text)
+            note_if_searching(text)
 
 
-class TapedDriver(Generic[D]):
-    """The driver as a step sees it: every call goes through the tape."""
+def note_if_searching(text: str) -> None:
+    """Hypothesis' note, where a search runs (a machine driven step by step has none)."""
+    if currently_in_test_context():
+        note(text)
 
+
+def taped(driver: D, tape: Callable[[], Tape]) -> D:
+    """`driver` as a step sees it: the same operations, every call through the tape."""
+    return cast(D, _TapedDriver(driver, tape))
+
+
+class _TapedDriver(Generic[D]):
     def __init__(self, driver: D, tape: Callable[[], Tape]) -> None:
         self._driver = driver
         self._tape = tape
@@ -108,6 +120,7 @@ class TapedDriver(Generic[D]):
         return call
 
 
+@runtime_checkable
 class Draws(Protocol):
     """What a step draws from: Hypothesis' `data`, or the same through a tape."""
 
@@ -117,7 +130,7 @@ class Draws(Protocol):
 class TapedData:
     """Hypothesis' `data` as a step sees it: every draw goes through the tape."""
 
-    def __init__(self, data: st.DataObject, tape: Tape) -> None:
+    def __init__(self, data: Draws, tape: Tape) -> None:
         self._data = data
         self._tape = tape
 

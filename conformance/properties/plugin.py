@@ -7,17 +7,28 @@ distinct failures would come as an exception group, which names no clause). Neit
 example database: `conformance run`
 writes nothing into the folder it runs from, and a failure is reproduced from the seed the
 header records or from the counterexample the evidence prints.
+
+No example is cut short by the wall clock. The suite's per-test timeout (suite.ini) would stop a
+property's search inside whichever example was running when it expired; Hypothesis took that
+for a failure of the example, replayed it, saw it pass, and reported the property `errored`
+with a FlakyFailure (or, stopped inside a draw, a FlakyStrategyDefinition). A property's budget
+is its examples, not a time: its items carry no per-test timeout, and the same bound applies to
+each example instead (to each driver it opens), where it can only mean a hang, which ends the
+search at once and is reported as a `timeout`.
 """
 
 from __future__ import annotations
 
 import secrets
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -27,7 +38,7 @@ from hypothesis.statistics import collector, describe_statistics
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.driver import Driver
-from conformance.properties import Budget
+from conformance.properties import PROPERTIES_DIR, Budget
 from conformance.running.pytest_plugin import containment_of
 from conformance.running.recorder import SEARCH
 
@@ -79,6 +90,62 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.hypothesis_seed = str(secrets.randbits(32))
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A property's search is bounded by its examples: no per-test timeout (see ExampleTimeout)."""
+    for item in items:
+        if is_property(item):
+            item.add_marker(pytest.mark.timeout(0), append=False)
+
+
+def is_property(item: pytest.Item) -> bool:
+    return Path(item.path).resolve().parent == PROPERTIES_DIR
+
+
+def example_timeout(config: pytest.Config) -> float | None:
+    """The suite's per-test timeout (suite.ini, --timeout or PYTEST_TIMEOUT), applied to one
+    example of a property instead; None when it is off or pytest-timeout is absent."""
+    try:
+        import pytest_timeout  # type: ignore[import-untyped]  # it ships no py.typed
+    except ImportError:
+        return None
+    seconds: float | None = pytest_timeout.get_env_settings(config).timeout
+    return seconds if seconds and seconds > 0 else None
+
+
+class ExampleTimeout(BaseException):
+    """One example of a property outlived the suite's timeout: the implementation hangs.
+
+    A BaseException, so that Hypothesis does not take it for the example's failure, replay the
+    example (a hang would cost the bound again at every replay and every shrink) and call the
+    property flaky: the search ends at once, and the recorder reads `timeout` from the message.
+    """
+
+
+@contextmanager
+def example_bound(seconds: float | None) -> Iterator[None]:
+    """Raise ExampleTimeout in this thread if the block outlives `seconds` (SIGALRM: only in the
+    main thread, where pytest runs; elsewhere the block is left unbounded). A timer already
+    running (an enclosing bound, a timeout marker of the test's own) is left to bound it."""
+    if (
+        seconds is None
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    ):
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise ExampleTimeout(f"Timeout (>{seconds:g} s) in one example of a property")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 @pytest.hookimpl(hookwrapper=True, trylast=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """Keep what Hypothesis says of the search (examples tried, how long, why it stopped), for
@@ -116,10 +183,15 @@ class DriverFactory:
     database: str | None
     scratch: Path
     containment: Containment = field(default_factory=Containment)
+    timeout: float | None = None
+    """The bound on one driver's life, that is on one example (see ExampleTimeout)."""
 
     @contextmanager
     def fresh(self) -> Iterator[Driver]:
-        with tempfile.TemporaryDirectory(prefix="example-", dir=self.scratch) as scratch:
+        with (
+            example_bound(self.timeout),
+            tempfile.TemporaryDirectory(prefix="example-", dir=self.scratch) as scratch,
+        ):
             driver = open_driver(
                 self.impl, self.database, Path(scratch), containment=self.containment
             )
@@ -139,6 +211,7 @@ def drivers(
         database=request.config.getoption("--database"),
         scratch=tmp_path_factory.mktemp("properties"),
         containment=containment_of(request.config),
+        timeout=example_timeout(request.config),
     )
 
 

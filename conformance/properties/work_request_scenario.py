@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from hypothesis import note
-
 from conformance.driver import DelegationKind, ErrorCode, Permissions
+from conformance.properties.following import note_if_searching
 from conformance.properties.gherkin import Steps
 from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
 
@@ -190,7 +189,7 @@ class WorkRequestScenario:
         self._writer.add("Then", text)
 
     def _noted(self) -> None:
-        note(SCENARIO_NOTE + self.text())
+        note_if_searching(SCENARIO_NOTE + self.text())
 
 
 class Outcome:

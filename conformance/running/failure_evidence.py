@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from hypothesis.errors import FlakyFailure
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
 from conformance.adapters.faults import FaultKind, ImplementationFault
@@ -35,7 +36,7 @@ def failure_verdict(
     call: pytest.CallInfo[None], step: FailedStep | None, interpretations: list[str]
 ) -> tuple[Status, Failure, list[str]]:
     """The status, the failure as a person reads it, and what the failing check cited."""
-    error = call.excinfo.value if call.excinfo is not None else None
+    error = unreplayed_violation(call.excinfo.value if call.excinfo is not None else None)
     trace = kit_trace(call.excinfo.tb if call.excinfo is not None else None)
 
     def failure(observed: str, clauses: dict[str, str] | None = None) -> Failure:
@@ -65,6 +66,19 @@ def failure_verdict(
     if "Timeout" in str(error)[:20]:
         return Status.TIMEOUT, failure(described), []
     return Status.ERRORED, failure(described), []
+
+
+def unreplayed_violation(error: BaseException | None) -> BaseException | None:
+    """A property's check that failed once and did not fail when Hypothesis replayed it is
+    still a defect the kit saw (an implementation that is not deterministic, a race): the
+    violation itself, noted as not replayed, never an error of the kit."""
+    if not isinstance(error, FlakyFailure):
+        return error
+    seen = next((e for e in error.exceptions if isinstance(e, ClauseViolation)), None)
+    if seen is None:
+        return error
+    seen.detail += "\n(seen once; Hypothesis's replay of the same example did not fail again)"
+    return seen
 
 
 def _violation_status(error: ClauseViolation, interpretations: list[str]) -> tuple[Status, str]:
