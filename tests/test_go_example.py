@@ -110,6 +110,13 @@ def kit_run(
     return completed, verify_stream(results)
 
 
+def told(completed: subprocess.CompletedProcess[str]) -> str:
+    """What a run said besides its verdict tables: the reasons a run failed are among it."""
+    table = set("│┃┏┗└┡━┌┐┘╇╋")
+    lines = [line for line in completed.stdout.splitlines() if not set(line[:1]) & table]
+    return "\n".join(lines)[-4000:] + completed.stderr[-3000:]
+
+
 def verdicts(run: ResultsRun) -> dict[str, Status]:
     return {
         verdict.criterion.id: verdict.status
@@ -146,7 +153,7 @@ def test_the_sdk_readme_shows_the_skeleton_whole_and_it_builds(tmp_path: Path) -
 
 def test_the_go_example_passes_all_38_criteria(binary: Path, tmp_path: Path) -> None:
     completed, results = kit_run(tmp_path, str(binary), sandbox=SANDBOXED)
-    assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-3000:]
+    assert completed.returncode == 0, told(completed)
     assert results.header.properties == "ci"
     assert results.header.description is not None
     assert "multiprocess" in results.header.description["capabilities"]
@@ -218,6 +225,6 @@ def test_each_deliberate_go_defect_fails_its_own_criterion(
 ) -> None:
     command = f"{binary} -defect {defect}"
     completed, results = kit_run(tmp_path, command, "--claim", claim, "--properties", "none")
-    assert completed.returncode == 1, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert completed.returncode == 1, told(completed)
     found = verdicts(results)
     assert found[criterion] == "failed", {c: s for c, s in found.items() if s != "passed"}
