@@ -1,7 +1,7 @@
 """The assignment allowance as a rolling window over admitted agent wakes.
 
 A task's allowance counts the agent-initiated wakes admitted for it whose
-request instant lies in the half-open window (t - W, t]. A new agent wake at
+request instant, as persisted, lies in the half-open window (t - W, t]. A new agent wake at
 t is refused when that count has reached N. Refusals leave no trace, so they
 never consume the allowance.
 """
@@ -48,5 +48,15 @@ class OfficeWindowOracle:
         """Decide an agent wake at `now`, remembering it when admitted."""
         admitted = self.admits(task_id, now)
         if admitted:
-            self._admitted[task_id].append(now)
+            self.record(task_id, now)
         return admitted
+
+    def resync(self, task_id: str, stored: list[datetime]) -> None:
+        """Take `task_id`'s counted wakes from the store as it reads now (after a merge, which
+        may move a run into or out of the count)."""
+        self._admitted[task_id] = sorted(stored)
+
+    def record(self, task_id: str, requested_at: datetime) -> None:
+        """Remember an admitted agent wake at the request instant the implementation stored,
+        which may be `now` cut to fewer digits: the window is over persisted instants."""
+        self._admitted[task_id].append(requested_at)

@@ -14,9 +14,12 @@
 
 Restarts fall between some wakes, since the count must come from the store.
 Every admitted run is moved out of `queued` at once (to a randomly chosen other
-status; the count has no status filter), so no later wake can coalesce into it,
-and every assignment bumps the task's generation, so no key repeats: each wake
-meets the allowance gate and nothing else decides it.
+status; the count has no status filter), so that a coalescer merging into queued
+runs only has nothing to merge into, and every assignment bumps the task's generation, so no
+key repeats. Which runs absorb a wake is outside this spec: a merge an implementation makes
+anyway stands (it must name a run that absorbed it), and the model then takes the count from
+the store. The window is over the instants the implementation stored (to 0 to 6 digits), read
+back after each admission, never over the instants the harness sent.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ NOT_REPORTED_ADMITTED = "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted"
 DISTINCT_OUTCOME = "AC-OFFICE-ASSIGN-RATE-003.5/distinct-outcome"
 NOT_ABSENCE = "AC-OFFICE-ASSIGN-RATE-003.5/not-absence"
 STATELESS = "AC-OFFICE-ASSIGN-RATE-002.4/stateless"
+RELABEL_TOLERANCE = "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance"
 
 
 @dataclass(frozen=True)
@@ -238,8 +242,22 @@ def prepare(driver: Driver) -> None:
         driver.create_task(WORKSPACE, task_id)
 
 
+@dataclass(frozen=True)
+class Performed:
+    """How a wake ended, and the request instant its run was stored with, if it was queued."""
+
+    outcome: Outcome
+    stored_at: datetime | None = None
+
+
 def perform(driver: Driver, wake: Wake) -> Outcome:
-    """Assign at the wake's instant and settle its run if one was inserted.
+    """Assign at the wake's instant and settle its run if one was inserted."""
+    return performed(driver, wake).outcome
+
+
+def performed(driver: Driver, wake: Wake) -> Performed:
+    """Assign at the wake's instant, settle its run if one was inserted, and read back the
+    instant an admitted agent wake's run was stored with (the window is over those).
 
     Nothing but the gate can decide these wakes (no run stays queued, no key
     repeats), so a user wake is queued, and an agent wake is queued or told
@@ -254,24 +272,57 @@ def perform(driver: Driver, wake: Wake) -> Outcome:
         raise violated(NOT_ABSENCE if wake.by_agent else OTHERS_ADMITTED, f"{wake!r}: no wake")
     outcome = result.wake.outcome
     note(f"{wake!r} -> {outcome.value}")
+    if outcome is Outcome.COALESCED:
+        check_merged(driver, wake, result.wake.run_id)
+        return Performed(outcome)
     if wake.by_agent:
         expect(
             outcome in (Outcome.QUEUED, Outcome.RATE_LIMITED),
             (DISTINCT_OUTCOME, NOT_REPORTED_ADMITTED),
-            f"{wake!r} met nothing but the gate, yet came out {outcome.value}",
+            f"{wake!r} met nothing but the gate and a coalescer, yet came out {outcome.value}",
         )
     else:
         expect(outcome is Outcome.QUEUED, OTHERS_ADMITTED, f"{wake!r} came out {outcome.value}")
-    if outcome is Outcome.QUEUED:
-        run_id = port_value(result.wake.run_id, f"{wake!r} was queued without naming its run")
-        driver.set_run_status(run_id, wake.settle_as)
-    return outcome
+    if outcome is not Outcome.QUEUED:
+        return Performed(outcome)
+    run_id = port_value(result.wake.run_id, f"{wake!r} was queued without naming its run")
+    driver.set_run_status(run_id, wake.settle_as)
+    if not wake.by_agent:
+        return Performed(outcome)
+    return Performed(outcome, stored_instant(driver, run_id, wake))
+
+
+def check_merged(driver: Driver, wake: Wake, run_id: str | None) -> None:
+    """A merge stands whatever run it chose (which runs absorb a wake is the coalescer's
+    business, outside this spec), but it must be one: a stored run of the wake's assignee that
+    has absorbed a wake, not a refusal reported as a merge (001.6)."""
+    merged = next((run for run in driver.list_runs() if run.run_id == run_id), None)
+    expect(
+        merged is not None and merged.agent_id == wake.assignee and merged.coalesced_count > 0,
+        NOT_REPORTED_ADMITTED,
+        f"{wake!r} was reported merged into {run_id!r}, which reads {merged!r}",
+    )
+
+
+def stored_instant(driver: Driver, run_id: str, wake: Wake) -> datetime:
+    stored = next((run for run in driver.list_runs() if run.run_id == run_id), None)
+    return port_value(stored, f"{wake!r} was queued as {run_id}, which is not stored").requested_at
 
 
 def predicted(oracle: OfficeWindowOracle, wake: Wake) -> Outcome:
-    """User wakes are outside the gate; agent wakes are the oracle's to decide."""
-    admitted = oracle.offer(wake.task_id, wake.at) if wake.by_agent else True
+    """User wakes are outside the gate; agent wakes are the oracle's to decide (the caller
+    records an admitted one at its stored instant)."""
+    admitted = oracle.admits(wake.task_id, wake.at) if wake.by_agent else True
     return Outcome.QUEUED if admitted else Outcome.RATE_LIMITED
+
+
+def judged(oracle: OfficeWindowOracle, wake: Wake, happened: Performed, driver: Driver) -> None:
+    """Remember an admitted agent wake where the implementation stored it; after a merge,
+    which may have moved a run into or out of the count, take the count from the store."""
+    if happened.outcome is Outcome.COALESCED:
+        oracle.resync(wake.task_id, agent_wake_instants(driver.list_runs(), wake.task_id))
+    elif wake.by_agent and happened.stored_at is not None:
+        oracle.record(wake.task_id, happened.stored_at)
 
 
 def decision_cites(oracle: OfficeWindowOracle, wake: Wake) -> tuple[str, ...]:
@@ -315,8 +366,7 @@ def held_in_window(instants: Sequence[datetime], end: datetime, window: timedelt
     return sum(1 for instant in instants if end - window < instant <= end)
 
 
-def admitted_per_task(driver: Driver, wakes: Sequence[Wake]) -> Counter[tuple[str, bool]]:
-    outcomes = [(wake, perform(driver, wake)) for wake in wakes]
+def admitted_per_task(outcomes: Sequence[tuple[Wake, Outcome]]) -> Counter[tuple[str, bool]]:
     return Counter((w.task_id, w.by_agent) for w, outcome in outcomes if outcome is Outcome.QUEUED)
 
 
@@ -332,8 +382,13 @@ def test_admission_decisions_match_the_rolling_window(
         for wake in schedule:
             cites = decision_cites(oracle, wake) if wake.by_agent else (OTHERS_ADMITTED,)
             expected = predicted(oracle, wake)
-            outcome = perform(driver, wake)
-            expect(outcome is expected, cites, f"{wake!r}: {outcome.value}, not {expected.value}")
+            happened = performed(driver, wake)
+            outcome = happened.outcome
+            if outcome is not Outcome.COALESCED:
+                expect(
+                    outcome is expected, cites, f"{wake!r}: {outcome.value}, not {expected.value}"
+                )
+            judged(oracle, wake, happened, driver)
 
 
 @given(data=st.data())
@@ -359,23 +414,36 @@ def test_same_instant_wakes_are_decided_independently_of_their_order(
         label="batch",
     )
     reordered = data.draw(st.permutations(batch), label="reordered batch")
-    oracle = office.oracle()
-    for wake in prelude:
-        predicted(oracle, wake)
-    expected = Counter(
-        (w.task_id, w.by_agent) for w in batch if predicted(oracle, w) is Outcome.QUEUED
-    )
     cites: tuple[str, ...] = (SERIAL_BOUND, NEVER_REFUSE_EARLY, NO_TIEBREAK)
     title = "same-instant wakes admit as many whatever their order"
     for order in (batch, reordered):
         with kept_as_scenario(title, office, [*prelude, *order]):
             with drivers.fresh() as driver:
                 prepare(driver)
+                oracle = office.oracle()
                 for wake in prelude:
-                    perform(driver, wake)
-                admitted = admitted_per_task(driver, order)
+                    judged(oracle, wake, performed(driver, wake), driver)
+                outcomes = [(wake, perform(driver, wake)) for wake in order]
+            admitted = admitted_per_task(outcomes)
+            expected = admissions_predicted(oracle, outcomes)
             expect(admitted == expected, cites, f"order {order!r} admitted {dict(admitted)}")
         cites = (COUNT_NOT_ORDER, NO_TIEBREAK)
+
+
+def admissions_predicted(
+    oracle: OfficeWindowOracle, outcomes: Sequence[tuple[Wake, Outcome]]
+) -> Counter[tuple[str, bool]]:
+    """How many of a same-instant batch the window admits per task, after what was stored
+    before it (the batch is stored at one instant, whatever its precision): of the wakes
+    that reached the gate, since a merge upstream of it stands and is neither counted nor
+    refused (001.5)."""
+    admitted: Counter[tuple[str, bool]] = Counter()
+    for wake, outcome in outcomes:
+        if outcome is not Outcome.COALESCED and predicted(oracle, wake) is Outcome.QUEUED:
+            admitted[(wake.task_id, wake.by_agent)] += 1
+            if wake.by_agent:
+                oracle.record(wake.task_id, wake.at)
+    return admitted
 
 
 @given(data=st.data())
@@ -385,6 +453,7 @@ def test_no_window_ever_holds_more_than_the_allowance(
     window, allowance = office.window, office.allowance
     schedule = data.draw(schedules(office, 15), label="schedule")
     admitted: Counter[str] = Counter()
+    merged: Counter[str] = Counter()
     title = "no stored window holds more than the allowance"
     with kept_as_scenario(title, office, schedule, window_checks=True):
         with drivers.fresh() as driver:
@@ -393,6 +462,9 @@ def test_no_window_ever_holds_more_than_the_allowance(
                 outcome = perform(driver, wake)
                 if outcome is Outcome.QUEUED:
                     admitted[wake.task_id] += 1 if wake.by_agent else 0
+                    continue
+                if outcome is Outcome.COALESCED:
+                    merged[wake.task_id] += 1
                     continue
                 instants = agent_wake_instants(driver.list_runs(), wake.task_id)
                 held = held_in_window(instants, wake.at, window)
@@ -403,22 +475,28 @@ def test_no_window_ever_holds_more_than_the_allowance(
                 )
             runs = driver.list_runs()
         for task_id in TASKS:
-            check_stored(agent_wake_instants(runs, task_id), admitted[task_id], task_id, office)
+            instants = agent_wake_instants(runs, task_id)
+            check_stored(instants, admitted[task_id], merged[task_id], task_id, office)
 
 
-def check_stored(instants: list[datetime], admitted: int, task_id: str, office: Office) -> None:
+def check_stored(
+    instants: list[datetime], admitted: int, merged: int, task_id: str, office: Office
+) -> None:
     """The stored agent runs are the admitted wakes, and no window of them holds more than N.
 
     A stored run no admission accounts for is a refused wake's row; an admitted
-    wake with no stored run is one the count, made from the store, cannot see.
+    wake with no stored run is one the count, made from the store, cannot see. Each merge
+    may move one run into or out of the count (the relabel the spec tolerates).
     """
     expect(
-        len(instants) <= admitted, NO_ROW, f"{task_id}: {len(instants)} rows, {admitted} admitted"
+        len(instants) <= admitted + merged,
+        (NO_ROW, RELABEL_TOLERANCE) if merged else NO_ROW,
+        f"{task_id}: {len(instants)} rows, {admitted} admitted, {merged} merged",
     )
     expect(
-        len(instants) >= admitted,
-        STATELESS,
-        f"{task_id}: {len(instants)} rows, {admitted} admitted",
+        len(instants) >= admitted - merged,
+        (STATELESS, RELABEL_TOLERANCE) if merged else STATELESS,
+        f"{task_id}: {len(instants)} rows, {admitted} admitted, {merged} merged",
     )
     window = office.window
     busiest = max((held_in_window(instants, end, window) for end in instants), default=0)
