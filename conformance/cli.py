@@ -668,6 +668,26 @@ def mutants() -> None:
 
 
 @app.command()
+def readings() -> None:
+    """List the open questions of the register, each with the readings an implementation may
+    declare in its handshake (`readings`): the kit's own, then the alternatives."""
+    from rich.table import Table
+
+    from conformance.spec.registry import KIT_READING, default_registry
+
+    table = Table(title="Open questions and their readings", title_justify="left")
+    for column in ("question", "reading", "the work-request model follows it", "what it says"):
+        table.add_column(column, no_wrap=column != "what it says")
+    for interpretation in default_registry().active_interpretations():
+        kit_followed = "yes" if interpretation.id.startswith("WR-") else "-"
+        table.add_row(interpretation.id, KIT_READING, kit_followed, escape(interpretation.reading))
+        for alternative in interpretation.alternatives:
+            followed = "yes" if alternative.followed else "-"
+            table.add_row("", alternative.name, followed, escape(alternative.reading))
+    console.print(table)
+
+
+@app.command()
 def variants() -> None:
     """List the legal variants `strength` must accept, each with the readings it takes."""
     from rich.table import Table

@@ -640,7 +640,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When the child session of "fact check" records usage of 30
     And "carol" claims "fact check"
     And "carol" publishes "fact check" with result "s3://reports/fact-check"
-    Then the budget of "launch" is conserved
+    Then as WR-3 and WR-15 read it, the budget of "launch" is conserved
     And as WR-1, WR-3 and WR-15 read it, the completion of "fact check" returned 70
     And as WR-1, WR-3 and WR-15 read it, the budget of "launch" is 1000 in total, 970 available, 0 reserved and 30 spent
 

@@ -13,7 +13,7 @@ from reference.workreq import budget_ledger, delegation, lease
 from reference.workreq.budget_ledger import _return_upwards
 from reference.workreq.models import Campaign, DelegationSession, State, WorkRequestRecord
 from reference.workreq.service import WorkRequestService, is_exact_retry
-from reference.workreq.store import Executor, conditional_update, find_campaign, find_request
+from reference.workreq.store import conditional_update, find_campaign, find_request
 from reference.workreq.views import CompletionView
 
 
@@ -40,24 +40,6 @@ def reserve_unguarded(tx: Session, originator: DelegationSession, amount: int) -
         update(WorkRequestRecord)
         .where(WorkRequestRecord.request_id == originator.request_id)
         .values(carved=WorkRequestRecord.carved + amount)
-    )
-
-
-def return_to_parent(
-    tx: Executor, campaign_id: str, parent_request_id: str | None, amount: int
-) -> None:
-    """Gives the remainder to the originating request even when that one has completed."""
-    if parent_request_id is None:
-        tx.execute(
-            update(Campaign)
-            .where(Campaign.campaign_id == campaign_id)
-            .values(available=Campaign.available + amount)
-        )
-        return
-    tx.execute(
-        update(WorkRequestRecord)
-        .where(WorkRequestRecord.request_id == parent_request_id)
-        .values(carved=WorkRequestRecord.carved - amount)
     )
 
 
@@ -117,13 +99,6 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "reserves a slice without checking the source holds that much, overdrawing it",
         lambda: [Patch(delegation, "reserve_slice", reserve_unguarded)],
-    ),
-    Mutant(
-        "return_to_completed_parent",
-        "AC-ARMONIA-WORKREQ-001.9",
-        Capability.WORK_REQUESTS,
-        "returns a remainder to its originating request even when that one has completed",
-        lambda: [Patch(budget_ledger, "_return_upwards", return_to_parent)],
     ),
     Mutant(
         "unspent_returned_twice",

@@ -263,15 +263,18 @@ def budget_is(
     )
 
 
-@then(parsers.re(r'the budget of "(?P<campaign>[^"]+)" is conserved'))
-def budget_is_conserved(workreq_world: WorkRequestWorld, campaign: str) -> None:
+@then(parsers.re(READING + r'the budget of "(?P<campaign>[^"]+)" is conserved'))
+def budget_is_conserved(
+    workreq_world: WorkRequestWorld, reading: str | None, campaign: str
+) -> None:
     """Nothing created (the clause); nothing lost either, which is WR-3's reading: what a
-    completion does not spend goes back, so the parts add up to the total."""
+    completion does not spend goes back, so the parts add up to the total (and where it goes
+    back past a completed originator, WR-15's)."""
     snapshot = check_no_budget_created(workreq_world, campaign)
     parts = (snapshot.available, snapshot.reserved, snapshot.spent)
     expect(
         sum(parts) == snapshot.total,
-        "WR-3",
+        cite_or_reading(reading, "WR-3"),
         f"expected available + reserved + spent == {snapshot.total}, observed {parts}",
     )
 

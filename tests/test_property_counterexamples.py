@@ -44,7 +44,7 @@ WINDOW = Catch(
 )
 MACHINE = Catch(
     "mutant:heartbeat_ignores_generation",
-    6,
+    2,
     "work_request_machine",
     "every program of delegations, claims, heartbeats and publishes keeps the model",
     'the attempt is refused with "stale_generation" and nothing changes',

@@ -18,7 +18,7 @@ from reference.errors import AlreadyCompleted, Forbidden, InvalidInput, NotFound
 from reference.workreq import budget_ledger, lease, service, views
 from reference.workreq.budget_ledger import _GIVE_BACK_TO_CAMPAIGN, _GIVE_BACK_TO_REQUEST
 from reference.workreq.lease import Completion, StoredLease, read_lease
-from reference.workreq.models import Environment, State, WorkRequestRecord
+from reference.workreq.models import Campaign, Environment, State, WorkRequestRecord
 from reference.workreq.service import WorkRequestService
 from reference.workreq.store import Executor, conditional_update, find_session
 from reference.workreq.views import CompletionView, LeaseView
@@ -103,6 +103,25 @@ def settle_past_completed_parent_to_campaign(tx: Executor, completion: Completio
     tx.execute(_GIVE_BACK_TO_CAMPAIGN, {"campaign": completion.campaign_id, "amount": amount})
 
 
+def return_to_the_originating_request(
+    tx: Executor, campaign_id: str, parent_request_id: str | None, amount: int
+) -> None:
+    """Gives the remainder to the originating request even when that one has completed, where
+    nothing can spend it any more: lost, not created (the text forbids only creating it)."""
+    if parent_request_id is None:
+        tx.execute(
+            update(Campaign)
+            .where(Campaign.campaign_id == campaign_id)
+            .values(available=Campaign.available + amount)
+        )
+        return
+    tx.execute(
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == parent_request_id)
+        .values(carved=WorkRequestRecord.carved - amount)
+    )
+
+
 def refused_retry(
     recorded: CompletionView, holder: str, generation: int, result_ref: str
 ) -> CompletionView:
@@ -173,6 +192,13 @@ VARIANTS = [
         "past a completed originating request, the unspent slice goes straight to the campaign",
         lambda: [Patch(budget_ledger, "settle", settle_past_completed_parent_to_campaign)],
         readings={"WR-15": "to-campaign"},
+    ),
+    Variant(
+        "remainder_lost_past_completed_parent",
+        Capability.WORK_REQUESTS,
+        "gives a remainder to its originating request even when that one has completed",
+        lambda: [Patch(budget_ledger, "_return_upwards", return_to_the_originating_request)],
+        readings={"WR-15": "lost-past-completed"},
     ),
     Variant(
         "exact_retry_refused",

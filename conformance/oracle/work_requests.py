@@ -57,7 +57,7 @@ FOLLOWED: Mapping[str, frozenset[str]] = {
     "WR-11": frozenset({"distinct-refusal"}),
     "WR-13": frozenset({"assignee-unchecked", "zero-usage-accepted"}),
     "WR-14": frozenset({"root-usage-refused"}),
-    "WR-15": frozenset({"to-campaign"}),
+    "WR-15": frozenset({"to-campaign", "lost-past-completed"}),
     "WR-17": frozenset({"completed-listed"}),
     "WR-19": frozenset({"renews-expired"}),
     "WR-20": frozenset({"in-progress-until-claimed"}),
@@ -540,6 +540,8 @@ class WorkRequestOracle:
             ancestor = self._requests[session.request_id]
             if ancestor.completion is None:
                 ancestor.remaining += amount
+                return
+            if self.reads("WR-15", "lost-past-completed"):
                 return
             if self.reads("WR-15", "to-campaign"):
                 break

@@ -88,6 +88,20 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile(Budget.THOROUGH.value if budget is Budget.THOROUGH else Budget.CI.value)
     if budget is not Budget.NONE and config.getoption("hypothesis_seed", None) is None:
         config.option.hypothesis_seed = str(secrets.randbits(32))
+    draw_from_the_seed_alone()
+
+
+def draw_from_the_seed_alone() -> None:
+    """Hypothesis also draws constants it finds in the source of "local" modules: the kit's own
+    in a checkout but not in an installed kit (site-packages is not local), and whatever
+    implementation module a run imports. A seed then repeats a search only for one layout of
+    one version of the code. Drawing from no such constants, a seed means the same search in a
+    checkout and in a wheel, and whatever the implementation. (Hypothesis offers no setting for
+    this; where its internals moved, the search keeps them and only this guarantee is lost.)"""
+    from hypothesis.internal.conjecture import providers
+
+    if hasattr(providers, "_get_local_constants") and hasattr(providers, "Constants"):
+        providers._get_local_constants = providers.Constants  # type: ignore[attr-defined]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -15,7 +15,7 @@ from html import escape
 from rich.markup import escape as escape_markup
 from rich.table import Table
 
-from conformance.reports.summary import criterion_verdicts, divergences
+from conformance.reports.summary import criterion_verdicts, divergences, readings_of
 from conformance.reports.terminal import STYLE
 from conformance.spec.registry import Registry, short_id
 from conformance.stream.results import ResultsRun, Status
@@ -145,8 +145,12 @@ def divergence_table(runs: list[ResultsRun], names: list[str], registry: Registr
 def _reading(run: ResultsRun, interpretation: str) -> str:
     resting = [s for s in run.scenarios if interpretation in s.interpretations]
     diverged = divergences(run).get(interpretation, [])
+    reading = readings_of(run).get(interpretation)
+    if reading is not None and not diverged:
+        return f"[cyan]{escape_markup(reading)}[/]"
     if diverged:
-        return f"[yellow]diverged ({len(diverged)})[/]"
+        named = f", {escape_markup(reading)}" if reading else ""
+        return f"[yellow]diverged ({len(diverged)}{named})[/]"
     if any(s.status is Status.PASSED for s in resting):
         return "[green]agrees[/]"
     return "[dim]not exercised[/]"

@@ -21,6 +21,7 @@ from conformance.reports.summary import (
     claim_headline,
     criterion_verdicts,
     divergences,
+    readings_of,
     run_succeeded,
 )
 from conformance.spec.registry import Criterion, Registry
@@ -253,6 +254,7 @@ def _step(step: StepResult) -> str:
 
 def _interpretations(run: ResultsRun, registry: Registry) -> list[str]:
     diverged = divergences(run)
+    readings = readings_of(run)
     parts = ["<h2>Interpretations: open questions for the spec owners</h2><ul>"]
     for interpretation in registry.active_interpretations():
         links = ", ".join(
@@ -264,6 +266,9 @@ def _interpretations(run: ResultsRun, registry: Registry) -> list[str]:
             if against
             else ""
         )
+        own = readings.get(interpretation.id)
+        if own is not None:
+            note += f" <em>The implementation {escape(own)}.</em>"
         parts.append(
             f"<li><strong>{escape(interpretation.id)}</strong> ({links}): "
             f"{escape(interpretation.reading)}{note}</li>"

@@ -12,6 +12,7 @@ from conformance.reports.summary import (
     claim_headline,
     criterion_verdicts,
     divergences,
+    readings_of,
     run_succeeded,
 )
 from conformance.spec.registry import Registry
@@ -78,9 +79,11 @@ def render_markdown(
                 f"{fence}\n{evidence}\n{fence}\n</details>"
             )
     diverged = divergences(run)
+    readings = readings_of(run)
     lines += ["", "### Interpretations (open questions for the spec owners)", ""]
     lines += [
         f"- **{i.id}** ({', '.join(i.criteria)}): {i.reading}{_divergence_note(diverged, i.id)}"
+        + (f" *The implementation {readings[i.id]}.*" if i.id in readings else "")
         for i in registry.active_interpretations()
     ]
     retired = [i for i in registry.interpretations if not i.active]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.spec.registry import Criterion, Registry
+from conformance.spec.registry import KIT_READING, Criterion, Registry
 from conformance.stream.results import FAILING, Claim, ResultsRun, ScenarioResult, Status
 
 #: Most severe first: a criterion takes the most severe status among its scenarios,
@@ -91,6 +91,19 @@ def untagged(run: ResultsRun, registry: Registry) -> list[ScenarioResult]:
     """Scenarios that name no known criterion: a defect of the suite, shown in every report."""
     known = set(registry.ids())
     return [result for result in run.scenarios if result.criterion not in known]
+
+
+def readings_of(run: ResultsRun) -> dict[str, str]:
+    """Per open question, the reading the implementation follows where it is not the kit's:
+    declared in its handshake (`declares NAME`), or recognised by a model it answered as
+    (`reads as NAME`, undeclared). The answers real implementations gave, for a spec owner."""
+    declared: dict[str, str] = dict((run.header.description or {}).get("readings") or {})
+    shown = {q: f"declares {name}" for q, name in declared.items() if name != KIT_READING}
+    for result in run.scenarios:
+        for followed in result.followed:
+            question, _, name = followed.partition("=")
+            shown.setdefault(question, f"reads as {name}")
+    return shown
 
 
 def divergences(run: ResultsRun) -> dict[str, list[ScenarioResult]]:

@@ -12,6 +12,7 @@ from conformance.reports.summary import (
     claim_headline,
     criterion_verdicts,
     divergences,
+    readings_of,
     run_succeeded,
     unmet_criteria,
     untagged,
@@ -82,6 +83,8 @@ def _verdict_cell(verdict: CriterionVerdict) -> str:
 
 
 def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> None:
+    for question, reading in sorted(readings_of(run).items()):
+        console.print(f"[cyan]{escape(question)}[/]: the implementation {escape(reading)}")
     for interpretation, results in sorted(divergences(run).items()):
         reading = registry.statement_of(interpretation)
         console.print(

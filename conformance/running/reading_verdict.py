@@ -42,7 +42,7 @@ def weighed(
         return Weighed(status, violated, note)
     if status is Status.DIVERGED and isinstance(error, ClauseViolation):
         if log.declares_otherwise(error.cites) and not log.diverged:
-            return Weighed(Status.NOT_APPLICABLE, [], _stopped(error, note))
+            return Weighed(Status.NOT_APPLICABLE, [], _stopped(error, _declared(log, error), note))
         return Weighed(Status.DIVERGED, sorted({*violated, *log.cites()}), note)
     if status is Status.PASSED:
         return Weighed(Status.DIVERGED if log.diverged else Status.PASSED, log.cites(), note)
@@ -93,11 +93,10 @@ def _declared(log: ReadingLog, violation: ClauseViolation) -> str:
     )
 
 
-def _stopped(error: ClauseViolation, note: str) -> str:
+def _stopped(error: ClauseViolation, declared: str, note: str) -> str:
     return (
-        f"the scenario cannot go on past a check of "
-        f"{', '.join(error.cites)} as the kit reads it, and the implementation declares "
-        f"another reading:\n{error.detail}\n{note}".rstrip()
+        f"not verified: the scenario cannot go on past a check of {', '.join(error.cites)} as "
+        f"the kit reads it, and the implementation declares {declared}\n{note}".rstrip()
     )
 
 

@@ -276,6 +276,9 @@ class ResultsRecorder:
             pending.failure = first_divergence(log) or pending.failure
         elif verdict.status in (Status.PASSED, Status.NOT_APPLICABLE):
             pending.failure = None
+        if verdict.status is Status.NOT_APPLICABLE:
+            pending.evidence = _clip(f"{verdict.note}\n\nThe check set aside:\n{pending.evidence}")
+            return
         said = f"Readings the scenario went on past:\n{verdict.note}" if verdict.note else ""
         pending.evidence = _clip("\n\n".join(p for p in (pending.evidence, said) if p))
 

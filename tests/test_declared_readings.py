@@ -1,0 +1,79 @@
+"""A reading declared in the handshake is the one the Gherkin judges by, and every report shows
+it; undeclared, the same implementation is diverged on that reading's criteria alone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.spec.registry import default_registry
+from conformance.stream.results import ResultsRun, Status
+from conformance.stream.stream_integrity import verify_stream
+
+
+def run(variant: str, folder: Path) -> tuple[ResultsRun, str]:
+    stream = folder / "results.jsonl"
+    markdown = folder / "summary.md"
+    finished = subprocess.run(
+        [
+            *(sys.executable, "-c", "from conformance.cli import main; main()"),
+            *("run", "--impl", f"variant:{variant}", "--properties", "none"),
+            *("--claim", "work-requests", "-k", "below or bad", "--results", str(stream)),
+            *("--markdown", str(markdown)),
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert finished.returncode in (0, 1), finished.stdout + finished.stderr
+    return verify_stream(stream), markdown.read_text(encoding="utf-8") + finished.stdout
+
+
+@pytest.fixture(scope="module")
+def undeclared(tmp_path_factory: pytest.TempPathFactory) -> tuple[ResultsRun, str]:
+    return run("zero_usage_accepted", tmp_path_factory.mktemp("undeclared"))
+
+
+@pytest.fixture(scope="module")
+def declared(tmp_path_factory: pytest.TempPathFactory) -> tuple[ResultsRun, str]:
+    return run("zero_usage_accepted_declared", tmp_path_factory.mktemp("declared"))
+
+
+def ran(result: ResultsRun) -> dict[str, Status]:
+    return {s.key: s.status for s in result.scenarios if s.status is not Status.UNDEFINED}
+
+
+def test_undeclared_the_reading_diverges_on_its_own_criteria_only(
+    undeclared: tuple[ResultsRun, str],
+) -> None:
+    stream, _ = undeclared
+    diverged = [s for s in stream.scenarios if s.status is Status.DIVERGED]
+    assert diverged, ran(stream)
+    registered = set(default_registry().interpretation("WR-13").criteria)
+    assert {s.criterion for s in diverged} <= registered
+    assert all(s.violated == ["WR-13"] for s in diverged)
+    assert Status.FAILED not in ran(stream).values()
+
+
+def test_declared_the_same_scenarios_are_judged_by_the_declared_reading(
+    declared: tuple[ResultsRun, str], undeclared: tuple[ResultsRun, str]
+) -> None:
+    stream, _ = declared
+    statuses = ran(stream)
+    diverged_before = {s.key for s in undeclared[0].scenarios if s.status is Status.DIVERGED}
+    assert Status.DIVERGED not in statuses.values() and Status.FAILED not in statuses.values()
+    for key in diverged_before:
+        assert statuses[key] in (Status.PASSED, Status.NOT_APPLICABLE), (key, statuses[key])
+    set_aside = [s for s in stream.scenarios if s.key in diverged_before]
+    assert all("zero-usage-accepted" in (s.evidence or "") for s in set_aside)
+
+
+def test_every_report_names_the_reading_the_implementation_follows(
+    declared: tuple[ResultsRun, str], undeclared: tuple[ResultsRun, str]
+) -> None:
+    assert "declares zero-usage-accepted" in declared[1]
+    assert "declares" not in undeclared[1]
