@@ -67,6 +67,7 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
+from conformance.oracle.stored_instants import as_stored
 from conformance.oracle.work_requests import FOLLOWED, Refusals, WorkRequestOracle, within
 from conformance.properties import RESTARTS_PER_EXAMPLE, Budget, restart_permits
 from conformance.properties.following import (
@@ -381,15 +382,6 @@ def claimants(assignee: str | None, environment: str) -> st.SearchStrategy[str]:
     """Mostly someone entitled to claim the request, sometimes anyone at all."""
     entitled = st.just(assignee) if assignee is not None else st.sampled_from(MEMBERS[environment])
     return st.one_of(entitled, entitled, st.sampled_from(PRINCIPALS))
-
-
-def instants_as_stored(instant: datetime) -> set[datetime]:
-    """`instant` as an implementation may persist it: cut to 0 to 6 fractional digits (the
-    protocol's range), so that the model holds it to what it stored, not to what was sent."""
-    return {
-        instant.replace(microsecond=instant.microsecond - instant.microsecond % 10**cut)
-        for cut in range(7)
-    }
 
 
 UNCOPIED: frozenset[str] = frozenset({"driver", "tape", "_resources"})
@@ -933,7 +925,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
     def expiry_as_reported(self, expires: datetime) -> bool:
         """A lease granted now expires one reported duration from now (WR-12), as the
         implementation stored that instant (to any precision the protocol allows)."""
-        return expires in instants_as_stored(self.oracle.fresh_expiry())
+        return expires in as_stored(self.oracle.fresh_expiry())
 
     @rule(lease=leases)
     @followed_step
@@ -1007,9 +999,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
         grant or renewal may leave it where it was (a lease duration from now is then no later)."""
         old = scenario_value(before.expires_at, f"{request_id} was renewed unclaimed")
         idle = self.renewed_at[request_id] == self.oracle.now
-        as_stored = instants_as_stored(self.oracle.fresh_expiry())
+        fresh = as_stored(self.oracle.fresh_expiry())
         expect(
-            expires > old or (expires == old and (idle or old in as_stored)),
+            expires > old or (expires == old and (idle or old in fresh)),
             HEARTBEAT_EXTENDS,
             f"{what} moved the expiry from T0+{old - T0} to T0+{expires - T0}",
         )
