@@ -52,6 +52,11 @@ MACHINE = Catch(
 )
 
 
+pytestmark = pytest.mark.timeout(900)
+"""Shrinking a work-request program to its shortest form replays it hundreds of times, each on a
+fresh store: two minutes on an idle machine, over five when CI's other workers load it."""
+
+
 @pytest.fixture(scope="module", params=[WINDOW, MACHINE], ids=["office", "work-requests"])
 def caught(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
