@@ -23,15 +23,17 @@ from conformance.driver import (
     RunStatus,
     WakeResult,
 )
+from conformance.oracle.office_shapes import (
+    Shape,
+    shape_of,
+)
 from conformance.running.pytest_plugin import require
 from conformance.spec.clause_check import expect, port_requires, port_value, scenario_value
 from steps.common import _DURATION, parse_duration, quoted
 from steps.office_scene import (
     OfficeScene,
-    Shape,
     Wake,
     outcome_cites,
-    shape_of,
 )
 
 _TIMES = r"(?P<count>(?P<times>\d+) times|as many times as the allowance)"

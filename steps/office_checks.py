@@ -12,17 +12,19 @@ from datetime import timedelta
 from pytest_bdd import parsers, then
 
 from conformance.driver import Producer
+from conformance.oracle.office_shapes import (
+    AGENT,
+    Shape,
+    counts_as_agent_run,
+    parse_payload,
+)
 from conformance.spec.clause_check import expect, port_requires, scenario_requires, scenario_value
 from steps.common import _DURATION, parse_duration
 from steps.office_scene import (
-    AGENT,
     OfficeScene,
-    Shape,
     Wake,
-    counts_as_agent_run,
     describe_runs,
     outcome_cites,
-    parse_payload,
 )
 
 NAMED_PRODUCERS = {producer.value for producer in Producer}

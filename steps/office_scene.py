@@ -11,14 +11,11 @@ outcome or counter check cites (`OUTCOME_CLAUSES`, `QUIET_CLAUSES`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from conformance.driver import (
     Capability,
@@ -27,14 +24,22 @@ from conformance.driver import (
     OfficeConstants,
     OfficeVocabulary,
     Outcome,
-    RateLimitReason,
     Run,
     WakeResult,
     WarningLog,
 )
+from conformance.oracle.office_shapes import (
+    ADMITTED_CLAUSES,
+    FAIL_OPEN_CLAUSES,
+    OUTCOME_CLAUSES,
+    QUIET_CLAUSES,
+    REFUSAL_MISREPORTED,
+    SUPPRESSED_QUIET,
+    Shape,
+)
+from conformance.oracle.office_telemetry import Telemetry
 from conformance.running.pytest_plugin import require
 from conformance.spec.clause_check import (
-    PortViolation,
     port_value,
     scenario_requires,
     scenario_value,
@@ -42,22 +47,6 @@ from conformance.spec.clause_check import (
 from steps.common import BEFORE_THEN
 
 T = TypeVar("T")
-
-TASK_ASSIGNED = "task_assigned"
-AGENT = "agent"
-
-
-class Shape(Enum):
-    """How the allowance must treat a wake, read from its reason and payload the way the spec
-    reads them (never from the implementation's answer)."""
-
-    AGENT = "an agent assignment wake (in scope)"
-    UNATTRIBUTED = "an agent wake whose task cannot be told (in scope, unattributed)"
-    USER = "a user's or internal caller's wake (out of scope)"
-    PRODUCER = "a wake of a producer that carries no actor (out of scope)"
-    OTHER = "a wake without actor type agent or of another reason (out of scope)"
-    UNPARSEABLE = "a wake whose payload is not a JSON object (out of scope by OF-4)"
-    UNASSIGNMENT = "an unassignment, which makes no wake"
 
 
 @dataclass(frozen=True)
@@ -72,57 +61,6 @@ class Wake:
     @property
     def outcome(self) -> str:
         return "no wake" if self.result is None else self.result.outcome.value
-
-
-# --------------------------------------------------------------------------
-# Which clause a check enforces, by the shape of the wake it is about
-# --------------------------------------------------------------------------
-
-ADMITTED_CLAUSES: dict[Shape, tuple[str, ...]] = {
-    Shape.AGENT: (
-        "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early",
-        "AC-OFFICE-ASSIGN-RATE-001.5/before-insert",
-    ),
-    Shape.UNATTRIBUTED: ("AC-OFFICE-ASSIGN-RATE-002.3/admitted-unattributed",),
-    Shape.USER: ("AC-OFFICE-ASSIGN-RATE-001.1/internal-caller-is-user",),
-    Shape.PRODUCER: ("AC-OFFICE-ASSIGN-RATE-001.12/actorless-out-of-scope",),
-    Shape.OTHER: ("AC-OFFICE-ASSIGN-RATE-001.1/others-admitted",),
-    Shape.UNPARSEABLE: ("OF-4",),
-}
-"""Why a wake of each shape must be admitted (when the scenario expects it to be)."""
-
-OUTCOME_CLAUSES: dict[str, tuple[str, ...]] = {
-    Outcome.RATE_LIMITED.value: ("AC-OFFICE-ASSIGN-RATE-001.2/serial-bound",),
-    Outcome.COALESCED.value: ("AC-OFFICE-ASSIGN-RATE-001.5/after-coalescing",),
-    Outcome.DEDUPLICATED.value: ("AC-OFFICE-ASSIGN-RATE-001.5/after-dedup",),
-    "no wake": ("AC-OFFICE-ASSIGN-RATE-001.9/no-wake",),
-}
-"""Why a wake must end as each outcome other than admitted."""
-
-REFUSAL_MISREPORTED: dict[str, tuple[str, ...]] = {
-    Outcome.NONE.value: ("AC-OFFICE-ASSIGN-RATE-003.5/distinct-outcome",),
-    "no wake": ("AC-OFFICE-ASSIGN-RATE-003.5/not-absence",),
-    Outcome.COALESCED.value: ("AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted",),
-    Outcome.DEDUPLICATED.value: ("AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted",),
-}
-"""A refusal reported as something it is not breaks these, not the allowance itself."""
-
-FAIL_OPEN_CLAUSES = ("AC-OFFICE-ASSIGN-RATE-002.2/fail-open",)
-
-QUIET_CLAUSES: dict[Shape, tuple[str, ...]] = {
-    Shape.AGENT: ("AC-OFFICE-ASSIGN-RATE-003.4/ordinary-silent",),
-    Shape.USER: ("AC-OFFICE-ASSIGN-RATE-001.1/others-no-counter",),
-    Shape.PRODUCER: ("AC-OFFICE-ASSIGN-RATE-001.1/absent-is-normal",),
-    Shape.OTHER: (
-        "AC-OFFICE-ASSIGN-RATE-001.1/others-no-counter",
-        "AC-OFFICE-ASSIGN-RATE-002.3/only-in-scope",
-    ),
-    Shape.UNPARSEABLE: ("OF-4",),
-    Shape.UNASSIGNMENT: ("AC-OFFICE-ASSIGN-RATE-001.9/not-refused-or-counted",),
-}
-"""Why no rate-limit counter may move for a wake of each shape (admitted ordinarily)."""
-
-SUPPRESSED_QUIET = ("AC-OFFICE-ASSIGN-RATE-001.5/suppressed-not-counted",)
 
 
 def outcome_cites(wake: Wake, expected: Iterable[str]) -> tuple[str, ...]:
@@ -153,46 +91,6 @@ def cites_for(table: dict[Shape, tuple[str, ...]], wake: Wake) -> tuple[str, ...
     return scenario_value(table.get(wake.shape), f"no clause covers this check for a {wake.shape}")
 
 
-# --------------------------------------------------------------------------
-# Payloads, read the way the spec reads them
-# --------------------------------------------------------------------------
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_payload(text: str) -> dict[str, Any] | None:
-    """The payload as a JSON object, or None when it is not one (NaN and friends included)."""
-    try:
-        value = json.loads(text, parse_constant=_refuse_constant)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def shape_of(reason: str, payload: str) -> Shape:
-    """The shape the spec gives a wake: actor type exactly "agent", then a string task id."""
-    fields = parse_payload(payload)
-    if fields is None:
-        return Shape.UNPARSEABLE
-    if reason != TASK_ASSIGNED or fields.get("actor_type") != AGENT:
-        return Shape.OTHER
-    task_id = fields.get("task_id")
-    return Shape.AGENT if isinstance(task_id, str) and task_id else Shape.UNATTRIBUTED
-
-
-def counts_as_agent_run(run: Run, task_id: str) -> bool:
-    """A stored run the allowance of `task_id` counts: its payload says agent and names the task
-    as a JSON string."""
-    payload = parse_payload(run.payload) or {}
-    return (
-        run.reason == TASK_ASSIGNED
-        and payload.get("task_id") == task_id
-        and payload.get("actor_type") == AGENT
-    )
-
-
 def describe_runs(runs: list[Run]) -> str:
     return (
         "\n".join(
@@ -202,76 +100,6 @@ def describe_runs(runs: list[Run]) -> str:
         )
         or "  (no runs)"
     )
-
-
-# --------------------------------------------------------------------------
-# Telemetry, read under the names the implementation declares
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Sample:
-    name: str
-    labels: dict[str, str]
-    value: float
-
-
-def read_samples(text: str) -> list[Sample]:
-    """Every sample of the Prometheus text exposition; text that does not parse breaks the port."""
-    try:
-        families = list(text_string_to_metric_families(text))
-    except ValueError as error:
-        raise PortViolation(f"the telemetry surface is not Prometheus text: {error}") from None
-    return [
-        Sample(sample.name, dict(sample.labels), sample.value)
-        for family in families
-        for sample in family.samples
-    ]
-
-
-@dataclass(frozen=True)
-class Telemetry:
-    """One reading of the telemetry surface, seen through the declared vocabulary."""
-
-    text: str
-    vocabulary: OfficeVocabulary
-
-    @property
-    def samples(self) -> list[Sample]:
-        return read_samples(self.text)
-
-    def rate_limit_samples(self) -> list[Sample]:
-        return [s for s in self.samples if s.name == self.vocabulary.rate_limit_counter]
-
-    def series_of(self, label: str) -> dict[frozenset[tuple[str, str]], float]:
-        """Each series of the rate-limit counter with that reason value, by its whole label set."""
-        return {
-            frozenset(sample.labels.items()): sample.value
-            for sample in self.rate_limit_samples()
-            if sample.labels.get(self.vocabulary.reason_label) == label
-        }
-
-    def by_reason(self) -> dict[str, float]:
-        """The rate-limit counter summed per reason label value (any other labels summed over)."""
-        totals: dict[str, float] = {}
-        for sample in self.rate_limit_samples():
-            value = sample.labels.get(self.vocabulary.reason_label, "")
-            totals[value] = totals.get(value, 0.0) + sample.value
-        return totals
-
-    def dedup_total(self) -> float:
-        names = set(self.vocabulary.dedup_counters)
-        return sum(s.value for s in self.samples if s.name in names)
-
-    def label_of(self, reason: RateLimitReason) -> str:
-        return self.vocabulary.reasons.of(reason)
-
-
-def moves_between(before: Telemetry, after: Telemetry) -> dict[str, float]:
-    """The rate-limit counter's non-zero changes, per reason label value."""
-    old, new = before.by_reason(), after.by_reason()
-    moved = {key: new.get(key, 0.0) - old.get(key, 0.0) for key in {*old, *new}}
-    return {key: delta for key, delta in moved.items() if delta != 0}
 
 
 # --------------------------------------------------------------------------

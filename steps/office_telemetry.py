@@ -15,31 +15,19 @@ import re
 from pytest_bdd import parsers, then
 
 from conformance.driver import RateLimitReason, WarningLog
+from conformance.oracle.office_telemetry import (
+    COUNTED_BY_REASON,
+    FORBIDDEN_FIELD_CLAUSES,
+    LOGGED_CLAUSES,
+    MOVE_CLAUSES,
+    NO_IDENTIFIER_LABELS,
+    REQUIRED_FIELD_CLAUSES,
+    Telemetry,
+    holds_identifier,
+    moves_between,
+)
 from conformance.spec.clause_check import expect, scenario_requires
-from steps.office_scene import SINCE, OfficeScene, Telemetry, moves_between, quiet_cites
-
-COUNTED_BY_REASON = "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason"
-NO_IDENTIFIER_LABELS = "AC-OFFICE-ASSIGN-RATE-003.2/no-identifier-labels"
-MOVE_CLAUSES: dict[RateLimitReason, tuple[str, ...]] = {
-    RateLimitReason.ALLOWANCE_EXHAUSTED: (COUNTED_BY_REASON,),
-    RateLimitReason.COUNT_READ_FAILED: (COUNTED_BY_REASON, "AC-OFFICE-ASSIGN-RATE-002.2/counted"),
-    RateLimitReason.TASK_UNATTRIBUTED: (
-        COUNTED_BY_REASON,
-        "AC-OFFICE-ASSIGN-RATE-002.3/admitted-unattributed",
-    ),
-}
-"""The clauses that make each reason's counter move."""
-
-LOGGED_CLAUSES = {
-    "refusal": "AC-OFFICE-ASSIGN-RATE-003.3/refusal-logged",
-    "degraded admission": "AC-OFFICE-ASSIGN-RATE-002.2/logged",
-    "unattributed admission": "AC-OFFICE-ASSIGN-RATE-002.3/logged",
-}
-FORBIDDEN_FIELD_CLAUSES = {
-    "observed_count": "AC-OFFICE-ASSIGN-RATE-002.2/no-observed-count",
-    "task_id": "AC-OFFICE-ASSIGN-RATE-002.3/no-task-id",
-}
-REQUIRED_FIELD_CLAUSES = {"error": "AC-OFFICE-ASSIGN-RATE-002.2/logged"}
+from steps.office_scene import SINCE, OfficeScene, quiet_cites
 
 _MOVE = re.compile(r"(\w+) \+(\d+)")
 
@@ -131,11 +119,6 @@ def reason_rose_in_one_series(office: OfficeScene, reason: str, delta: int) -> N
         NO_IDENTIFIER_LABELS,
         f"refusals on two tasks by two agents moved {len(moved)} series of {label!r}: {moved}",
     )
-
-
-def holds_identifier(value: str, identifier: str) -> bool:
-    """Whether `identifier` appears in `value` as a whole token (so run "2" is not in "200")."""
-    return re.search(rf"(?<![A-Za-z0-9]){re.escape(identifier)}(?![A-Za-z0-9])", value) is not None
 
 
 @then("no label of the rate-limit counter holds an identifier of a workspace, agent, task or run")
