@@ -19,7 +19,7 @@ import mutants
 import variants
 from conformance.adapters.patched import open_patched
 from conformance.driver import DelegationKind, Driver, Permissions
-from conformance.properties.test_work_request_machine import WorkRequestMachine
+from conformance.properties.work_request_machine import WorkRequestMachine
 from conformance.spec.clause_check import ClauseViolation
 from variants.variant import Variant
 

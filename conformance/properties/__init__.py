@@ -17,6 +17,11 @@ MODULE_TITLES: Final = {
     OFFICE_MODULE: "Properties of the office allowance's rolling window",
     WORK_REQUEST_MODULE: "The work-request state machine",
 }
+MODEL_MODULES: Final[dict[str, tuple[str, ...]]] = {
+    WORK_REQUEST_MODULE: ("work_request_machine.py",),
+}
+"""The product modules of this package a property test's checks live in, beside the test module
+itself (which may only expose the test): what the catalogue reads for the readings it cites."""
 
 
 class Budget(StrEnum):

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
-from conformance.properties import MODULE_TITLES, OFFICE_MODULE, PROPERTIES_DIR, WORK_REQUEST_MODULE
+from conformance.properties import (
+    MODEL_MODULES,
+    MODULE_TITLES,
+    OFFICE_MODULE,
+    PROPERTIES_DIR,
+    WORK_REQUEST_MODULE,
+)
 from conformance.spec.inventory import ScenarioEntry, scenario_key
 from conformance.spec.registry import default_registry
 from conformance.stream.results import Status
@@ -44,9 +50,11 @@ class PropertyCheck:
         return scenario_key(self.feature_file, self.title, criterion)
 
     def interpretations(self) -> list[str]:
-        """The registered readings the property's module cites: a counterexample breaking only
-        those is a divergence, as for a scenario tagged with them."""
-        return sorted(set(INTERPRETATION.findall(_source(self.module))))
+        """The registered readings the property's module cites (with the modules holding its
+        model, see MODEL_MODULES): a counterexample breaking only those is a divergence, as for
+        a scenario tagged with them."""
+        modules = (self.module, *MODEL_MODULES.get(self.module, ()))
+        return sorted({cite for m in modules for cite in INTERPRETATION.findall(_source(m))})
 
     def line(self) -> int:
         """The line of the test function, read from the module without importing it."""

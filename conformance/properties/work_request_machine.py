@@ -1,0 +1,1416 @@
+"""The work-request state machine, through the driver port, judged by the spec's text.
+
+This module holds the machine (its rules, its invariants and how it follows a reading); the
+model it keeps beside the implementation is `conformance.oracle.work_requests`, the hostile
+names it draws from are `conformance.properties.hostile_data`'s, and the test `conformance run`
+runs is `test_work_request_machine.py`, which only calls `run_work_request_machine`.
+
+Hypothesis interleaves delegations (spawn or subagent, from root or child
+sessions, with narrowing or escalating permissions), claims, heartbeats, clock
+moves (some a microsecond either side of a lease's expiry), fresh and stale
+publishes, usage, restarts and listings. Every answer is held to the oracle,
+and every check names the clause (or registered interpretation) it enforces:
+
+- a refusal must be one the oracle finds applicable; where several apply, any
+  of them will do, since the spec ranks none above another;
+- where the spec leaves a value to the implementation, the machine accepts
+  every value the text allows and adopts it: a claim's generation (newer than
+  every earlier one, not necessarily one more), a heartbeat's new expiry (later,
+  by however much), a grant narrowed to within the originator's set, the live
+  holder's own lease answered to its second claim;
+- after every step the store keeps the invariants: budgets conserved and never
+  negative, at most one accepted publish per request carrying the generation
+  current when it was accepted, every request's grants within its originator's,
+  and every request reading as the model predicts.
+
+Where the spec leaves a question open, the model predicts by the reading the implementation
+declares (the kit's when it declares none). A step that fails only a check of a reading is
+judged again under each alternative the model can predict by (see `following`); when one
+explains every answer, the machine records the divergence, follows that reading from then
+on, and goes on checking everything else, so one open question read otherwise never hides a
+budget leak or a broken fence. The run then ends `diverged`, charged to that reading's
+criteria alone.
+
+A failure shrinks to a short program of steps, with each step's answer noted.
+To replay a printed blob, put the printed `@reproduce_failure(...)` on
+WorkRequestMachine.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+import re
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    multiple,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from conformance.driver import (
+    BudgetSnapshot,
+    Capability,
+    Completion,
+    DelegationKind,
+    DriverError,
+    ErrorCode,
+    Lease,
+    Permissions,
+    RequestState,
+    WorkRequest,
+)
+from conformance.oracle.stored_instants import as_stored
+from conformance.oracle.work_requests import FOLLOWED, Refusals, WorkRequestOracle, within
+from conformance.properties import RESTARTS_PER_EXAMPLE, Budget, restart_permits
+from conformance.properties.following import (
+    Draws,
+    OffTheTape,
+    Tape,
+    TapedData,
+    replaying,
+    taped,
+)
+from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
+from conformance.spec.clause_check import (
+    Cite,
+    ClauseViolation,
+    Detail,
+    FollowedDivergence,
+    PortViolation,
+    ScenarioError,
+    expect,
+    port_requires,
+    port_value,
+    scenario_requires,
+    scenario_value,
+    violated,
+)
+from conformance.spec.registry import INTERPRETATION_ID, KIT_READING, default_registry
+
+if TYPE_CHECKING:
+    from conformance.properties.plugin import DriverFactory
+
+T = TypeVar("T")
+
+T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
+MICRO = timedelta(microseconds=1)
+MEMBERS = {"env": ("alice", "bob", "carol"), "annex": ("dave",)}
+PRINCIPALS = ("alice", "bob", "carol", "dave")
+CAMPAIGNS = {"camp": "env", "annex-camp": "annex"}
+GRANT_NAMES = ("read", "write", "shell", "net", "gpu", "camera", "mic")
+"""Tool and device grants drawn from one pool of names, so that a check pooling
+tools with devices (a device "camera" letting a tool "camera" through) shows."""
+
+# -- what each check enforces -----------------------------------------------------
+
+CREATES = "AC-ARMONIA-WORKREQ-001.1/creates-request"
+NO_WIDER_GRANT = "AC-ARMONIA-WORKREQ-001.2/no-wider-grant"
+REQUEST_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/request-survives"
+LEASE_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/lease-survives"
+EXPIRED_CANNOT_PUBLISH = "AC-ARMONIA-WORKREQ-001.4/expired-cannot-publish"
+CLAIMABLE_AGAIN = "AC-ARMONIA-WORKREQ-001.4/claimable-again"
+MEMBERS_LIST = "AC-ARMONIA-WORKREQ-001.5/members-list"
+NON_MEMBERS = "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"
+RECORDS_RESULT = "AC-ARMONIA-WORKREQ-001.6/records-result"
+CLOSES_ONCE = "AC-ARMONIA-WORKREQ-001.6/closes-once"
+FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
+STALE_REJECTED = "AC-ARMONIA-WORKREQ-001.7/stale-rejected"
+DEPTH_CAP = "AC-ARMONIA-WORKREQ-001.8/depth-cap"
+COUNT_CAP = "AC-ARMONIA-WORKREQ-001.8/count-cap"
+NO_BUDGET = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
+NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
+CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
+HEARTBEAT_EXTENDS = "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends"
+LATE_HEARTBEAT = "WR-19"
+STALE_HEARTBEAT = "AC-ARMONIA-WORKREQ-001.12/stale-heartbeat-rejected"
+USAGE_DRAWS = "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign"
+WITHIN_SLICE = "AC-ARMONIA-WORKREQ-001.13/usage-within-slice"
+KIND_CREATES = {
+    DelegationKind.SPAWN: "AC-ARMONIA-WORKREQ-001.11/spawn-creates",
+    DelegationKind.SUBAGENT: "AC-ARMONIA-WORKREQ-001.11/subagent-creates",
+}
+NARROWED = (NO_WIDER_GRANT, NO_AUTHORITY)
+SLICE_DEDUCTED = "AC-ARMONIA-WORKREQ-001.1/slice-deducted"
+RESERVED_AT_DELEGATION = "WR-1"
+USAGE_FROM_SLICE = "WR-2"
+REMAINDER_RETURNED = "WR-3"
+ROOT_USAGE = "WR-14"
+PAST_COMPLETED_PARENT = "WR-15"
+BUDGET_READINGS = (
+    RESERVED_AT_DELEGATION,
+    USAGE_FROM_SLICE,
+    REMAINDER_RETURNED,
+    ROOT_USAGE,
+    PAST_COMPLETED_PARENT,
+)
+"""What an exact budget figure may rest on: reservation at delegation, usage charged
+to the slice, the remainder returned on completion, a root's own usage, and where a
+remainder goes past a completed parent. A check cites those a run has exercised."""
+
+Operation = Literal["delegate", "claim", "heartbeat", "publish", "record_usage", "list_requests"]
+
+MOVES_BUDGET: frozenset[Operation] = frozenset({"delegate", "publish", "record_usage"})
+"""Operations whose acceptance can move a campaign's budget."""
+
+REFUSAL_CITES: dict[tuple[Operation, ErrorCode], tuple[str, ...]] = {
+    ("delegate", ErrorCode.INVALID_INPUT): ("WR-13",),
+    ("delegate", ErrorCode.NOT_FOUND): (CREATES,),
+    ("delegate", ErrorCode.DEPTH_CAP): (DEPTH_CAP,),
+    ("delegate", ErrorCode.COUNT_CAP): (COUNT_CAP,),
+    ("delegate", ErrorCode.PERMISSION_ESCALATION): (NO_WIDER_GRANT,),
+    ("delegate", ErrorCode.INSUFFICIENT_BUDGET): (NO_BUDGET,),
+    ("delegate", ErrorCode.ALREADY_COMPLETED): (REMAINDER_RETURNED, "WR-16"),
+    ("claim", ErrorCode.NOT_FOUND): ("WR-6",),
+    ("claim", ErrorCode.NOT_ASSIGNEE): ("WR-6",),
+    ("claim", ErrorCode.FORBIDDEN): ("WR-6",),
+    ("claim", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
+    ("claim", ErrorCode.LEASE_HELD): (FENCED,),
+    ("heartbeat", ErrorCode.NOT_FOUND): (STALE_HEARTBEAT,),
+    ("heartbeat", ErrorCode.STALE_GENERATION): (STALE_HEARTBEAT,),
+    ("heartbeat", ErrorCode.LEASE_EXPIRED): (LATE_HEARTBEAT,),
+    ("heartbeat", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
+    ("publish", ErrorCode.INVALID_INPUT): (RECORDS_RESULT,),
+    ("publish", ErrorCode.NOT_FOUND): (STALE_REJECTED,),
+    ("publish", ErrorCode.STALE_GENERATION): (STALE_REJECTED,),
+    ("publish", ErrorCode.LEASE_EXPIRED): (EXPIRED_CANNOT_PUBLISH,),
+    ("publish", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
+    ("record_usage", ErrorCode.INVALID_INPUT): ("WR-13",),
+    ("record_usage", ErrorCode.NOT_FOUND): (USAGE_DRAWS,),
+    ("record_usage", ErrorCode.INSUFFICIENT_BUDGET): (NO_BUDGET, "WR-14"),
+    ("record_usage", ErrorCode.USAGE_EXCEEDS_SLICE): (USAGE_FROM_SLICE,),
+    ("record_usage", ErrorCode.ALREADY_COMPLETED): ("WR-16",),
+    ("record_usage", ErrorCode.FORBIDDEN): ("WR-14",),
+    ("record_usage", ErrorCode.NOT_SUPPORTED): ("WR-14",),
+    ("list_requests", ErrorCode.NOT_FOUND): (NON_MEMBERS,),
+}
+"""Why an operation must be refused when a code's condition holds: the clause the refusal keeps."""
+
+ACCEPT_CITES: dict[Operation, tuple[str, ...]] = {
+    "heartbeat": (HEARTBEAT_EXTENDS,),
+    "publish": (RECORDS_RESULT,),
+    "list_requests": (MEMBERS_LIST,),
+}
+"""Why an operation nothing forbids must be accepted (delegations, claims and usage say
+their own, since theirs depend on the kind, the lease's history and the session)."""
+
+
+EXPIRED_STATE = "WR-20"
+"""What a request whose lease lapsed reads: the state's name is WR-20's reading."""
+EXPIRY_PRECISION = "WR-12"
+MAX_FOLLOWED_AT_ONCE = 2
+"""How many open questions one step may be found to read otherwise at once."""
+
+CITE = re.compile(r"AC-[A-Z0-9.-]+/[a-z-]+|(?:WR|OF)-\d+")
+
+
+def cited_here() -> set[str]:
+    """Every clause and interpretation this module names, in its constants and tables."""
+    tables = [*REFUSAL_CITES.values(), *ACCEPT_CITES.values(), KIND_CREATES.values()]
+    named = [value for value in globals().values() if isinstance(value, str)]
+    return {cite for cite in [*named, *(c for t in tables for c in t)] if CITE.fullmatch(cite)}
+
+
+def holds(condition: bool, cite: Cite, detail: Detail) -> None:
+    """`expect`, for the checks the invariants make of every request after every step: the
+    registry is consulted only when one fails (the test checks every cite here up front)."""
+    if not condition:
+        expect(condition, cite, detail)
+
+
+def refusal_cites(operation: Operation, codes: Refusals) -> tuple[str, ...]:
+    cites = [cite for code in sorted(codes) for cite in REFUSAL_CITES[(operation, code)]]
+    return tuple(dict.fromkeys(cites))
+
+
+def wrong_code_cites(operation: Operation, codes: Refusals) -> tuple[str, ...]:
+    """What a refusal with a code none of the applicable ones breaks: it was refused, as every
+    clause behind them asks, so only the readings among their reasons, where there are any
+    (which code a condition gets is theirs); else the clauses, whose codes the kit fixes."""
+    cites = refusal_cites(operation, codes)
+    readings = tuple(cite for cite in cites if INTERPRETATION_ID.fullmatch(cite))
+    return readings or cites
+
+
+def granting(tools: set[str], devices: set[str]) -> Permissions:
+    return Permissions(tools=frozenset(tools), devices=frozenset(devices))
+
+
+ROOTS = {
+    "root-alice": ("camp", "alice", granting({"read", "write", "shell"}, {"gpu", "camera"})),
+    "root-bob": ("camp", "bob", granting({"read"}, set())),
+    "root-dave": ("annex-camp", "dave", granting({"read", "net"}, {"mic"})),
+}
+
+
+@dataclass(frozen=True)
+class HeldLease:
+    """What a successful claim handed its holder: the fencing pair for later calls."""
+
+    request_id: str
+    holder: str
+    generation: int
+
+    def __repr__(self) -> str:
+        return f"<{self.request_id} held by {self.holder} at generation {self.generation}>"
+
+
+@dataclass(frozen=True)
+class Delegation:
+    """One delegation to attempt, as the harness asks for it."""
+
+    kind: DelegationKind
+    origin: str
+    deliverable: str
+    checks: tuple[str, ...]
+    budget_slice: int
+    permissions: Permissions
+    assignee: str | None
+
+    def __repr__(self) -> str:
+        return (
+            f"delegate({self.kind.value} from {self.origin}, {self.deliverable!r}, "
+            f"slice {self.budget_slice}, {render(self.permissions)}, assignee {self.assignee})"
+        )
+
+
+def attempt(operation: Callable[[], T]) -> T | ErrorCode:
+    """The operation's value, or the code of its definite refusal."""
+    try:
+        return operation()
+    except DriverError as error:
+        port_requires(
+            error.definite, f"a serial call must end definitely, so it can be judged: {error}"
+        )
+        return error.code
+
+
+def render(answer: object) -> str:
+    if isinstance(answer, ErrorCode):
+        return f"refused {answer.value}"
+    if isinstance(answer, Permissions):
+        return f"tools {sorted(answer.tools)} devices {sorted(answer.devices)}"
+    return repr(answer)
+
+
+def codes(refusals: Refusals) -> str:
+    return " or ".join(sorted(code.value for code in refusals)) or "none"
+
+
+def contract_fields(view: WorkRequest) -> tuple[object, ...]:
+    """The fields a request shows as it was delegated (checks compared as a set)."""
+    return (
+        view.request_id,
+        view.environment_id,
+        view.campaign_id,
+        view.originating_session_id,
+        view.child_session_id,
+        view.deliverable,
+        sorted(view.acceptance_checks),
+        view.budget_slice,
+        view.permissions,
+        view.assignee,
+    )
+
+
+def closing(view: WorkRequest) -> tuple[object, ...]:
+    """Whether the request completed, the result it records, and when its lease closed."""
+    return (view.state is RequestState.COMPLETED, view.result_ref, view.lease.closed_at)
+
+
+# -- strategies -------------------------------------------------------------------
+
+
+def grants(names: tuple[str, ...] | frozenset[str]) -> st.SearchStrategy[frozenset[str]]:
+    if not names:
+        return st.just(frozenset())
+    return st.frozensets(st.sampled_from(sorted(names)))
+
+
+def narrowings(origin: Permissions) -> st.SearchStrategy[Permissions]:
+    return st.builds(Permissions, tools=grants(origin.tools), devices=grants(origin.devices))
+
+
+def widenings(origin: Permissions) -> st.SearchStrategy[Permissions]:
+    """A narrowing of `origin` plus one grant from the pool, tool or device."""
+    extra = st.frozensets(st.sampled_from(GRANT_NAMES), min_size=1, max_size=1)
+    return st.one_of(
+        st.builds(
+            Permissions,
+            tools=st.builds(frozenset.union, grants(origin.tools), extra),
+            devices=grants(origin.devices),
+        ),
+        st.builds(
+            Permissions,
+            tools=grants(origin.tools),
+            devices=st.builds(frozenset.union, grants(origin.devices), extra),
+        ),
+    )
+
+
+def permission_sets(origin: Permissions, root: Permissions) -> st.SearchStrategy[Permissions]:
+    """Mostly a narrowing of the originator's set; sometimes one grant wider, or what
+    the lineage's root holds (which a narrowed originator may have dropped)."""
+    return st.one_of(narrowings(origin), narrowings(origin), widenings(origin), narrowings(root))
+
+
+def slices(available: int) -> st.SearchStrategy[int]:
+    """Any slice up to 20, or often one the originator can afford, so that lineages grow
+    deep and wide enough to meet the caps and to narrow grants several levels down."""
+    affordable = st.integers(1, available) if available > 0 else st.just(1)
+    return st.one_of(st.integers(1, 20), affordable, affordable)
+
+
+forgeries = st.sampled_from(["as granted", "by another principal", "one generation ahead"])
+result_refs = st.sampled_from(["s3://results/a", "s3://results/b"])
+
+
+def assignees(environment: str) -> st.SearchStrategy[str | None]:
+    """Mostly nobody or a member of the originator's environment, sometimes a stranger."""
+    members = st.sampled_from(MEMBERS[environment])
+    return st.one_of(st.none(), st.none(), members, members, st.sampled_from(PRINCIPALS))
+
+
+def claimants(assignee: str | None, environment: str) -> st.SearchStrategy[str]:
+    """Mostly someone entitled to claim the request, sometimes anyone at all."""
+    entitled = st.just(assignee) if assignee is not None else st.sampled_from(MEMBERS[environment])
+    return st.one_of(entitled, entitled, st.sampled_from(PRINCIPALS))
+
+
+UNCOPIED: frozenset[str] = frozenset({"driver", "tape", "_resources"})
+
+
+def readings_to_try(cites: tuple[str, ...], oracle: WorkRequestOracle) -> Iterator[tuple[str, str]]:
+    """Every other reading the model can predict by, of each open question a failed check
+    cites: its alternatives first, then the kit's own (for a reading declared otherwise)."""
+    for question in cites:
+        current = oracle.readings.get(question, KIT_READING)
+        names = [*sorted(FOLLOWED.get(question, frozenset())), KIT_READING]
+        yield from ((question, name) for name in names if name != current)
+
+
+def followed_step(step: Callable[..., T]) -> Callable[..., T]:
+    """A rule whose answers are judged, with the invariants after it, under the reading the
+    model follows, and judged again under another where only a reading's check failed."""
+
+    @functools.wraps(step)
+    def judged(machine: WorkRequestMachine, **arguments: Any) -> T:
+        return machine.judged(step, arguments)
+
+    return judged
+
+
+def off_every(instant: datetime, expiries: list[datetime]) -> datetime:
+    """`instant`, moved a microsecond on while it lands on a live lease's expiry: that
+    instant is WR-8's boundary, which the Gherkin scenarios pin and the machine leaves alone."""
+    while instant in expiries:
+        instant += MICRO
+    return instant
+
+
+class WorkRequestMachine(RuleBasedStateMachine):
+    """One implementation and the oracle, driven side by side."""
+
+    drivers: ClassVar[DriverFactory]
+    max_restarts: ClassVar[int | None] = None
+    """Restarts one program may ask for (see RESTARTS_PER_EXAMPLE)."""
+    restart_permits: ClassVar[tuple[bool, ...]] = (True,)
+    """Whether a program may restart at all is drawn from these (see RESTARTING_EXAMPLES)."""
+    requests = Bundle("requests")
+    leases = Bundle("leases")
+    divergences: ClassVar[dict[str, set[str]]] = {}
+    """Across the whole search: each open question the implementation was found to read
+    otherwise than it declared (or than the kit, undeclared), with the readings it answered by."""
+    declared: ClassVar[dict[str, str]] = {}
+
+    def __init__(self) -> None:
+        super().__init__()
+        hypothesis_own = set(vars(self))
+        self._resources = ExitStack()
+        self.tape = Tape()
+        live = self._resources.enter_context(self.drivers.fresh())
+        description = live.describe()
+        limits = port_value(
+            description.work_requests,
+            "an implementation serving work requests reports its limits",
+        )
+        live.set_clock(T0)
+        self.driver = taped(live, lambda: self.tape)
+        self.oracle = WorkRequestOracle(limits, T0, type(self).declared)
+        self.request_ids: list[str] = []
+        self.permissions_of: dict[str, Permissions] = {}
+        self.environment_of: dict[str, str] = {}
+        self.campaign_of: dict[str, str] = {}
+        self.request_of: dict[str, str] = {}
+        """The request each child session serves."""
+        self.budget_readings = {RESERVED_AT_DELEGATION}
+        """The budget readings the run has exercised so far."""
+        self.child_session_of: dict[str, str] = {}
+        self.origin_of: dict[str, str] = {}
+        self.root_of: dict[str, str] = {root: root for root in ROOTS}
+        self.unclaimed_generation: dict[str, int] = {}
+        self.newest: dict[str, HeldLease] = {}
+        self.renewed_at: dict[str, datetime] = {}
+        self.completions: dict[str, Completion] = {}
+        self.entitled: dict[str, tuple[str | None, str]] = {}
+        """Each request's assignee and environment: who may claim it, for drawing claimants."""
+        self.restarts = 0
+        self.may_restart = False
+        self.restarts_before: dict[str, int] = {}
+        self.listing_refusal: ErrorCode | None = None
+        self.observed: dict[str, BudgetSnapshot] = {}
+        """Each campaign's budget as last read, while nothing accepted since can have moved it."""
+        self.scenario = WorkRequestScenario()
+        """The program so far, as a Gherkin scenario (noted after every step)."""
+        self.model_fields = [name for name in vars(self) if name not in UNCOPIED | hypothesis_own]
+        """The machine's own state, which a step judged again starts from (Hypothesis' own
+        attributes, the driver and the tape are not part of it)."""
+
+    def teardown(self) -> None:
+        self._resources.close()
+
+    # -- following a reading --------------------------------------------------------
+    def judged(self, step: Callable[..., T], arguments: dict[str, Any]) -> T:
+        """Run a step and the invariants; where only a reading's check failed, look for the
+        reading the implementation follows (see `follow`)."""
+        before = self.model_state()
+        self.tape = Tape()
+        taped = {
+            name: TapedData(value, self.tape) if isinstance(value, Draws) else value
+            for name, value in arguments.items()
+        }
+        try:
+            return self.checked(step, taped)
+        except ClauseViolation as violation:
+            if not violation.interpretations_only:
+                raise
+            return self.follow(step, taped, before, violation, 1)
+
+    def checked(self, step: Callable[..., T], arguments: dict[str, Any]) -> T:
+        result = step(self, **arguments)
+        self.keep_invariants()
+        return result
+
+    def follow(
+        self,
+        step: Callable[..., T],
+        arguments: dict[str, Any],
+        before: bytes,
+        violation: ClauseViolation,
+        depth: int,
+    ) -> T:
+        """Judge the step again from `before` under each other reading of the questions the
+        failed check rests on; adopt the first that explains every answer. None does: the
+        check's failure stands (the machine stops at a divergence it cannot follow)."""
+        readings_before = dict(pickle.loads(before)["oracle"].readings)
+        for question, name in readings_to_try(violation.cites, pickle.loads(before)["oracle"]):
+            following = pickle.loads(before)
+            following["oracle"].follow(question, name)
+            state = pickle.dumps(following)
+            try:
+                result = self.again(step, arguments, state)
+            except OffTheTape:
+                continue
+            except ClauseViolation as again:
+                if not again.interpretations_only or depth >= MAX_FOLLOWED_AT_ONCE:
+                    continue
+                try:
+                    result = self.follow(step, arguments, state, again, depth + 1)
+                except (ClauseViolation, OffTheTape):
+                    continue
+            self.record_divergences(readings_before)
+            return result
+        self.restore(before)
+        self.keep_reading_free_invariants()
+        raise violation
+
+    def again(self, step: Callable[..., T], arguments: dict[str, Any], state: bytes) -> T:
+        self.restore(state)
+        with replaying(self.tape):
+            return self.checked(step, arguments)
+
+    def record_divergences(self, before: dict[str, str]) -> None:
+        """Note each reading the model now follows that it did not before the step."""
+        for question, name in self.oracle.readings.items():
+            if before.get(question) == name:
+                continue
+            self.tape.say(f"(the implementation reads {question} as {name}; followed from here)")
+            if name != type(self).declared.get(question, KIT_READING):
+                type(self).divergences.setdefault(question, set()).add(name)
+
+    def model_state(self) -> bytes:
+        """The machine's own state, pickled: taken before every step and read back only where
+        a step is judged again (pickling is a fraction of a deep copy's cost)."""
+        fields = {name: getattr(self, name) for name in self.model_fields}
+        return pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def restore(self, state: bytes) -> None:
+        for name, value in pickle.loads(state).items():
+            setattr(self, name, value)
+
+    # -- judging ---------------------------------------------------------------------
+    def judge(
+        self,
+        what: str,
+        operation: Operation,
+        answer: object,
+        refusals: Refusals,
+        *,
+        optional: Refusals = frozenset(),
+        accepting: Cite | None = None,
+    ) -> None:
+        """Hold one answer to the refusals that apply, noting it for the shortest program.
+
+        A refusal needs a reason that applies and must carry one of the
+        applicable codes (any of them: the spec ranks none). An acceptance needs
+        every applicable refusal to be `optional`, one the implementation may
+        meet otherwise (a narrowed grant, the holder's own lease).
+        """
+        self.tape.say(f"{what} -> {render(answer)}")
+        if isinstance(answer, ErrorCode):
+            expect(
+                bool(refusals),
+                accepting or ACCEPT_CITES[operation],
+                f"{what}: refused {answer.value}, yet nothing forbids it",
+            )
+            expect(
+                answer in refusals,
+                wrong_code_cites(operation, refusals),
+                f"{what}: refused {answer.value}; the refusals that apply are {codes(refusals)}",
+            )
+            return
+        if operation in MOVES_BUDGET:
+            self.observed.clear()
+        required = refusals - optional
+        if required:
+            raise violated(
+                refusal_cites(operation, required),
+                f"{what}: accepted ({render(answer)}); it must be refused: {codes(required)}",
+            )
+
+    def read(self, what: str, operation: Callable[[], T], cite: Cite | None) -> T:
+        """A read the machine relies on; refused, it breaks `cite`, or the port when None."""
+        try:
+            return operation()
+        except DriverError as error:
+            if cite is None:
+                raise PortViolation(f"{what} was refused: {error}") from error
+            raise violated(cite, f"{what} was refused: {error}") from error
+
+    def predicted(self, request_id: str) -> WorkRequest:
+        """What the model says the request reads now."""
+        view = self.oracle.get_request(request_id)
+        if isinstance(view, ErrorCode):
+            raise ScenarioError(f"the model lost {request_id}")
+        return view
+
+    def predicted_budget(self, campaign: str) -> BudgetSnapshot:
+        """What the model says the campaign's budget reads now."""
+        snapshot = self.oracle.budget(campaign)
+        if isinstance(snapshot, ErrorCode):
+            raise ScenarioError(f"the model lost {campaign}")
+        return snapshot
+
+    def budget_now(self, session: str) -> BudgetSnapshot:
+        """The budget of the session's campaign now: as last read, unless an operation
+        accepted since can have moved it (the invariants read every budget after each step)."""
+        campaign = self.campaign_of[session]
+        if campaign not in self.observed:
+            budget = partial(self.driver.budget, campaign)
+            self.observed[campaign] = self.read(f"budget({campaign})", budget, None)
+        return self.observed[campaign]
+
+    def check_drawn(self, what: str, before: BudgetSnapshot, part: str, change: int) -> None:
+        """One part of the campaign's budget moved by exactly `change` in one accepted operation:
+        a root's slice leaves what is available (001.1), usage adds to what is spent (001.13)."""
+        after = self.read(
+            f"budget({before.campaign_id})", partial(self.driver.budget, before.campaign_id), None
+        )
+        self.observed[before.campaign_id] = after
+        moved = getattr(after, part) - getattr(before, part)
+        cite = {"available": SLICE_DEDUCTED, "spent": USAGE_DRAWS}[part]
+        expect(moved == change, cite, f"{what} moved {part} by {moved}: {before!r} -> {after!r}")
+
+    def survived(self, request_id: str) -> bool:
+        """Whether a restart came between the request's creation and now."""
+        return self.restarts > self.restarts_before[request_id]
+
+    def setup_step(self, what: str, call: Callable[[], None], predicted: ErrorCode | None) -> None:
+        """A setup call the machine's world needs: valid by the model, so it must succeed."""
+        scenario_requires(predicted is None, f"{what}: the machine's own setup is invalid")
+        answer = attempt(call)
+        self.tape.say(f"{what} -> {render(answer)}")
+        port_requires(answer is None, f"{what}: a valid setup call was {render(answer)}")
+
+    # -- setup ------------------------------------------------------------------
+    @initialize(
+        target=requests,
+        budget=st.integers(30, 200),
+        annex_budget=st.integers(1, 60),
+        seeds=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), max_size=6),
+        data=st.data(),
+    )
+    @followed_step
+    def setup(
+        self, budget: int, annex_budget: int, seeds: list[tuple[int, int]], data: Draws
+    ) -> object:
+        """Two environments with a campaign each, three root sessions, and a few first requests.
+
+        Each first request is delegated from alice's root session (so her count
+        cap is in reach), from the child session of a recent first request (so
+        lineages start several levels deep), or from another root. Whether the program may
+        restart is drawn here too.
+        """
+        self.may_restart = data.draw(st.sampled_from(self.restart_permits), label="may restart")
+        self.build_world(budget, annex_budget)
+        created: list[str] = []
+        for pick, amount in seeds:
+            children = [self.child_session_of[r] for r in reversed(created)]
+            origins = ["root-alice", *children, "root-bob", "root-dave"]
+            origin = origins[pick % len(origins)]
+            permissions = data.draw(narrowings(self.permissions_of[origin]), label="narrowed to")
+            request = self.try_delegation(
+                Delegation(DelegationKind.SPAWN, origin, "seed", (), amount, permissions, None)
+            )
+            if request is not None:
+                created.append(request)
+        return multiple(*created)
+
+    def build_world(self, budget: int, annex_budget: int) -> None:
+        for environment, members in MEMBERS.items():
+            self.setup_step(
+                f"create_environment({environment})",
+                partial(self.driver.create_environment, environment, list(members)),
+                self.oracle.create_environment(environment, list(members)),
+            )
+        for campaign, amount in (("camp", budget), ("annex-camp", annex_budget)):
+            self.setup_step(
+                f"create_campaign({campaign}, budget {amount})",
+                partial(self.driver.create_campaign, campaign, CAMPAIGNS[campaign], amount),
+                self.oracle.create_campaign(campaign, CAMPAIGNS[campaign], amount),
+            )
+        for session, (campaign, principal, permissions) in ROOTS.items():
+            self.setup_step(
+                f"create_session({session})",
+                partial(self.driver.create_session, session, campaign, principal, permissions),
+                self.oracle.create_session(session, campaign, principal, permissions),
+            )
+            self.permissions_of[session] = permissions
+            self.environment_of[session] = CAMPAIGNS[campaign]
+            self.campaign_of[session] = campaign
+        budgets = {"camp": budget, "annex-camp": annex_budget}
+        campaigns = {
+            campaign: (CAMPAIGNS[campaign], amount) for campaign, amount in budgets.items()
+        }
+        roots = {session: root for session, root in ROOTS.items()}
+        self.scenario.world(T0, MEMBERS, campaigns, roots)
+
+    def session(self, data: Draws) -> str:
+        """Any session so far: a root, or the child session of any request."""
+        return data.draw(st.sampled_from(list(self.permissions_of)), label="session")
+
+    # -- delegation ----------------------------------------------------------------
+    @rule(
+        target=requests,
+        kind=st.sampled_from(DelegationKind),
+        deliverable=st.sampled_from(["summarise logs", "patch parser", "review", "triage", ""]),
+        checks=st.lists(st.sampled_from(["tests pass", "cites sources"]), max_size=2, unique=True),
+        data=st.data(),
+    )
+    @followed_step
+    def delegate(
+        self,
+        kind: DelegationKind,
+        deliverable: str,
+        checks: list[str],
+        data: Draws,
+    ) -> object:
+        """A delegation that bad input, caps, permissions or budget may refuse."""
+        origin = self.session(data)
+        delegation = Delegation(
+            kind,
+            origin,
+            deliverable,
+            tuple(checks),
+            data.draw(slices(self.oracle.available_to(origin)), label="slice"),
+            data.draw(
+                permission_sets(
+                    self.permissions_of[origin], self.permissions_of[self.root_of[origin]]
+                ),
+                label="permissions",
+            ),
+            data.draw(assignees(self.environment_of[origin]), label="assignee"),
+        )
+        created = self.try_delegation(delegation)
+        return multiple() if created is None else created
+
+    def try_delegation(self, delegation: Delegation) -> str | None:
+        """Delegate through the driver and the oracle; the new request id, if any."""
+        refusals = self.oracle.delegation_refusals(
+            delegation.origin,
+            deliverable=delegation.deliverable,
+            budget_slice=delegation.budget_slice,
+            permissions=delegation.permissions,
+            assignee=delegation.assignee,
+        )
+        before = self.budget_now(delegation.origin) if delegation.origin in ROOTS else None
+        answer = attempt(
+            partial(
+                self.driver.delegate,
+                delegation.kind,
+                delegation.origin,
+                deliverable=delegation.deliverable,
+                acceptance_checks=list(delegation.checks),
+                budget_slice=delegation.budget_slice,
+                permissions=delegation.permissions,
+                assignee=delegation.assignee,
+            )
+        )
+        optional = refusals if WorkRequestOracle.may_narrow(refusals) else frozenset()
+        created = (
+            (answer.request_id, answer.child_session_id)
+            if isinstance(answer, WorkRequest)
+            else None
+        )
+        self.scenario.delegation(
+            delegation.origin,
+            delegation.kind,
+            delegation.budget_slice,
+            delegation.permissions,
+            delegation.assignee,
+            delegation.deliverable,
+            Outcome(answer, refusals, optional, created),
+        )
+        self.judge(
+            repr(delegation),
+            "delegate",
+            answer,
+            refusals,
+            optional=optional,
+            accepting=(CREATES, KIND_CREATES[delegation.kind]),
+        )
+        if not isinstance(answer, WorkRequest):
+            return None
+        self.check_created(delegation, answer)
+        self.adopt(delegation, answer)
+        if before is not None:
+            self.check_drawn(repr(delegation), before, "available", -delegation.budget_slice)
+        return answer.request_id
+
+    def check_created(self, delegation: Delegation, created: WorkRequest) -> None:
+        """A new request with a new child session, granting nothing the originator lacks:
+        what was asked when that is within the originator's set, else a narrowing."""
+        expect(
+            created.request_id not in self.request_ids
+            and created.child_session_id not in self.permissions_of,
+            CREATES,
+            f"{delegation!r} answered an existing request or session: {created!r}",
+        )
+        origin = self.permissions_of[delegation.origin]
+        if within(delegation.permissions, origin):
+            expect(
+                created.permissions == delegation.permissions,
+                CONTRACT,
+                f"{delegation!r} was granted {render(created.permissions)}",
+            )
+            return
+        expect(
+            within(created.permissions, origin),
+            NARROWED,
+            f"{delegation!r} was accepted with {render(created.permissions)}, "
+            f"beyond the originator's {render(origin)}",
+        )
+
+    def adopt(self, delegation: Delegation, created: WorkRequest) -> None:
+        """Record the accepted delegation as the implementation shaped it, then compare."""
+        predicted = self.oracle.delegate(
+            delegation.origin,
+            kind=delegation.kind,
+            deliverable=delegation.deliverable,
+            acceptance_checks=list(delegation.checks),
+            budget_slice=delegation.budget_slice,
+            permissions=created.permissions,
+            assignee=delegation.assignee,
+            request_id=created.request_id,
+            child_session_id=created.child_session_id,
+            generation=created.lease.generation,
+        )
+        request_id, child = created.request_id, created.child_session_id
+        self.restarts_before[request_id] = self.restarts
+        self.check_view(repr(delegation), created, predicted)
+        self.request_ids.append(request_id)
+        self.permissions_of[child] = created.permissions
+        self.environment_of[child] = created.environment_id
+        self.campaign_of[child] = created.campaign_id
+        self.request_of[child] = request_id
+        self.child_session_of[request_id] = child
+        self.origin_of[request_id] = delegation.origin
+        self.root_of[child] = self.root_of[delegation.origin]
+        self.unclaimed_generation[request_id] = created.lease.generation
+        self.entitled[request_id] = (created.assignee, created.environment_id)
+
+    # -- lease ---------------------------------------------------------------------
+    @rule(target=leases, request=requests, data=st.data())
+    @followed_step
+    def claim(self, request: str, data: Draws) -> object:
+        held = self.try_claim(request, self.claimant(request, data))
+        return multiple() if held is None else held
+
+    @rule(target=leases, request=requests, result_ref=result_refs, data=st.data())
+    @followed_step
+    def claim_and_publish(self, request: str, result_ref: str, data: Draws) -> object:
+        """Claim and publish at once, so that completions, nested ones too, are frequent."""
+        held = self.try_claim(request, self.claimant(request, data))
+        if held is None:
+            return multiple()
+        self.try_publish(held, result_ref)
+        return held
+
+    def claimant(self, request: str, data: Draws) -> str:
+        return data.draw(claimants(*self.entitled[request]), label="holder")
+
+    def try_claim(self, request: str, holder: str) -> HeldLease | None:
+        """Claim through the driver and the oracle; the lease granted, if any.
+
+        The live holder claiming again may be refused or answered with its own
+        lease; any other grant must carry a generation newer than every earlier
+        one (not necessarily one more: that is WR-7's reading, which the
+        Gherkin scenarios pin), and the machine adopts it.
+        """
+        refusals = self.oracle.claim_refusals(request, holder)
+        own = self.oracle.held_by(request, holder)
+        answer = attempt(partial(self.driver.claim, request, holder))
+        optional = frozenset({ErrorCode.LEASE_HELD}) if own else frozenset()
+        self.scenario.claim(request, holder, Outcome(answer, refusals, optional))
+        self.judge(
+            f"claim({request}, {holder})",
+            "claim",
+            answer,
+            refusals,
+            optional=optional,
+            accepting=("WR-6", CLAIMABLE_AGAIN) if request in self.newest else ("WR-6",),
+        )
+        if not isinstance(answer, Lease):
+            return None
+        expect(answer.holder == holder, CONTRACT, f"{holder}'s claim granted {answer!r}")
+        expires = port_value(answer.expires_at, f"a granted lease has an expiry: {answer!r}")
+        if own is not None and answer.generation == own.generation:
+            self.oracle.extend(request, expires)
+            self.renewed_at[request] = self.oracle.now
+            return self.newest[request]
+        return self.grant(request, holder, answer.generation, expires)
+
+    def grant(self, request: str, holder: str, generation: int, expires: datetime) -> HeldLease:
+        """Adopt a new grant: newer than every earlier one, and one lease duration long."""
+        earlier = self.newest.get(request)
+        expect(
+            earlier is None or generation > earlier.generation,
+            FENCED,
+            f"{holder}'s claim of {request} got generation {generation}, "
+            f"after {earlier!r} had been granted",
+        )
+        expect(
+            self.expiry_as_reported(expires),
+            EXPIRY_PRECISION,
+            f"{holder}'s claim of {request} expires at T0+{expires - T0}, "
+            f"expected the reported lease duration from now, T0+{self.oracle.fresh_expiry() - T0}",
+        )
+        self.oracle.claim(request, holder, generation=generation, expires_at=expires)
+        self.renewed_at[request] = self.oracle.now
+        self.newest[request] = HeldLease(request, holder, generation)
+        return self.newest[request]
+
+    def expiry_as_reported(self, expires: datetime) -> bool:
+        """A lease granted now expires one reported duration from now (WR-12), as the
+        implementation stored that instant (to any precision the protocol allows)."""
+        return expires in as_stored(self.oracle.fresh_expiry())
+
+    @rule(lease=leases)
+    @followed_step
+    def heartbeat(self, lease: HeldLease) -> None:
+        """Renew with a lease some claim granted, current or long superseded."""
+        self.try_heartbeat(lease)
+
+    @rule(request=requests, forgery=forgeries)
+    @followed_step
+    def heartbeat_current(self, request: str, forgery: str) -> None:
+        """Renew with the request's current fencing pair, or a near miss of it."""
+        self.try_heartbeat(self.current_lease(request, forgery))
+
+    @rule(lease=leases, result_ref=result_refs)
+    @followed_step
+    def publish(self, lease: HeldLease, result_ref: str) -> None:
+        """Publish with a lease some claim granted, current or long superseded."""
+        self.try_publish(lease, result_ref)
+
+    @rule(request=requests, forgery=forgeries, result_ref=result_refs)
+    @followed_step
+    def publish_current(self, request: str, forgery: str, result_ref: str) -> None:
+        """Publish with the request's current fencing pair, or a near miss of it."""
+        self.try_publish(self.current_lease(request, forgery), result_ref)
+
+    def current_lease(self, request: str, forgery: str) -> HeldLease:
+        """The newest lease granted for `request` (before any claim, the generation its
+        unclaimed lease reports), or a forgery of it."""
+        unclaimed = HeldLease(request, PRINCIPALS[0], self.unclaimed_generation[request])
+        lease = self.newest.get(request, unclaimed)
+        if forgery == "by another principal":
+            others = [p for p in PRINCIPALS if p != lease.holder]
+            return HeldLease(request, others[lease.generation % len(others)], lease.generation)
+        if forgery == "one generation ahead":
+            return HeldLease(request, lease.holder, lease.generation + 1)
+        return lease
+
+    def try_heartbeat(self, lease: HeldLease) -> None:
+        """Renew through the driver; an accepted renewal's later expiry is adopted."""
+        what = f"heartbeat{lease!r}"
+        refusals = self.oracle.heartbeat_refusals(lease.request_id, lease.holder, lease.generation)
+        before = self.predicted(lease.request_id).lease
+        answer = attempt(
+            partial(self.driver.heartbeat, lease.request_id, lease.holder, lease.generation)
+        )
+        self.scenario.heartbeat(
+            lease.request_id, lease.holder, lease.generation, Outcome(answer, refusals)
+        )
+        self.judge(what, "heartbeat", answer, refusals)
+        if not isinstance(answer, Lease):
+            self.check_extends_nothing(what, lease.request_id, refusals)
+            return
+        expect(
+            answer.holder == lease.holder,
+            HEARTBEAT_EXTENDS,
+            f"{what} moved the lease to {answer!r}",
+        )
+        expires = port_value(answer.expires_at, f"a renewed lease has an expiry: {answer!r}")
+        self.check_extended(what, lease.request_id, before, expires)
+        self.oracle.extend(lease.request_id, expires)
+        self.renewed_at[lease.request_id] = self.oracle.now
+        if not self.oracle.reads("WR-7", "heartbeat-regenerates"):
+            expect(answer.generation == lease.generation, "WR-7", f"{what} answered {answer!r}")
+            return
+        expect(answer.generation > lease.generation, FENCED, f"{what} answered {answer!r}")
+        self.oracle.regenerate(lease.request_id, answer.generation)
+        self.newest[lease.request_id] = HeldLease(lease.request_id, lease.holder, answer.generation)
+
+    def check_extended(self, what: str, request_id: str, before: Lease, expires: datetime) -> None:
+        """The expiry moves later, by however much; a renewal at the very instant of the last
+        grant or renewal may leave it where it was (a lease duration from now is then no later)."""
+        old = scenario_value(before.expires_at, f"{request_id} was renewed unclaimed")
+        idle = self.renewed_at[request_id] == self.oracle.now
+        fresh = as_stored(self.oracle.fresh_expiry())
+        expect(
+            expires > old or (expires == old and (idle or old in fresh)),
+            HEARTBEAT_EXTENDS,
+            f"{what} moved the expiry from T0+{old - T0} to T0+{expires - T0}",
+        )
+
+    def check_extends_nothing(self, what: str, request_id: str, refusals: Refusals) -> None:
+        """A refused heartbeat leaves the lease exactly as it was."""
+        view = self.read(
+            f"get_request({request_id})", partial(self.driver.get_request, request_id), CREATES
+        )
+        expected = self.predicted(request_id).lease
+        expect(
+            view.lease == expected,
+            refusal_cites("heartbeat", refusals),
+            f"{what} was refused, yet the lease reads {view.lease!r}, not {expected!r}",
+        )
+
+    def try_publish(self, lease: HeldLease, result_ref: str) -> None:
+        """Publish through the driver; an exact retry of a recorded completion is WR-10's."""
+        what = f"publish{lease!r} {result_ref}"
+        fencing = (lease.request_id, lease.holder, lease.generation, result_ref)
+        recorded = self.oracle.recorded_retry(*fencing)
+        answer = attempt(partial(self.driver.publish, *fencing))
+        if recorded is not None:
+            self.scenario.retry(lease.request_id, lease.holder, result_ref)
+            self.judge_retry(what, answer, recorded)
+            return
+        refusals = self.oracle.publish_refusals(*fencing)
+        self.scenario.publish(*fencing, Outcome(answer, refusals))
+        self.judge(what, "publish", answer, refusals)
+        if isinstance(answer, Completion):
+            self.record_completion(what, lease, result_ref, answer)
+
+    def judge_retry(self, what: str, answer: object, recorded: Completion) -> None:
+        """An exact retry closes nothing again; WR-10 reads it as answering the completion."""
+        self.tape.say(f"{what} (an exact retry) -> {render(answer)}")
+        self.observed.clear()
+        if self.oracle.reads("WR-10", "retry-refused"):
+            expect(
+                answer is ErrorCode.ALREADY_COMPLETED,
+                "WR-10",
+                f"{what}: the exact retry answered {render(answer)}, not already_completed",
+            )
+            return
+        if isinstance(answer, ErrorCode):
+            raise violated("WR-10", f"{what}: the exact retry was {render(answer)}")
+        expect(
+            answer == recorded,
+            "WR-10",
+            f"{what}: the exact retry answered {answer!r}, the recorded completion is {recorded!r}",
+        )
+
+    def record_completion(
+        self, what: str, lease: HeldLease, result_ref: str, completion: Completion
+    ) -> None:
+        """The one accepted publish: it records what was published, by the newest lease."""
+        request = lease.request_id
+        expect(request not in self.completions, CLOSES_ONCE, f"{what}: a second publish accepted")
+        published = (request, lease.holder, lease.generation, result_ref)
+        recorded = (
+            completion.request_id,
+            completion.holder,
+            completion.generation,
+            completion.result_ref,
+        )
+        expect(recorded == published, RECORDS_RESULT, f"{what} answered {completion!r}")
+        newest = scenario_value(self.newest.get(request), f"{request} completed unclaimed")
+        expect(
+            completion.generation == newest.generation,
+            STALE_REJECTED,
+            f"{what} was accepted, yet the newest grant is {newest!r}",
+        )
+        predicted = self.oracle.complete(*published, completed_at=completion.completed_at)
+        expect(
+            completion.budget_returned == predicted.budget_returned,
+            "WR-3",
+            f"{what} returned {completion.budget_returned}, "
+            f"the unspent slice is {predicted.budget_returned}",
+        )
+        self.completions[request] = completion
+        self.budget_readings.add(REMAINDER_RETURNED)
+        served = self.request_of.get(self.origin_of[request])
+        if served in self.completions:
+            self.budget_readings.add(PAST_COMPLETED_PARENT)
+
+    # -- budget, clock, restart, listing ------------------------------------------------
+    @rule(amount=st.integers(0, 15), data=st.data())
+    @followed_step
+    def record_usage(self, amount: int, data: Draws) -> None:
+        """Usage of a root (WR-14) or a child session, within what it may spend or beyond."""
+        session = self.session(data)
+        what = f"record_usage({session}, {amount})"
+        refusals = self.oracle.usage_refusals(session, amount)
+        root = session in ROOTS
+        before = None if root else self.budget_now(session)
+        answer = attempt(partial(self.driver.record_usage, session, amount))
+        accepting = (ROOT_USAGE,) if root else (USAGE_DRAWS, USAGE_FROM_SLICE)
+        self.scenario.usage(session, amount, Outcome(answer, refusals))
+        self.judge(what, "record_usage", answer, refusals, accepting=accepting)
+        if isinstance(answer, ErrorCode):
+            return
+        charged = self.oracle.record_usage(session, amount)
+        self.budget_readings.add(ROOT_USAGE if root else USAGE_FROM_SLICE)
+        if before is not None:
+            self.check_drawn(what, before, "spent", charged)
+            self.check_charged(what, self.request_of[session])
+
+    def check_charged(self, what: str, request_id: str) -> None:
+        """A child's usage is charged to its request's slice: what the request has spent
+        rises by the amount (001.13: drawn from the campaign through the slice)."""
+        view = self.read(
+            f"get_request({request_id})", partial(self.driver.get_request, request_id), CREATES
+        )
+        spent = self.predicted(request_id).budget_spent
+        expect(
+            view.budget_spent == spent,
+            USAGE_DRAWS,
+            f"{what}: {request_id} reports {view.budget_spent} spent, {spent} were charged to it",
+        )
+
+    @rule(data=st.data())
+    @followed_step
+    def advance_clock(self, data: Draws) -> None:
+        """Move time, often to a microsecond either side of a live lease's expiry.
+
+        Never onto an expiry itself: whether a lease is live at that instant is
+        WR-8's reading, which the Gherkin scenarios pin.
+        """
+        lease = self.oracle.lease_duration
+        delta = data.draw(
+            st.one_of(
+                st.timedeltas(MICRO, lease / 3),
+                st.timedeltas(lease / 3, 2 * lease),
+                st.just(timedelta(hours=2)),
+            ),
+            label="by",
+        )
+        target = self.oracle.now + delta
+        expiries = self.oracle.live_expiries()
+        aim: bool = bool(expiries) and data.draw(st.booleans(), label="aim at an expiry")
+        if aim:
+            expiry = data.draw(st.sampled_from(expiries), label="expiry")
+            target = expiry + data.draw(st.sampled_from([-MICRO, MICRO]), label="off by")
+        delta = off_every(target, expiries) - self.oracle.now
+        now = self.driver.advance_clock(delta)
+        target = self.oracle.now + delta
+        self.oracle.set_clock(target)
+        self.tape.say(f"advance_clock({delta}) -> T0+{now - T0}")
+        self.scenario.clock(delta)
+        port_requires(now == target, f"the clock reads {now}, expected {target}")
+
+    @precondition(
+        lambda self: (
+            self.may_restart and (self.max_restarts is None or self.restarts < self.max_restarts)
+        )
+    )
+    @rule()
+    @followed_step
+    def restart(self) -> None:
+        self.tape.say("restart")
+        self.scenario.restart()
+        self.driver.restart()
+        self.observed.clear()
+        self.restarts += 1
+
+    @rule(
+        environment=st.sampled_from([*MEMBERS, "nowhere"]),
+        principal=st.sampled_from(PRINCIPALS),
+    )
+    @followed_step
+    def list_requests(self, environment: str, principal: str) -> None:
+        """A member lists the open and in-progress requests, in any order; others are refused."""
+        what = f"list_requests({environment}, {principal})"
+        answer = attempt(partial(self.driver.list_requests, environment, principal))
+        self.tape.say(f"{what} -> {render(answer)}")
+        refused = bool(self.oracle.listing_refusals(environment, principal))
+        self.scenario.listing(environment, principal, refused)
+        if refused:
+            self.judge_listing_refusal(what, answer)
+            return
+        if isinstance(answer, ErrorCode):
+            raise violated(MEMBERS_LIST, f"{what} was {render(answer)}")
+        expected = self.oracle.list_requests(environment, principal)
+        if isinstance(expected, ErrorCode):
+            raise ScenarioError(f"the model refuses {what}")
+        self.check_listing(what, environment, answer, expected)
+
+    def judge_listing_refusal(self, what: str, answer: object) -> None:
+        """Refused, and with the same refusal whether the environment exists or not (WR-11)."""
+        if not isinstance(answer, ErrorCode):
+            raise violated(NON_MEMBERS, f"{what} listed {render(answer)}")
+        first = self.listing_refusal = self.listing_refusal or answer
+        expect(
+            answer == first or self.oracle.reads("WR-11", "distinct-refusal"),
+            "WR-11",
+            f"{what} was {render(answer)}, another {render(first)}",
+        )
+
+    def check_listing(
+        self, what: str, environment: str, listed: list[WorkRequest], expected: list[WorkRequest]
+    ) -> None:
+        """Every open and in-progress request of the environment, each once, in any order."""
+        ids = [view.request_id for view in listed]
+        expect(len(ids) == len(set(ids)), MEMBERS_LIST, f"{what} lists a request twice: {ids}")
+        by_id = {view.request_id: view for view in expected}
+        missing = sorted(by_id.keys() - set(ids))
+        expect(not missing, MEMBERS_LIST, f"{what} leaves out {missing}")
+        for view in listed:
+            self.check_listed(what, environment, view, by_id.get(view.request_id))
+
+    def check_listed(
+        self, what: str, environment: str, view: WorkRequest, expected: WorkRequest | None
+    ) -> None:
+        if expected is not None:
+            self.check_view(what, view, expected)
+            return
+        known = self.oracle.get_request(view.request_id)
+        if isinstance(known, WorkRequest) and known.environment_id == environment:
+            if self.oracle.may_list_completed():
+                self.check_view(what, view, known)
+                return
+            raise violated("WR-17", f"{what} lists {view.request_id}, which has completed")
+        if isinstance(known, WorkRequest):
+            raise violated(NON_MEMBERS, f"{what} lists {view.request_id} of another environment")
+        raise violated(MEMBERS_LIST, f"{what} lists {view.request_id}, which nobody delegated")
+
+    # -- invariants ----------------------------------------------------------------
+    def keep_invariants(self) -> None:
+        """After every step (inside it, so that a step judged again is judged with them)."""
+        self.budgets_are_conserved()
+        self.requests_stay_fenced_and_narrowed()
+
+    def budgets_are_conserved(self) -> None:
+        """No budget is created: every part is non-negative and together they never exceed the
+        total; that they add up to it is the remainder's return (WR-3), and the exact figures
+        rest on the budget readings the run has exercised."""
+        for campaign in CAMPAIGNS:
+            self.check_budget(campaign)
+
+    def check_budget(self, campaign: str) -> None:
+        snapshot = self.budget_created_nowhere(campaign)
+        parts = (snapshot.available, snapshot.reserved, snapshot.spent)
+        expected = self.predicted_budget(campaign)
+        holds(
+            sum(parts) == snapshot.total or self.oracle.reads(REMAINDER_RETURNED, "forfeit"),
+            REMAINDER_RETURNED,
+            lambda: f"budget not conserved: {snapshot!r}, the campaign had {expected!r}",
+        )
+        holds(
+            snapshot == expected,
+            tuple(reading for reading in BUDGET_READINGS if reading in self.budget_readings),
+            lambda: f"budget {snapshot!r}, the oracle predicts {expected!r}",
+        )
+        self.observed[campaign] = snapshot
+
+    def budget_created_nowhere(self, campaign: str) -> BudgetSnapshot:
+        """What no reading of any open question changes: the campaign's total stands, no part
+        is negative, and together they never exceed the total."""
+        snapshot = self.read(f"budget({campaign})", partial(self.driver.budget, campaign), None)
+        parts = (snapshot.available, snapshot.reserved, snapshot.spent)
+        total = self.predicted_budget(campaign).total
+        holds(min(parts) >= 0, NO_BUDGET, lambda: f"a negative budget part: {snapshot!r}")
+        holds(
+            snapshot.total == total and sum(parts) <= snapshot.total,
+            NO_BUDGET,
+            lambda: f"budget created: {snapshot!r}, the campaign's total is {total}",
+        )
+        return snapshot
+
+    def keep_reading_free_invariants(self) -> None:
+        """The invariants that hold under every reading, checked where a step diverged in a way
+        no alternative explains: a divergence cannot hide a broken clause that needs no model."""
+        for request_id in self.request_ids:
+            self.request_within_its_grants_and_slice(request_id)
+        for campaign in CAMPAIGNS:
+            self.budget_created_nowhere(campaign)
+
+    def requests_stay_fenced_and_narrowed(self) -> None:
+        """Every request still reads, within its originator's grants, completed at most once,
+        and as the model predicts."""
+        for request_id in self.request_ids:
+            self.check_request(request_id)
+
+    def check_request(self, request_id: str) -> None:
+        view = self.request_within_its_grants_and_slice(request_id)
+        self.check_single_completion(view)
+        self.check_view(f"get_request({request_id})", view, self.predicted(request_id))
+
+    def request_within_its_grants_and_slice(self, request_id: str) -> WorkRequest:
+        view = self.read(
+            f"get_request({request_id})",
+            partial(self.driver.get_request, request_id),
+            (CREATES, REQUEST_SURVIVES) if self.survived(request_id) else CREATES,
+        )
+        origin = self.permissions_of[self.origin_of[request_id]]
+        holds(
+            within(view.permissions, origin),
+            NARROWED,
+            lambda: (
+                f"{request_id} holds {render(view.permissions)}, its originator {render(origin)}"
+            ),
+        )
+        holds(
+            view.budget_spent <= view.budget_slice,
+            WITHIN_SLICE,
+            lambda: f"{request_id} spent {view.budget_spent} of a slice of {view.budget_slice}",
+        )
+        return view
+
+    def check_single_completion(self, view: WorkRequest) -> None:
+        """Completed exactly when one publish was accepted, recording that publish."""
+        accepted = self.completions.get(view.request_id)
+        completed = view.state is RequestState.COMPLETED
+        holds(
+            completed == (accepted is not None),
+            (RECORDS_RESULT, CLOSES_ONCE),
+            lambda: f"{view.request_id} reads {view.state.value}, its publish: {accepted!r}",
+        )
+        if accepted is None:
+            return
+        recorded = (view.result_ref, view.lease.generation, view.lease.closed_at)
+        holds(
+            recorded == (accepted.result_ref, accepted.generation, accepted.completed_at),
+            (RECORDS_RESULT, CLOSES_ONCE),
+            lambda: f"{view.request_id} records {recorded}, its one publish was {accepted!r}",
+        )
+
+    def state_cites(self, request_id: str) -> tuple[str, ...]:
+        """Why a request reads the state the model predicts: the contract's states, except the
+        one a request whose lease lapsed reads, which is WR-20's reading (that it is claimable
+        again is what the claims judge)."""
+        return (EXPIRED_STATE,) if self.oracle.lapsed(request_id) else (CONTRACT,)
+
+    def check_view(self, what: str, view: WorkRequest, expected: WorkRequest) -> None:
+        """Hold a reported request to the model, each part to the clause that fixes it.
+
+        Most reads equal the model outright; only one that differs is taken apart
+        (the invariants run this for every request after every step).
+        """
+        if view == expected:
+            return
+        survived = (LEASE_SURVIVES,) if self.survived(view.request_id) else ()
+        request_cites = (CONTRACT, REQUEST_SURVIVES) if survived else (CONTRACT,)
+        lease_cites = (CONTRACT, *survived)
+        parts: list[tuple[str, object, object, tuple[str, ...]]] = [
+            ("fields", contract_fields(view), contract_fields(expected), request_cites),
+            ("kind", view.kind, expected.kind, (KIND_CREATES[expected.kind], *request_cites)),
+            (
+                "completion",
+                closing(view),
+                closing(expected),
+                (RECORDS_RESULT, CLOSES_ONCE),
+            ),
+            (
+                "lease generation",
+                view.lease.generation,
+                expected.lease.generation,
+                (FENCED, *survived),
+            ),
+            (
+                "lease holder and expiry",
+                (view.lease.holder, view.lease.expires_at),
+                (expected.lease.holder, expected.lease.expires_at),
+                lease_cites,
+            ),
+            ("state", view.state, expected.state, self.state_cites(view.request_id)),
+            ("budget spent", view.budget_spent, expected.budget_spent, (USAGE_DRAWS,)),
+        ]
+        for part, observed, predicted, cites in parts:
+            if observed != predicted:
+                expect(
+                    False,
+                    cites,
+                    f"{what}: {view.request_id}'s {part} read {observed!r}, "
+                    f"the model predicts {predicted!r}",
+                )
+
+
+def run_work_request_machine(drivers: DriverFactory, budget: Budget) -> None:
+    """Search for a program the implementation answers otherwise than the model (the test
+    `conformance run` runs, `test_work_request_machine.py`, is this and nothing else)."""
+    with drivers.fresh() as driver:
+        description = driver.describe()
+    if Capability.WORK_REQUESTS not in description.capabilities:
+        pytest.skip("not_applicable: the implementation does not declare work_requests")
+    registry = default_registry()
+    unknown = sorted(cite for cite in cited_here() if not registry.is_citable(cite))
+    scenario_requires(not unknown, f"the machine cites what the registry lacks: {unknown}")
+    WorkRequestMachine.drivers = drivers
+    WorkRequestMachine.max_restarts = RESTARTS_PER_EXAMPLE[budget]
+    WorkRequestMachine.restart_permits = tuple(restart_permits(budget))
+    WorkRequestMachine.declared = dict(description.readings)
+    WorkRequestMachine.divergences = {}
+    try:
+        run_state_machine_as_test(WorkRequestMachine)
+    except Exception as failure:
+        if WorkRequestMachine.divergences:
+            failure.add_note(f"Readings followed before it: {WorkRequestMachine.divergences}")
+        raise
+    if WorkRequestMachine.divergences:
+        raise FollowedDivergence(
+            WorkRequestMachine.divergences, WorkRequestMachine.declared, registry
+        )
