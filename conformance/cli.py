@@ -127,7 +127,10 @@ def run(
         int, typer.Option(min=0, help="stop after this many implementation faults (exit code 3)")
     ] = 10,
     select: Annotated[str | None, typer.Option("-k", help="pytest -k expression")] = None,
-    quiet: Annotated[bool, typer.Option(help="no progress; only the verdict summary")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(help="no line per scenario: the verdict tables, failures and verdict only"),
+    ] = False,
     claim: Annotated[
         list[str] | None,
         typer.Option(
@@ -207,9 +210,7 @@ def run(
         str(stream),
         "-p",
         "no:cov",
-        "--no-header",
-        "--tb=short",  # the stored evidence is the same whatever the terminal shows
-        *(["-q", "--no-summary"] if quiet else ["-v"]),
+        *_terminal_arguments(quiet),
     ]
     args += ["--database", database] if database else []
     args += ["--expectations", str(expectations)] if expectations else []
@@ -257,9 +258,16 @@ def run(
     ]
     shown = outcome if all(trusted) else _distrusted(outcome)
     _write_reports(shown, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
-    print_verdicts(shown, default_registry(), console)
+    print_verdicts(shown, default_registry(), console, results)
     verdict = _exit_code(outcome, code)
     raise typer.Exit(verdict if all(trusted) else max(verdict, EXIT_FAILURES))
+
+
+def _terminal_arguments(quiet: bool) -> list[str]:
+    """pytest's own output silenced (its failure section, its letters, its count line): the kit
+    prints a line per scenario unless quiet, and each failure's account once, after the verdict
+    tables (see running/progress.py); the stream keeps the whole evidence either way."""
+    return ["-qq", "--tb=no", "--no-summary", f"--progress={'none' if quiet else 'scenarios'}"]
 
 
 def _distrusted(outcome: ResultsRun) -> ResultsRun:
@@ -500,7 +508,7 @@ def report(
 
     outcome = _read(results, sign_key_file)
     if not any((junit, markdown, html, cucumber)):
-        print_verdicts(outcome, default_registry(), console)
+        print_verdicts(outcome, default_registry(), console, results)
     _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
     raise typer.Exit(_exit_code(outcome, pytest_code=None))
 

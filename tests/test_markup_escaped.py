@@ -36,6 +36,7 @@ def a_bracketed_run() -> ResultsRun:
     failed = ScenarioResult(
         key=f"office.feature::failed {BRACKETS}", criterion=first.id, feature="office.feature",
         scenario="failed", status=Status.FAILED, duration_s=0.0, evidence=f"saw {BRACKETS}",
+        title=f"failed {BRACKETS}",
     )  # fmt: skip
     unverified = failed.model_copy(
         update={
@@ -86,7 +87,7 @@ def test_brackets_reach_the_terminal_on_every_path(terminal: Console, tmp_path: 
         f"implementation unusable: it said {BRACKETS}",
         f"run stopped: stopped at {BRACKETS}",
         f"(it needs {BRACKETS})",
-        f"failed office.feature::failed {BRACKETS}",
+        f"failed office.feature failed {BRACKETS}",
         f"saw {BRACKETS}",
         f"impl {BRACKETS}",
     ):

@@ -3,6 +3,9 @@ attention, and last the run's own verdict, the one its exit code gives."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Final
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -18,7 +21,7 @@ from conformance.reports.summary import (
     untagged,
 )
 from conformance.spec.registry import Registry
-from conformance.stream.results import NOT_RUN, ResultsRun, Status, totals
+from conformance.stream.results import NOT_RUN, ResultsRun, ScenarioResult, Status, totals
 
 STYLE = {
     Status.PASSED: "green",
@@ -33,8 +36,17 @@ STYLE = {
     Status.UNVERIFIED: "bold magenta",
 }
 
+QUIET: Final = (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED)
+"""Statuses that need no account: the verdict tables and the divergence lines say them."""
+ACCOUNT_LINES: Final = 60
+"""A terminal account's longest (a counterexample of a long program); the stream has it all."""
 
-def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> None:
+
+def print_verdicts(
+    run: ResultsRun, registry: Registry, console: Console, stream: Path | None = None
+) -> None:
+    """The tables, what needs attention (each failure's account once) and the run's verdict;
+    `stream` is where the whole evidence is kept, if anywhere."""
     verdicts = {verdict.criterion.id: verdict for verdict in criterion_verdicts(run, registry)}
     for requirement in registry.requirements:
         table = Table(
@@ -57,7 +69,7 @@ def print_verdicts(run: ResultsRun, registry: Registry, console: Console) -> Non
                 escape(criterion.statement),
             )
         console.print(table)
-    _print_problems(run, registry, console)
+    _print_problems(run, registry, console, stream)
     counted = totals(run.scenarios)
     summary = ", ".join(f"{count} {status.value}" for status, count in counted.items() if count)
     headline = claim_headline(run, list(verdicts.values()))
@@ -82,7 +94,9 @@ def _verdict_cell(verdict: CriterionVerdict) -> str:
     return cell
 
 
-def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> None:
+def _print_problems(
+    run: ResultsRun, registry: Registry, console: Console, stream: Path | None
+) -> None:
     for question, reading in sorted(readings_of(run).items()):
         console.print(f"[cyan]{escape(question)}[/]: the implementation {escape(reading)}")
     for interpretation, results in sorted(divergences(run).items()):
@@ -92,18 +106,8 @@ def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> No
             f"{escape(reading)}",
             highlight=False,
         )
-    quiet = (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED)
     not_run = [result for result in run.scenarios if result.evidence == NOT_RUN]
-    shown: set[str] = set()
-    for result in run.scenarios:
-        if result.status in quiet or result.evidence == NOT_RUN:
-            continue
-        console.print(f"[{STYLE[result.status]}]{result.status.value}[/] {escape(result.key)}")
-        if result.evidence in shown:
-            console.print("  (the same evidence as above: one property check, several criteria)")
-        elif result.evidence:
-            shown.add(result.evidence)
-            console.print(result.evidence, markup=False, highlight=False)
+    _print_accounts(run, console, stream)
     if not_run:
         console.print(
             f"[{STYLE[Status.UNDEFINED]}]{len(not_run)} scenario(s) did not run[/] "
@@ -114,3 +118,59 @@ def _print_problems(run: ResultsRun, registry: Registry, console: Console) -> No
     for unmet in unmet_criteria(run, registry):
         label, _, rest = unmet.reason.partition(":")
         console.print(f"[bold magenta]{escape(label)}:[/]{escape(rest)}", highlight=False)
+
+
+def _print_accounts(run: ResultsRun, console: Console, stream: Path | None) -> None:
+    """Each record that did not pass, once: its title, then the account of its failure as a
+    person reads it (step, clauses, expected vs observed, counterexample, trace). A property
+    check stops at one counterexample and writes a record per criterion it names: the second
+    of them refers to the first. What the terminal leaves out (Hypothesis' notes, what was
+    measured) is in the results stream, and the last line says where."""
+    first_of: dict[str, ScenarioResult] = {}
+    shown = 0
+    for result in run.scenarios:
+        if result.status in QUIET or result.evidence == NOT_RUN:
+            continue
+        shown += 1
+        where = f"{result.feature}:{result.line}" if result.line else result.feature
+        console.print(
+            f"[{STYLE[result.status]}]{result.status.value}[/] {escape(where)} "
+            f"{escape(result.title or result.scenario)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        account = terminal_account(result)
+        first = first_of.setdefault(account, result)
+        if first is not result and _one_check(first, result):
+            console.print(f"  (the same counterexample as for {escape(first.title)}, above)")
+        elif account:
+            console.print(account, markup=False, highlight=False, soft_wrap=True)
+    if shown:
+        whole = "the whole evidence of each, with what Hypothesis noted and what was measured"
+        said = f"{whole}, is in {stream}" if stream else f"--results FILE keeps {whole}"
+        console.print(escape(said[0].upper() + said[1:]), highlight=False, soft_wrap=True)
+
+
+def terminal_account(result: ScenarioResult) -> str:
+    """A record's account for the terminal: its failure without Hypothesis' notes, cut to
+    ACCOUNT_LINES; a record with no failure (an xpass, a skip without a reason) says its
+    evidence."""
+    text = (
+        result.failure.render(hypothesis_notes=False)
+        if result.failure is not None
+        else result.evidence or ""
+    )
+    lines = text.splitlines()
+    if len(lines) <= ACCOUNT_LINES:
+        return text
+    cut = len(lines) - ACCOUNT_LINES
+    return "\n".join([*lines[:ACCOUNT_LINES], f"… ({cut} more lines in the results stream)"])
+
+
+def _one_check(first: ScenarioResult, result: ScenarioResult) -> bool:
+    """Whether two records are of one property check's run (no steps, one feature and title:
+    an outline's rows have steps and differ in title)."""
+    return not result.steps and (first.feature, first.scenario) == (
+        result.feature,
+        result.scenario,
+    )

@@ -20,7 +20,7 @@ from pytest_bdd.exceptions import StepDefinitionNotFoundError
 from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import DriverError
 from conformance.spec.clause_check import ClauseViolation, PortViolation, ScenarioError
-from conformance.stream.results import FailedStep, Failure, Status
+from conformance.stream.results import HYPOTHESIS_NOTES, FailedStep, Failure, Status
 
 KIT_PACKAGES: Final = ("conformance", "steps", "reference", "mutants", "variants")
 KIT_ROOT: Final = Path(__file__).resolve().parents[2]
@@ -133,4 +133,4 @@ def counterexample_of(error: BaseException | None) -> str:
     if not others:
         return tagged
     said = "\n".join(f"  # {line}".rstrip() for line in others)
-    return f"{tagged}\n  # What Hypothesis noted of the same example:\n{said}"
+    return f"{tagged}\n{HYPOTHESIS_NOTES}\n{said}"

@@ -20,6 +20,8 @@ from conformance.properties import Budget
 from conformance.running.expectations import ExpectationsError, load_expectations
 from conformance.running.fault_budget import FaultBudget
 from conformance.running.harness_memory import RECORDER_NAME
+from conformance.running.progress import Progress
+from conformance.running.progress import register as register_progress
 from conformance.running.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
 from conformance.running.restart_forecast import FORECAST, RestartForecast
 from conformance.running.scratch import RUN_FOLDER
@@ -102,6 +104,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         help="a source spec file; criteria whose text changed are reported as needing review",
     )
+    group.addoption(
+        "--progress",
+        default=Progress.PYTEST.value,
+        choices=[progress.value for progress in Progress],
+        help="what is printed while the suite runs: pytest's own lines, the kit's line per "
+        "scenario (pytest's failure section silenced), or nothing",
+    )
 
 
 def _keep_hypothesis_storage_in_the_run_folder() -> None:
@@ -156,6 +165,7 @@ def pytest_configure(config: pytest.Config) -> None:
             seed=_seed(config) if properties != Budget.NONE else None,
         )
         config.pluginmanager.register(recorder, RECORDER_NAME)
+        register_progress(config, recorder)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

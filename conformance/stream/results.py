@@ -43,6 +43,9 @@ class Status(StrEnum):
 FAILING = frozenset({Status.FAILED, Status.ERRORED, Status.TIMEOUT, Status.XPASS, Status.UNDEFINED})
 
 HEADLINE_CHARS: Final = 300
+HYPOTHESIS_NOTES: Final = "  # What Hypothesis noted of the same example:"
+"""Where a counterexample's Gherkin ends and Hypothesis' own notes of it (its program, its
+draws, the reproduction blob) begin: the stream keeps them, the terminal leaves them out."""
 NOT_RUN: Final = "the scenario is in the feature files but did not run"
 """The evidence of a scenario that was deselected (-k) or never reached."""
 
@@ -155,7 +158,9 @@ class Failure(BaseModel):
         first = next((line for line in self.observed.splitlines() if line.strip()), "")
         return first if len(first) <= HEADLINE_CHARS else first[: HEADLINE_CHARS - 1] + "…"
 
-    def render(self) -> str:
+    def render(self, *, hypothesis_notes: bool = True) -> str:
+        """The account in reading order; without Hypothesis' notes (the terminal's), a
+        counterexample is its Gherkin scenario only."""
         outside = {
             "setup": "(before the first step, while setting up)",
             "call": "(outside any step)",
@@ -165,8 +170,11 @@ class Failure(BaseModel):
         lines = [f"Property: {self.property_title}" if self.property_title else f"Step: {step}"]
         lines += [f"Clause {cite}: {statement}" for cite, statement in self.clauses.items()]
         lines.append(f"Expected vs observed: {self.observed}")
-        if self.counterexample:
-            lines += ["", "Counterexample:", self.counterexample]
+        counterexample = self.counterexample
+        if not hypothesis_notes:
+            counterexample = counterexample.partition(f"\n{HYPOTHESIS_NOTES}")[0]
+        if counterexample:
+            lines += ["", "Counterexample:", counterexample]
         if self.trace:
             lines += ["", "Trace:", self.trace]
         return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""What `conformance run` prints while the suite runs: one line per record, as the kit judged it.
+
+pytest's own terminal output speaks of test items, not scenarios: node ids that are paths into
+the kit's installation, SKIPPED where the kit says not_applicable, and a failure section of
+raw tracebacks through pytest's fixtures and Hypothesis' whole report, printed before the
+kit's account of the same failures. So the run silences pytest's per-item words and its
+summary (`--tb=no --no-summary -qq`), and this plugin prints instead, for every record the
+recorder writes, its status, criterion and scenario title; the account of each failure then
+comes once, after the verdict tables (reports/terminal.py), and all of it stays in the stream.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from conformance.spec.registry import short_id
+from conformance.stream.results import ScenarioResult, Status
+
+if TYPE_CHECKING:
+    from conformance.running.recorder import ResultsRecorder
+
+PROGRESS_NAME = "conformance-progress"
+COLLECTION_ERROR_LINES = 6
+"""How much of a collection error's text is shown (the end of it says what failed)."""
+_MARKUP: dict[Status, dict[str, bool]] = {
+    Status.PASSED: {"green": True},
+    Status.NOT_APPLICABLE: {"cyan": True},
+    Status.XFAIL: {"yellow": True},
+    Status.DIVERGED: {"yellow": True},
+}
+
+
+class Progress(enum.StrEnum):
+    """`--progress`: pytest's own lines, a line per record (the CLI's default), or nothing."""
+
+    PYTEST = "pytest"
+    SCENARIOS = "scenarios"
+    NONE = "none"
+
+
+class KitProgress:
+    """A pytest plugin: pytest's per-item letters and words silenced, the kit's lines printed."""
+
+    def __init__(
+        self,
+        recorder: ResultsRecorder,
+        write: Callable[[str, dict[str, bool]], None],
+        *,
+        lines: bool,
+    ) -> None:
+        self._recorder = recorder
+        self._write = write
+        self._lines = lines
+        self._shown = 0
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport
+    ) -> Generator[None, tuple[str, str, str], tuple[str, str, str]]:
+        """The category pytest counts by, with no letter and no word: it prints nothing."""
+        category, _letter, _word = yield
+        return category, "", ""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        """The records the recorder wrote for the item just finished (one per criterion for a
+        property check)."""
+        written = self._recorder.run().scenarios
+        for record in written[self._shown :]:
+            if self._lines:
+                self._write(progress_line(record), _MARKUP.get(record.status, {"red": True}))
+        self._shown = len(written)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A module of the kit that cannot be collected: the end of pytest's account of why,
+        since its own error section is silenced (quiet or not: no verdict would say it)."""
+        if not report.failed:
+            return
+        text = [line for line in report.longreprtext.splitlines() if line.strip()]
+        self._write(f"could not collect {report.nodeid or 'the suite'}:", {"red": True})
+        for line in text[-COLLECTION_ERROR_LINES:]:
+            self._write(f"  {line}", {})
+
+
+def progress_line(record: ScenarioResult) -> str:
+    """`failed  OFFICE-001.2  office_assign_rate_001.feature: Five agent wakes ...`: no path,
+    the outline row's values in the title."""
+    criterion = short_id(record.criterion) if record.criterion else "(no criterion)"
+    title = record.title or record.scenario
+    line = f"{record.status.value:<14} {criterion:<15} {record.feature}: {title}"
+    if record.status is Status.NOT_APPLICABLE and record.evidence:
+        line += f" ({record.evidence.splitlines()[0]})"
+    return line
+
+
+def register(config: pytest.Config, recorder: ResultsRecorder) -> None:
+    """Put the kit's lines in place of pytest's, as `--progress` asks (pytest's: nothing
+    done). pytest's terminal reporter may not be registered yet: it is looked up per line."""
+    progress = Progress(config.getoption("--progress"))
+    if progress is Progress.PYTEST:
+        return
+
+    def write(line: str, markup: dict[str, bool]) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(line, **markup)
+
+    plugin = KitProgress(recorder, write, lines=progress is Progress.SCENARIOS)
+    config.pluginmanager.register(plugin, PROGRESS_NAME)
