@@ -23,6 +23,7 @@ from reference import __version__ as reference_version
 from reference.app import Coordinator
 from reference.clock import ManualClock
 from reference.errors import DomainError
+from reference.office.telemetry import render_summed
 
 T = TypeVar("T")
 
@@ -107,6 +108,14 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations, ConcurrencyOperat
 
     def warning_logs(self) -> list[WarningLog]:
         return list(self._capture.records)
+
+    def telemetry(self) -> str:
+        """The surface summed over this coordinator and the workers standing in for other
+        processes, as a deployment's scrape shows it: a refusal made on a concurrent batch's
+        worker is counted where the operator looks."""
+        surfaces = [self.coordinator.office.telemetry]
+        surfaces += [worker.coordinator.office.telemetry for worker in self._workers]
+        return render_summed(surfaces)
 
     def crash_during(self, calls: list[ConcurrentCall], *, after: timedelta) -> None:
         """A thread cannot be killed mid-statement: the crash scenarios need a process

@@ -12,13 +12,16 @@ from typing import Final
 
 PROPERTIES_DIR: Final = Path(__file__).resolve().parent
 OFFICE_MODULE: Final = "test_office_window.py"
+OFFICE_EFFECTS_MODULE: Final = "test_office_effects.py"
 WORK_REQUEST_MODULE: Final = "test_work_request_machine.py"
 MODULE_TITLES: Final = {
     OFFICE_MODULE: "Properties of the office allowance's rolling window",
+    OFFICE_EFFECTS_MODULE: "The office capability's observable effects, operation by operation",
     WORK_REQUEST_MODULE: "The work-request state machine",
 }
 MODEL_MODULES: Final[dict[str, tuple[str, ...]]] = {
     WORK_REQUEST_MODULE: ("work_request_machine.py",),
+    OFFICE_EFFECTS_MODULE: ("office_effects.py", "office_model.py", "office_operations.py"),
 }
 """The product modules of this package a property test's checks live in, beside the test module
 itself (which may only expose the test): what the catalogue reads for the readings it cites."""

@@ -21,6 +21,7 @@ from typing import Final
 from conformance.properties import (
     MODEL_MODULES,
     MODULE_TITLES,
+    OFFICE_EFFECTS_MODULE,
     OFFICE_MODULE,
     PROPERTIES_DIR,
     WORK_REQUEST_MODULE,
@@ -80,6 +81,12 @@ def _office(*numbers: str) -> tuple[str, ...]:
 PERFORMING: Final = ("001.1", "001.6", "003.5")
 """What every office property checks of each wake it performs (see `perform`)."""
 
+EFFECTS: Final = (
+    *("001.1", "001.2", "001.3", "001.4", "001.6", "001.7", "001.8", "001.11", "001.12", "001.13"),
+    *("002.1", "002.2", "002.3", "002.4", "003.1", "003.2", "003.3", "003.4", "003.5"),
+)
+"""The criteria whose clauses the office effects model checks wherever their paths arise."""
+
 PROPERTIES: Final = (
     PropertyCheck(
         OFFICE_MODULE,
@@ -98,6 +105,12 @@ PROPERTIES: Final = (
         "test_no_window_ever_holds_more_than_the_allowance",
         "no stored window holds more than the allowance",
         _office(*PERFORMING, "001.2", "001.11", "002.1", "002.4"),
+    ),
+    PropertyCheck(
+        OFFICE_EFFECTS_MODULE,
+        "test_every_operation_shows_what_the_model_says",
+        "every operation's outcome, rows, counters, warnings and labels are the model's",
+        _office(*EFFECTS),
     ),
     PropertyCheck(
         WORK_REQUEST_MODULE,

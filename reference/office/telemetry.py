@@ -5,7 +5,7 @@ No identifier is ever a label value: labels carry reasons, kinds and causes only
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 
 from prometheus_client import CollectorRegistry, Counter, generate_latest
@@ -67,6 +67,35 @@ class OfficeTelemetry:
     def render(self) -> str:
         """The Prometheus text exposition, without the wall-clock `_created` series."""
         return generate_latest(_WithoutCreated(self.registry)).decode()
+
+
+def render_summed(surfaces: Sequence[OfficeTelemetry]) -> str:
+    """The exposition a scrape of several coordinator processes adds up to: each series summed
+    over the processes (a deployment's operator reads one surface, not one per process)."""
+    return generate_latest(_Summed([_WithoutCreated(s.registry) for s in surfaces])).decode()
+
+
+class _Summed:
+    """Metric families of several registries, each series' value summed across them."""
+
+    def __init__(self, registries: Sequence[_WithoutCreated]) -> None:
+        self._registries = registries
+
+    def collect(self) -> Iterator[Metric]:
+        families: dict[str, Metric] = {}
+        totals: dict[tuple[str, str, tuple[tuple[str, str], ...]], float] = {}
+        for registry in self._registries:
+            for metric in registry.collect():
+                families.setdefault(metric.name, metric)
+                for sample in metric.samples:
+                    key = (metric.name, sample.name, tuple(sorted(sample.labels.items())))
+                    totals[key] = totals.get(key, 0.0) + sample.value
+        for name, family in families.items():
+            summed = Metric(family.name, family.documentation, family.type)
+            for (owner, sample_name, labels), value in totals.items():
+                if owner == name:
+                    summed.add_sample(sample_name, dict(labels), value)
+            yield summed
 
 
 class _WithoutCreated:

@@ -1,0 +1,536 @@
+"""Runs an office schedule through the driver port and checks, after every operation, all that
+the capability shows: the outcome, the run rows, each reason's counter move, the warning and its
+fields, the label values, and (for a refusal) the mutation kept.
+
+So no clause is checked on one path only: a refusal's counter and log are checked wherever a
+refusal happens (keyed, keyless, raw, concurrent, after a restart, after odd wakes), a degraded
+admission's wherever one happens. The schedule's steps so far are kept as a Gherkin scenario in
+the features' own phrasing, noted when a check fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hypothesis import note
+
+from conformance.driver import (
+    AssignmentResult,
+    ConcurrentCall,
+    Driver,
+    OfficeVocabulary,
+    Outcome,
+    RateLimitReason,
+    Run,
+    WakeResult,
+    WarningLog,
+)
+from conformance.oracle.office_shapes import (
+    REFUSAL_MISREPORTED,
+    SUPPRESSED_QUIET,
+    counts_as_agent_run,
+)
+from conformance.oracle.office_telemetry import (
+    FORBIDDEN_FIELD_CLAUSES,
+    LOGGED_CLAUSES,
+    NO_IDENTIFIER_LABELS,
+    REQUIRED_FIELD_CLAUSES,
+    Telemetry,
+    holds_identifier,
+    moves_between,
+)
+from conformance.properties.gherkin import Steps
+from conformance.properties.hostile_data import ASSIGNEES, OFFICE_TASKS, OFFICE_WORKSPACE
+from conformance.properties.office_model import (
+    NEVER_REFUSE_EARLY,
+    REFUSAL,
+    Expected,
+    ExpectedWarning,
+    OfficeModel,
+)
+from conformance.properties.office_operations import (
+    Assign,
+    Batch,
+    DeleteNewest,
+    Operation,
+    Produce,
+    Raw,
+    Restart,
+    workspace_steps,
+)
+from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
+from conformance.spec.clause_check import ClauseViolation, expect, port_requires, port_value
+
+NO_ROW = "AC-OFFICE-ASSIGN-RATE-001.6/no-row"
+NO_MERGE = "AC-OFFICE-ASSIGN-RATE-001.6/no-merge"
+NOT_REPORTED_ADMITTED = "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted"
+MUTATION_KEPT = "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept"
+STAMPS_AGENT = "AC-OFFICE-ASSIGN-RATE-001.13/mutation-stamps-agent"
+INTERNAL_IS_USER = "AC-OFFICE-ASSIGN-RATE-001.1/internal-caller-is-user"
+STATELESS = "AC-OFFICE-ASSIGN-RATE-002.4/stateless"
+CLOSED_REASONS = "AC-OFFICE-ASSIGN-RATE-003.1/closed-reasons"
+COUNTED_BY_REASON = "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason"
+REFUSAL_LOGGED = LOGGED_CLAUSES[REFUSAL]
+RELABEL_TOLERANCE = "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance"
+OVER_ADMISSION = "AC-OFFICE-ASSIGN-RATE-002.1/over-admission-bounded"
+LABEL_SCAN = (
+    "no label of the rate-limit counter holds an identifier of a workspace, agent, task or run"
+)
+
+
+@dataclass(frozen=True)
+class Observation:
+    runs: list[Run]
+    telemetry: Telemetry
+    warnings: int
+
+    def ids(self) -> set[str]:
+        return {run.run_id for run in self.runs}
+
+    def run(self, run_id: str | None) -> Run | None:
+        return next((run for run in self.runs if run.run_id == run_id), None)
+
+
+@dataclass
+class OfficeEffects:
+    """One schedule's run: the driver, the model, and the scenario written so far."""
+
+    driver: Driver
+    model: OfficeModel
+    vocabulary: OfficeVocabulary
+    lines: list[str] = field(default_factory=list)
+    steps: Steps = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lines += [
+            f"@{CRITERION_PLACEHOLDER}",
+            "Scenario: every operation's effects are the model's, as a counterexample showed",
+        ]
+        self.steps = Steps(self.lines)
+        for keyword, text in workspace_steps():
+            self.steps.add(keyword, text)
+
+    # -- the world ------------------------------------------------------
+
+    def prepare(self) -> None:
+        driver = self.driver
+        driver.create_workspace(OFFICE_WORKSPACE)
+        for agent in ASSIGNEES:
+            driver.create_agent(OFFICE_WORKSPACE, agent, can_assign_tasks=agent in ("ada", "bob"))
+        for task_id in OFFICE_TASKS:
+            driver.create_task(OFFICE_WORKSPACE, task_id)
+
+    def observe(self) -> Observation:
+        return Observation(
+            self.driver.list_runs(),
+            Telemetry(self.driver.telemetry(), self.vocabulary),
+            len(self.driver.warning_logs()),
+        )
+
+    @contextmanager
+    def kept_as_scenario(self) -> Iterator[None]:
+        try:
+            yield
+        except ClauseViolation:
+            note(SCENARIO_NOTE + "\n".join(self.lines))
+            raise
+
+    # -- performing -----------------------------------------------------
+
+    def perform(self, op: Operation) -> None:
+        self.driver.set_clock(op.at)
+        self.steps.add("When", f'the clock reads "{instant_text(op.at)}"')
+        for text in op.when():
+            self.steps.add("When", text)
+        if isinstance(op, Restart):
+            self.driver.restart()
+            self.model.restarted = True
+        elif isinstance(op, DeleteNewest):
+            self.delete_newest()
+        elif isinstance(op, Batch):
+            self.batch(op)
+        elif isinstance(op, Assign | Produce | Raw):
+            self.wake(op)
+
+    def delete_newest(self) -> None:
+        runs = self.driver.list_runs()
+        if runs:
+            self.driver.delete_run(runs[-1].run_id)
+            self.model.delete(runs[-1].run_id)
+
+    def wake(self, op: Assign | Produce | Raw) -> None:
+        before = self.observe()
+        expected, result = self.answer(op)
+        outcome = None if result is None else result.outcome
+        merged = outcome is Outcome.COALESCED
+        self.then_outcome(expected, merged)
+        after = self.observe()
+        if merged:
+            self.check_merged(result, op, after)
+        else:
+            self.check_outcome(expected, outcome)
+        self.then_effects(expected)
+        self.check_moves(
+            before, after, expected.moves, expected.move_cites if not merged else SUPPRESSED_QUIET
+        )
+        if expected.warning is not None:
+            self.check_warning(before, expected.warning)
+        self.check_labels(after)
+        self.check_rows(before, after, expected, result, op)
+
+    def answer(self, op: Assign | Produce | Raw) -> tuple[Expected, WakeResult | None]:
+        driver = self.driver
+        if isinstance(op, Produce):
+            return self.model.produced(op), driver.produce_wake(
+                op.producer, op.task_id, op.agent_id
+            )
+        if isinstance(op, Raw):
+            expected = self.model.raw(op)
+            return expected, driver.enqueue_wake(
+                op.agent_id, op.reason, op.payload, dedup_key=op.dedup_key
+            )
+        expected = self.model.assignment(op)
+        if op.degraded:
+            driver.fail_next_count_read()
+        assign = driver.assign_task_keyless if op.keyless else driver.assign_task
+        result = assign(op.task_id, op.assignee, acting_agent_id=op.acting)
+        self.check_mutation(op, result, expected)
+        return expected, result.wake
+
+    # -- checks ---------------------------------------------------------
+
+    def check_outcome(self, expected: Expected, outcome: Outcome | None) -> None:
+        cites = expected.outcome_cites
+        if expected.refused and (outcome is None or outcome.value in REFUSAL_MISREPORTED):
+            cites = REFUSAL_MISREPORTED["no wake" if outcome is None else outcome.value]
+        shown = "no wake" if outcome is None else outcome.value
+        expect(
+            outcome in expected.outcomes,
+            cites,
+            f"the wake came out {shown}; the model says {named(expected)}",
+        )
+
+    def check_merged(self, result: WakeResult | None, op: Operation, after: Observation) -> None:
+        """A merge stands whatever run it chose (which runs absorb a wake is the coalescer's
+        business), but it must be one: a stored run that has absorbed a wake."""
+        merged = after.run(None if result is None else result.run_id)
+        expect(
+            merged is not None and merged.coalesced_count > 0,
+            NOT_REPORTED_ADMITTED,
+            f"{op!r} was reported merged into {result!r}, which reads {merged!r}",
+        )
+        self.model.recount({run.run_id: counted_task(run) for run in after.runs})
+
+    def check_mutation(self, op: Assign, result: AssignmentResult, expected: Expected) -> None:
+        """A refusal must leave the new assignee stored and the generation bumped (001.7)."""
+        port_requires(
+            result.task_id == op.task_id, f"the mutation answered for task {result.task_id!r}"
+        )
+        if result.wake is None or result.wake.outcome is not Outcome.RATE_LIMITED:
+            return
+        stored = self.driver.get_task(op.task_id)
+        expect(
+            stored.assignee_agent_id == op.assignee and result.assignee_agent_id == op.assignee,
+            MUTATION_KEPT,
+            f"after a refused wake, task {op.task_id} reads assignee {stored.assignee_agent_id!r}, "
+            f"not {op.assignee!r}",
+        )
+
+    def check_moves(
+        self,
+        before: Observation,
+        after: Observation,
+        moves: dict[RateLimitReason, int],
+        cites: tuple[str, ...],
+    ) -> None:
+        moved = moves_between(before.telemetry, after.telemetry)
+        want = {after.telemetry.label_of(reason): float(amount) for reason, amount in moves.items()}
+        expect(
+            moved == want,
+            cites,
+            f"{self.vocabulary.rate_limit_counter} moved by {moved or 'nothing'}, the model says "
+            f"{want or 'nothing'}",
+        )
+        self.check_closed_reasons(after.telemetry)
+
+    def check_closed_reasons(self, telemetry: Telemetry) -> None:
+        allowed = {telemetry.label_of(reason) for reason in RateLimitReason}
+        stray = [
+            s.labels
+            for s in telemetry.rate_limit_samples()
+            if s.labels.get(self.vocabulary.reason_label) not in allowed
+        ]
+        expect(not stray, CLOSED_REASONS, f"rate-limit samples outside the three reasons: {stray}")
+
+    def check_warning(self, before: Observation, wanted: ExpectedWarning) -> None:
+        logged = self.driver.warning_logs()[before.warnings :]
+        carrying = [w for w in logged if self.carries(w, wanted)]
+        expect(
+            bool(carrying),
+            LOGGED_CLAUSES[wanted.kind],
+            f"expected a warning with {wanted.carried}"
+            + (
+                f" and observed_count {wanted.observed_count}"
+                if wanted.observed_count is not None
+                else ""
+            )
+            + f"; the wake logged {[w.fields for w in logged] or 'no warning'}",
+        )
+        for name in wanted.absent:
+            expect(
+                any(name not in w.fields for w in carrying),
+                FORBIDDEN_FIELD_CLAUSES[name],
+                f"the {wanted.kind} warning must not carry {name!r}: {fields_of(carrying)}",
+            )
+        for name in wanted.non_empty:
+            expect(
+                any(str(w.fields.get(name) or "").strip() for w in carrying),
+                REQUIRED_FIELD_CLAUSES[name],
+                f"the {wanted.kind} warning must carry a non-empty {name!r}: {fields_of(carrying)}",
+            )
+
+    def carries(self, warning: WarningLog, wanted: ExpectedWarning) -> bool:
+        fields = warning.fields
+        for name, value in wanted.carried.items():
+            if name not in fields:
+                return False
+            shown = str(fields[name])
+            if name == "reason":
+                reason = RateLimitReason(value)
+                if shown not in (reason.value, self.vocabulary.reasons.of(reason)):
+                    return False
+            elif shown != value:
+                return False
+        if wanted.observed_count is None:
+            return True
+        return within(fields.get("observed_count"), wanted.observed_count, self.model.merges)
+
+    def check_labels(self, after: Observation) -> None:
+        identifiers = {OFFICE_WORKSPACE, *ASSIGNEES, *OFFICE_TASKS, *after.ids()}
+        leaks = sorted(
+            (name, value, ident)
+            for sample in after.telemetry.rate_limit_samples()
+            for name, value in sample.labels.items()
+            for ident in identifiers
+            if holds_identifier(value, ident)
+        )
+        expect(not leaks, NO_IDENTIFIER_LABELS, f"counter labels carry identifiers: {leaks}")
+
+    def check_rows(
+        self,
+        before: Observation,
+        after: Observation,
+        expected: Expected,
+        result: WakeResult | None,
+        op: Assign | Produce | Raw,
+    ) -> None:
+        """A refusal inserts no row and merges into none; an admission inserts its row, which
+        counts exactly when the model says; no other row comes or goes."""
+        added, gone = after.ids() - before.ids(), before.ids() - after.ids()
+        expect(not gone, STATELESS, f"{op!r} removed rows {sorted(gone)}")
+        outcome = None if result is None else result.outcome
+        if outcome is not Outcome.QUEUED:
+            cite = NO_ROW if outcome is Outcome.RATE_LIMITED else NOT_REPORTED_ADMITTED
+            expect(not added, cite, f"{op!r} came out {outcome} yet inserted rows {sorted(added)}")
+            if outcome is Outcome.RATE_LIMITED:
+                self.check_no_merge(before, after)
+            return
+        run_id = port_value(
+            result.run_id if result else None, f"{op!r} was queued without naming its run"
+        )
+        expect(
+            added == {run_id},
+            expected.outcome_cites,
+            f"{op!r} was queued as {run_id}; rows added: {sorted(added)}",
+        )
+        stored = port_value(
+            after.run(run_id), f"{op!r} was queued as {run_id}, which is not stored"
+        )
+        self.check_stamp(op, stored, expected)
+        self.driver.set_run_status(run_id, op.settle_as)
+        self.steps.add("When", f'the run of that wake is marked "{op.settle_as}"')
+        assignee = op.assignee if isinstance(op, Assign) else op.agent_id
+        self.model.insert(run_id, stored.requested_at, expected, assignee, path_of(op))
+
+    def check_no_merge(self, before: Observation, after: Observation) -> None:
+        absorbed = {run.run_id: run.coalesced_count for run in before.runs}
+        grown = [
+            run.run_id
+            for run in after.runs
+            if run.coalesced_count != absorbed.get(run.run_id, run.coalesced_count)
+        ]
+        expect(not grown, NO_MERGE, f"a refused wake was merged into {grown}")
+
+    def check_stamp(self, op: Operation, stored: Run, expected: Expected) -> None:
+        """The mutation's agent wake says agent on the row (001.13); a user's does not (001.1)."""
+        if not isinstance(op, Assign):
+            return
+        says_agent = counts_as_agent_run(stored, op.task_id)
+        if op.acting:
+            expect(says_agent, STAMPS_AGENT, f"the agent mutation's run reads {stored.payload}")
+        else:
+            expect(
+                not says_agent,
+                INTERNAL_IS_USER,
+                f"a user's assignment's run reads {stored.payload}",
+            )
+
+    # -- concurrency ------------------------------------------------------
+
+    def batch(self, op: Batch) -> None:
+        before = self.observe()
+        observed = self.model.in_window(op.task_id, op.at)
+        room = max(0, self.model.allowance - observed)
+        calls = [
+            ConcurrentCall(
+                operation="assign_task",
+                arguments={
+                    "task_id": op.task_id,
+                    "assignee_agent_id": who,
+                    "acting_agent_id": op.acting,
+                },
+            )
+            for who in op.assignees
+        ]
+        answers = self.driver.run_concurrently(calls)
+        results: list[AssignmentResult] = []
+        for answer in answers:
+            expect(
+                answer.ok,
+                MUTATION_KEPT,
+                f"a concurrent assignment failed: {answer.error} {answer.message}",
+            )
+            results.append(AssignmentResult.model_validate(answer.result))
+        outcomes = [result.wake.outcome if result.wake else None for result in results]
+        admitted = outcomes.count(Outcome.QUEUED)
+        refused = outcomes.count(Outcome.RATE_LIMITED)
+        self.steps.add(
+            "Then", "every refusal among those wakes moved the rate-limit counter and was logged"
+        )
+        expect(
+            all(o in (Outcome.QUEUED, Outcome.RATE_LIMITED, Outcome.COALESCED) for o in outcomes),
+            NOT_REPORTED_ADMITTED,
+            f"concurrent agent wakes came out {[str(o) for o in outcomes]}",
+        )
+        expect(
+            refused == 0 or admitted >= room,
+            NEVER_REFUSE_EARLY,
+            f"{refused} refused while only {admitted} of the {room} places left were taken",
+        )
+        after = self.observe()
+        self.check_moves(
+            before,
+            after,
+            {RateLimitReason.ALLOWANCE_EXHAUSTED: refused} if refused else {},
+            (COUNTED_BY_REASON,),
+        )
+        self.check_batch_warnings(before, op, refused, observed)
+        self.check_labels(after)
+        added = after.ids() - before.ids()
+        expect(len(added) == admitted, NO_ROW, f"{admitted} admitted, rows added: {sorted(added)}")
+        for run in after.runs:
+            if run.run_id in added:
+                self.driver.set_run_status(run.run_id, op.settle_as)
+                self.model.insert_concurrent(run.run_id, run.requested_at, op.task_id, run.agent_id)
+        self.steps.add("When", f'every run in the queue is marked "{op.settle_as}"')
+
+    def check_batch_warnings(
+        self, before: Observation, op: Batch, refused: int, observed: int
+    ) -> None:
+        """One refusal warning per refusal, each naming the task, the acting agent, the allowance
+        and a count no lower than the allowance and no higher than what the batch could add."""
+        logged = self.driver.warning_logs()[before.warnings :]
+        allowance, tolerance = self.model.allowance, self.model.merges
+        low, high = allowance - tolerance, observed + len(op.assignees) - 1 + tolerance
+        fitting = [
+            w
+            for w in logged
+            if str(w.fields.get("task_id")) == op.task_id
+            and str(w.fields.get("acting_agent_id")) == op.acting
+            and str(w.fields.get("allowance")) == str(allowance)
+            and str(w.fields.get("assignee_agent_profile_id")) in op.assignees
+            and in_range(w.fields.get("observed_count"), low, high)
+        ]
+        expect(
+            len(fitting) >= refused,
+            REFUSAL_LOGGED,
+            f"{refused} concurrent refusals, {len(fitting)} refusal warnings fit: "
+            f"{fields_of(logged)}",
+        )
+
+    # -- the scenario's Then steps -------------------------------------------
+
+    def then_outcome(self, expected: Expected, merged: bool) -> None:
+        if expected.outcomes == {None}:
+            self.steps.add("Then", "the assignment produced no wake")
+            return
+        shown = sorted(o.value for o in expected.outcomes if o is not None)
+        if merged:
+            shown = [shown[0], Outcome.COALESCED.value]
+        self.steps.add("Then", "the wake's outcome is " + " or ".join(f'"{o}"' for o in shown[:2]))
+
+    def then_effects(self, expected: Expected) -> None:
+        if expected.moves:
+            moves = " and ".join(
+                f"{reason.value} +{amount}" for reason, amount in expected.moves.items()
+            )
+            self.steps.add("Then", f"the rate-limit counters moved by that wake by: {moves}")
+        else:
+            self.steps.add("Then", "no rate-limit counter moved by that wake")
+        warning = expected.warning
+        if warning is not None:
+            self.steps.add("Then", f"a warning logged by that wake names the {warning.kind} with:")
+            rows = {**warning.carried}
+            if warning.observed_count is not None:
+                rows["observed_count"] = str(warning.observed_count)
+            self.lines.append("      | field | value |")
+            self.lines += [f"      | {name} | {value} |" for name, value in rows.items()]
+            for name in warning.absent:
+                self.steps.add("Then", f'that warning has no "{name}" field')
+            for name in warning.non_empty:
+                self.steps.add("Then", f'that warning has a non-empty "{name}" field')
+        if expected.refused:
+            self.steps.add("Then", "the run queue is exactly as it was before that wake")
+        self.steps.add("Then", LABEL_SCAN)
+
+
+def fields_of(warnings: list[WarningLog]) -> list[dict[str, object]]:
+    return [warning.fields for warning in warnings]
+
+
+def named(expected: Expected) -> str:
+    return " or ".join("no wake" if o is None else o.value for o in expected.outcomes)
+
+
+def counted_task(run: Run) -> str | None:
+    """The task a stored row counts toward, read from its payload the way the spec reads it."""
+    return next((task for task in OFFICE_TASKS if counts_as_agent_run(run, task)), None)
+
+
+def path_of(op: Operation) -> str:
+    if isinstance(op, Raw):
+        return "raw"
+    if isinstance(op, Assign) and op.degraded:
+        return "degraded"
+    if isinstance(op, Assign) and op.keyless:
+        return "keyless"
+    return "keyed"
+
+
+def within(value: object, expected: int, tolerance: int) -> bool:
+    return in_range(value, expected - tolerance, expected + tolerance)
+
+
+def in_range(value: object, low: int, high: int) -> bool:
+    try:
+        number = int(str(value))
+    except ValueError:
+        return False
+    return low <= number <= high
+
+
+def instant_text(at: datetime) -> str:
+    return at.isoformat().replace("+00:00", "Z")

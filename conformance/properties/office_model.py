@@ -1,0 +1,282 @@
+"""A small pure model of everything the office capability shows for one wake.
+
+Given what is stored (as the model predicted it) and the wake's shape, it predicts the
+outcome, whether a row is inserted and which task's allowance that row counts toward, each
+reason's counter move, and the warning the wake must log with its fields. It never reads the
+implementation: the effects runner (`office_effects`) compares what it observes with this, and
+each prediction carries the clauses its checks rest on, chosen by the shape of the wake and by
+what the window holds (a refusal with out-of-scope rows in the store cites the clause that says
+they consume nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from conformance.driver import Outcome, RateLimitReason
+from conformance.oracle.office_shapes import (
+    ADMITTED_CLAUSES,
+    FAIL_OPEN_CLAUSES,
+    QUIET_CLAUSES,
+    Shape,
+    parse_payload,
+    shape_of,
+)
+from conformance.oracle.office_telemetry import MOVE_CLAUSES
+from conformance.properties.office_operations import Assign, Produce, Raw
+
+OF4_COUNTED = "counted-unattributed"
+"""OF-4's alternative: a payload that is no object is in scope with no task."""
+
+OTHERS_CONSUME_NOTHING = "AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing"
+ADMITTED_CONSUME = "AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume"
+ANY_ASSIGNEE = "AC-OFFICE-ASSIGN-RATE-001.3/any-assignee"
+PER_TASK = "AC-OFFICE-ASSIGN-RATE-001.3/per-task"
+KEYLESS_BOUNDED = "AC-OFFICE-ASSIGN-RATE-001.8/keyless-bounded"
+SERIAL_BOUND = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
+NEVER_REFUSE_EARLY = "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early"
+HALF_OPEN = "AC-OFFICE-ASSIGN-RATE-001.11/half-open"
+EXACTLY_W_OLD = "AC-OFFICE-ASSIGN-RATE-001.11/exactly-w-old"
+FREES_AFTER_WINDOW = "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window"
+DELETED_ROW = "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row"
+RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
+ODD_ROW_CLAUSES: dict[Shape, tuple[str, ...]] = {
+    Shape.USER: (OTHERS_CONSUME_NOTHING,),
+    Shape.OTHER: (OTHERS_CONSUME_NOTHING, "AC-OFFICE-ASSIGN-RATE-002.3/only-in-scope"),
+    Shape.PRODUCER: (OTHERS_CONSUME_NOTHING, "AC-OFFICE-ASSIGN-RATE-001.12/actorless-out-of-scope"),
+    Shape.UNATTRIBUTED: ("AC-OFFICE-ASSIGN-RATE-002.3/shapes",),
+    Shape.UNPARSEABLE: (OTHERS_CONSUME_NOTHING, "OF-4"),
+}
+"""What a stored row of each shape other than an attributed agent wake's must not do to a count;
+cited by every decision made while such a row is stored."""
+
+REFUSAL = "refusal"
+DEGRADED = "degraded admission"
+UNATTRIBUTED = "unattributed admission"
+
+
+@dataclass(frozen=True)
+class ExpectedWarning:
+    """The warning a wake must log: the fields it must carry and those it must not."""
+
+    kind: str
+    carried: dict[str, str]
+    observed_count: int | None = None
+    non_empty: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What one wake must do, and the clauses each part of it rests on."""
+
+    shape: Shape
+    outcomes: frozenset[Outcome | None]
+    """The outcomes it may end as (None: no wake at all); a merge stands besides."""
+    outcome_cites: tuple[str, ...]
+    moves: dict[RateLimitReason, int]
+    move_cites: tuple[str, ...]
+    warning: ExpectedWarning | None = None
+    counts_for: str | None = None
+    """The task whose allowance an inserted row counts toward."""
+
+    @property
+    def refused(self) -> bool:
+        return self.outcomes == {Outcome.RATE_LIMITED}
+
+
+@dataclass
+class StoredRun:
+    """A row the model expects in the store: the task it counts toward, and its shape."""
+
+    counts_for: str | None
+    instant: datetime
+    shape: Shape
+    assignee: str
+    path: str
+    """How it was admitted (keyed, keyless, degraded, raw), for the clauses a count rests on."""
+
+
+@dataclass
+class OfficeModel:
+    allowance: int
+    window: timedelta
+    unparseable_counted: bool
+    """Whether the implementation declared OF-4's counted-unattributed reading."""
+    runs: dict[str, StoredRun] = field(default_factory=dict)
+    merges: int = 0
+    restarted: bool = False
+    deleted: bool = False
+
+    # -- what is stored ---------------------------------------------------
+
+    def counted(self, task_id: str) -> list[StoredRun]:
+        return [run for run in self.runs.values() if run.counts_for == task_id]
+
+    def in_window(self, task_id: str, now: datetime) -> int:
+        start = now - self.window
+        return sum(1 for run in self.counted(task_id) if start < run.instant <= now)
+
+    def insert(
+        self, run_id: str, instant: datetime, expected: Expected, assignee: str, path: str
+    ) -> None:
+        self.runs[run_id] = StoredRun(expected.counts_for, instant, expected.shape, assignee, path)
+
+    def insert_concurrent(
+        self, run_id: str, instant: datetime, task_id: str, assignee: str
+    ) -> None:
+        """A row of a concurrent batch: an agent wake of the task, admitted."""
+        self.runs[run_id] = StoredRun(task_id, instant, Shape.AGENT, assignee, "concurrent")
+
+    def delete(self, run_id: str) -> None:
+        self.runs.pop(run_id, None)
+        self.deleted = True
+
+    def recount(self, counts: dict[str, str | None]) -> None:
+        """After a merge, which may relabel the row it keeps, take which rows count from the
+        store (each merge may move the observed count by one: the relabel the spec accepts)."""
+        self.merges += 1
+        for run_id, run in self.runs.items():
+            if run_id in counts:
+                run.counts_for = counts[run_id]
+
+    # -- what a wake must do --------------------------------------------
+
+    def assignment(self, op: Assign) -> Expected:
+        if not op.assignee:
+            return quiet(Shape.UNASSIGNMENT, frozenset({None}))
+        if not op.acting:
+            return quiet(Shape.USER, frozenset({Outcome.QUEUED}))
+        if op.degraded:
+            return self.degraded(op)
+        return self.decided(op.task_id, op.at, op.assignee, op.acting, op.keyless)
+
+    def raw(self, op: Raw) -> Expected:
+        shape = shape_of(op.reason, op.payload)
+        fields = parse_payload(op.payload) or {}
+        acting = fields.get("actor_id")
+        if shape is Shape.AGENT:
+            return self.decided(
+                fields["task_id"], op.at, op.agent_id, str(acting), op.dedup_key is None
+            )
+        if shape is Shape.UNATTRIBUTED or (shape is Shape.UNPARSEABLE and self.unparseable_counted):
+            return unattributed(shape, acting, self.allowance)
+        return quiet(shape, frozenset({Outcome.QUEUED}))
+
+    def produced(self, op: Produce) -> Expected:
+        """An actorless producer's wake is never limited; whether an earlier gate suppresses a
+        second one (its key, a merge) is outside this spec."""
+        return quiet(Shape.PRODUCER, frozenset({Outcome.QUEUED, Outcome.DEDUPLICATED}))
+
+    def decided(
+        self, task_id: str, now: datetime, assignee: str, acting: str, keyless: bool
+    ) -> Expected:
+        observed = self.in_window(task_id, now)
+        cites = self.count_cites(task_id, now, keyless)
+        if observed < self.allowance:
+            return Expected(
+                Shape.AGENT,
+                frozenset({Outcome.QUEUED}),
+                (*ADMITTED_CLAUSES[Shape.AGENT], *self.admit_cites(task_id, now), *cites),
+                {},
+                (*QUIET_CLAUSES[Shape.AGENT], *cites),
+                counts_for=task_id,
+            )
+        carried = refusal_fields(task_id, assignee, acting, self.allowance)
+        return Expected(
+            Shape.AGENT,
+            frozenset({Outcome.RATE_LIMITED}),
+            (*self.refuse_cites(task_id, now), *cites),
+            {RateLimitReason.ALLOWANCE_EXHAUSTED: 1},
+            (*MOVE_CLAUSES[RateLimitReason.ALLOWANCE_EXHAUSTED], *cites),
+            ExpectedWarning(REFUSAL, carried, observed_count=observed),
+        )
+
+    def degraded(self, op: Assign) -> Expected:
+        carried = refusal_fields(op.task_id, op.assignee, op.acting, self.allowance)
+        carried["reason"] = RateLimitReason.COUNT_READ_FAILED.value
+        return Expected(
+            Shape.AGENT,
+            frozenset({Outcome.QUEUED}),
+            FAIL_OPEN_CLAUSES,
+            {RateLimitReason.COUNT_READ_FAILED: 1},
+            MOVE_CLAUSES[RateLimitReason.COUNT_READ_FAILED],
+            ExpectedWarning(DEGRADED, carried, non_empty=("error",), absent=("observed_count",)),
+            counts_for=op.task_id,
+        )
+
+    # -- the clauses a decision rests on -------------------------------
+
+    def admit_cites(self, task_id: str, now: datetime) -> tuple[str, ...]:
+        """Admissible: when a counted row is exactly W old, its no longer counting; when any
+        has left the window, its place coming back."""
+        start = now - self.window
+        instants = [run.instant for run in self.counted(task_id)]
+        edge = (EXACTLY_W_OLD, HALF_OPEN) if start in instants else ()
+        freed = (FREES_AFTER_WINDOW,) if any(i <= start for i in instants) else ()
+        return (*edge, *freed)
+
+    def refuse_cites(self, task_id: str, now: datetime) -> tuple[str, ...]:
+        start = now - self.window
+        inside = [r for r in self.counted(task_id) if start < r.instant <= now]
+        edge = (
+            (HALF_OPEN,)
+            if any(r.instant == start + timedelta(microseconds=1) for r in inside)
+            else ()
+        )
+        consumed = (ADMITTED_CONSUME,) if any(r.path != "keyed" for r in inside) else ()
+        assignees = (ANY_ASSIGNEE,) if len({r.assignee for r in inside}) > 1 else ()
+        return (SERIAL_BOUND, *edge, *consumed, *assignees)
+
+    def count_cites(self, task_id: str, now: datetime, keyless: bool) -> tuple[str, ...]:
+        """What else the count of this decision rests on: the odd rows stored, other tasks'
+        rows, deleted rows, a restart, the keyless path."""
+        odd = [
+            c
+            for run in self.runs.values()
+            if run.shape in ODD_ROW_CLAUSES
+            for c in ODD_ROW_CLAUSES[run.shape]
+        ]
+        others = (
+            (PER_TASK,)
+            if any(r.counts_for not in (None, task_id) for r in self.runs.values())
+            else ()
+        )
+        keyless_cite = (KEYLESS_BOUNDED,) if keyless else ()
+        state = (*((DELETED_ROW,) if self.deleted else ()), *((RESTART,) if self.restarted else ()))
+        return tuple(dict.fromkeys((*odd, *others, *keyless_cite, *state)))
+
+
+def refusal_fields(task_id: str, assignee: str, acting: str, allowance: int) -> dict[str, str]:
+    return {
+        "task_id": task_id,
+        "assignee_agent_profile_id": assignee,
+        "acting_agent_id": acting,
+        "allowance": str(allowance),
+    }
+
+
+def quiet(shape: Shape, outcomes: frozenset[Outcome | None]) -> Expected:
+    """A wake outside the allowance: admitted (or, for an unassignment, none), counting
+    toward nothing, moving no counter."""
+    admitted = ADMITTED_CLAUSES.get(shape, QUIET_CLAUSES[shape])
+    return Expected(shape, outcomes, admitted, {}, QUIET_CLAUSES[shape])
+
+
+def unattributed(shape: Shape, acting: Any, allowance: int) -> Expected:
+    """In scope with no task: admitted, counted and logged as unattributed (an unparseable
+    payload only under OF-4's alternative, and then citing it)."""
+    reading = ("OF-4",) if shape is Shape.UNPARSEABLE else ()
+    carried = {"reason": RateLimitReason.TASK_UNATTRIBUTED.value, "allowance": str(allowance)}
+    if isinstance(acting, str) and acting:
+        carried["acting_agent_id"] = acting
+    return Expected(
+        shape,
+        frozenset({Outcome.QUEUED}),
+        (*ADMITTED_CLAUSES[Shape.UNATTRIBUTED], *reading),
+        {RateLimitReason.TASK_UNATTRIBUTED: 1},
+        (*MOVE_CLAUSES[RateLimitReason.TASK_UNATTRIBUTED], *reading),
+        ExpectedWarning(UNATTRIBUTED, carried, absent=("task_id",)),
+    )

@@ -1,0 +1,239 @@
+"""The operations an office effects schedule is made of, each as the features' own When step.
+
+Every shape of wake the spec names has an operation: agent assignments keyed and keyless,
+users and the internal caller, unassignments, the actorless producers, raw wakes of other
+reasons and other actor types stamped on them, payloads that name no task or do not parse,
+degraded reads (the fault hook), concurrent batches, restarts and deleted runs. The clock
+moves between them in bursts of microseconds or seconds as well as minutes and window edges.
+Which odd values a raw wake carries comes from `hostile_data`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.driver import RunStatus
+from conformance.properties.hostile_data import (
+    ACTING_AGENTS,
+    ASSIGNEES,
+    OFFICE_TASKS,
+    OFFICE_WORKSPACE,
+    odd_payloads,
+)
+
+MICRO = timedelta(microseconds=1)
+SETTLED: tuple[RunStatus, ...] = ("finished", "running", "claimed", "failed", "cancelled")
+"""Every inserted run leaves `queued` at once, so a coalescer merging into queued runs only has
+nothing to merge into and each decision is the gate's (a merge made anyway still stands)."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One thing the schedule does at an instant; the run it inserts is settled as `settle_as`."""
+
+    at: datetime
+    settle_as: RunStatus
+
+    def when(self) -> list[str]:
+        """The When steps that perform it, in the features' phrasing."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Assign(Operation):
+    """The assignee mutation; `acting` is empty for a user or the internal caller."""
+
+    task_id: str
+    assignee: str
+    acting: str
+    keyless: bool = False
+    degraded: bool = False
+    """The count read fails for this wake (the fault hook armed just before it)."""
+
+    def when(self) -> list[str]:
+        who = f'agent "{self.acting}"' if self.acting else "a user"
+        target = f'"{self.assignee}"' if self.assignee else "nobody"
+        if not self.assignee:
+            return [f'agent "{self.acting}" unassigns task "{self.task_id}"']
+        keyless = " with its generation unresolvable" if self.keyless else ""
+        armed = ["the next count read fails"] if self.degraded else []
+        return [*armed, f'{who} assigns task "{self.task_id}" to {target}{keyless}']
+
+
+@dataclass(frozen=True)
+class Produce(Operation):
+    """A producer other than the mutation emits its wake (it carries no actor)."""
+
+    producer: str
+    task_id: str
+    agent_id: str
+
+    def when(self) -> list[str]:
+        return [
+            f'producer "{self.producer}" emits a wake for task "{self.task_id}" '
+            f'to "{self.agent_id}"'
+        ]
+
+
+@dataclass(frozen=True)
+class Raw(Operation):
+    """A wake handed straight to the pipeline with a payload of the schedule's choosing."""
+
+    agent_id: str
+    reason: str
+    payload: str
+    dedup_key: str | None
+
+    def when(self) -> list[str]:
+        key = f'with key "{self.dedup_key}"' if self.dedup_key else "without a key"
+        return [
+            f'a "{self.reason}" wake for agent "{self.agent_id}" is enqueued {key}, '
+            f"with payload: {self.payload}"
+        ]
+
+
+@dataclass(frozen=True)
+class Batch(Operation):
+    """Agent assignments of one task evaluated concurrently (run_concurrently)."""
+
+    task_id: str
+    assignees: tuple[str, ...]
+    acting: str
+
+    def when(self) -> list[str]:
+        names = ", ".join(f'"{name}"' for name in self.assignees)
+        return [f'agent "{self.acting}" assigns task "{self.task_id}" to {names} at once']
+
+
+@dataclass(frozen=True)
+class Restart(Operation):
+    def when(self) -> list[str]:
+        return ["the implementation restarts"]
+
+
+@dataclass(frozen=True)
+class DeleteNewest(Operation):
+    def when(self) -> list[str]:
+        return ["the newest run is deleted"]
+
+
+@dataclass(frozen=True)
+class Powers:
+    """What the implementation declares, which decides the operations a schedule may hold."""
+
+    keyless: bool
+    degraded: bool
+    concurrent: bool
+    restartable: bool
+    producers: tuple[str, ...]
+    allowance: int
+    window: timedelta
+
+
+def gaps(window: timedelta) -> st.SearchStrategy[timedelta]:
+    """None, microseconds or seconds (bursts), most of a window, or a window's edge."""
+    seconds = st.integers(1, 30).map(lambda whole: timedelta(seconds=whole))
+    return st.one_of(
+        st.just(timedelta(0)),
+        st.integers(1, 999).map(lambda micros: micros * MICRO),
+        seconds,
+        seconds,
+        st.integers(60, window // timedelta(seconds=1)).map(lambda s: timedelta(seconds=s)),
+        st.sampled_from([window - MICRO, window, window + MICRO]),
+    )
+
+
+def raw_wakes(draw: st.DrawFn, at: datetime, settle_as: RunStatus, serial: int) -> Raw:
+    reason, fields = draw(odd_payloads(), label="odd payload")
+    payload = fields if isinstance(fields, str) else json.dumps(fields)
+    keyed = draw(st.booleans(), label="keyed")
+    key = f"raw-{serial}" if keyed else None
+    return Raw(at, settle_as, draw(st.sampled_from(ASSIGNEES)), reason, payload, key)
+
+
+def assignments(draw: st.DrawFn, at: datetime, settle_as: RunStatus, powers: Powers) -> Assign:
+    task_id = draw(st.sampled_from(OFFICE_TASKS))
+    acting = draw(st.sampled_from([*ACTING_AGENTS, *ACTING_AGENTS, ""]), label="acting")
+    assignee = draw(st.sampled_from([*ASSIGNEES, *ASSIGNEES, ""]), label="assignee")
+    if not acting and not assignee:
+        assignee = ASSIGNEES[0]
+    keyless = bool(acting) and powers.keyless and draw(st.booleans(), label="keyless")
+    degraded = bool(acting and assignee) and powers.degraded and draw(st.integers(0, 5)) == 0
+    return Assign(at, settle_as, task_id, assignee, acting, keyless, degraded)
+
+
+def one_operation(
+    draw: st.DrawFn, at: datetime, powers: Powers, serial: int, restarts_left: int | None
+) -> Operation:
+    settle_as = draw(st.sampled_from(SETTLED))
+    kinds = ["assign"] * 6 + ["raw"] * 3 + ["delete"]
+    kinds += ["produce"] if powers.producers else []
+    kinds += ["batch"] if powers.concurrent else []
+    kinds += ["restart"] if powers.restartable and restarts_left != 0 else []
+    kind = draw(st.sampled_from(kinds), label="operation")
+    if kind == "raw":
+        return raw_wakes(draw, at, settle_as, serial)
+    if kind == "produce":
+        producer = draw(st.sampled_from(powers.producers))
+        task_id, agent_id = draw(st.sampled_from(OFFICE_TASKS)), draw(st.sampled_from(ASSIGNEES))
+        return Produce(at, settle_as, producer, task_id, agent_id)
+    if kind == "batch":
+        size = draw(st.integers(2, 4))
+        chosen = tuple(draw(st.lists(st.sampled_from(ASSIGNEES), min_size=size, max_size=size)))
+        task_id, acting = draw(st.sampled_from(OFFICE_TASKS)), draw(st.sampled_from(ACTING_AGENTS))
+        return Batch(at, settle_as, task_id, chosen, acting)
+    if kind == "restart":
+        return Restart(at, settle_as)
+    if kind == "delete":
+        return DeleteNewest(at, settle_as)
+    return assignments(draw, at, settle_as, powers)
+
+
+@st.composite
+def effect_schedules(
+    draw: st.DrawFn, powers: Powers, start: datetime, size: int, restarts: int | None
+) -> list[Operation]:
+    """An opening of N agent wakes a few seconds apart on the first task, so its window starts
+    full, then up to `size` operations of every kind, the clock never going back."""
+    now = start
+    opening: list[Operation] = []
+    for index in range(powers.allowance):
+        now += draw(st.integers(0, 5)) * timedelta(seconds=1)
+        acting = ACTING_AGENTS[index % len(ACTING_AGENTS)]
+        opening.append(Assign(now, "finished", OFFICE_TASKS[0], ASSIGNEES[index % 2], acting))
+    rest: list[Operation] = []
+    for serial in range(draw(st.integers(0, size), label="operations")):
+        now += draw(gaps(powers.window), label="gap")
+        operation = one_operation(draw, now, powers, serial, restarts)
+        if isinstance(operation, Restart) and restarts is not None:
+            restarts -= 1
+        rest.append(operation)
+    return [*opening, *rest]
+
+
+def workspace_steps(tasks: Sequence[str] = OFFICE_TASKS) -> list[tuple[str, str]]:
+    """The Given steps that build the world every schedule runs in."""
+    acting = " and ".join(f'"{name}"' for name in ACTING_AGENTS)
+    others = " and ".join(f'"{name}"' for name in ASSIGNEES if name not in ACTING_AGENTS)
+    steps = [
+        ("Given", f'a workspace "{OFFICE_WORKSPACE}"'),
+        ("Given", f'agents {acting} in workspace "{OFFICE_WORKSPACE}" who may assign tasks'),
+        ("Given", f'agents {others} in workspace "{OFFICE_WORKSPACE}" who may not assign tasks'),
+    ]
+    steps += [
+        ("Given", f'a task "{task}" in workspace "{OFFICE_WORKSPACE}" with no assignee')
+        for task in tasks
+    ]
+    return steps
+
+
+def describe(operation: Operation) -> dict[str, Any]:
+    """A compact record of an operation for Hypothesis' notes."""
+    fields = {k: v for k, v in vars(operation).items() if k not in ("at", "settle_as")}
+    return {"op": type(operation).__name__, "at": operation.at.isoformat(), **fields}
