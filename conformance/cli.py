@@ -38,14 +38,13 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
 
 def _print_version(asked: bool) -> None:
+    """The version and commit, and what decides whether an upgrade can change a verdict: the
+    protocol version and the hashes of the spec texts (see conformance/identity.py)."""
     if asked:
-        from conformance import __version__
-        from conformance.stream.provenance import kit_commit
+        from conformance.identity import kit_identity
 
-        commit = kit_commit()
-        console.print(
-            f"conformance {__version__}" + (f" ({commit})" if commit else ""), markup=False
-        )
+        for line in kit_identity().lines():
+            console.print(line, markup=False, highlight=False)
         raise typer.Exit(EXIT_OK)
 
 
@@ -54,7 +53,10 @@ def _options(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="print the kit's version"
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="print the kit's version, commit, protocol version and spec hashes",
         ),
     ] = False,
 ) -> None:

@@ -25,6 +25,7 @@ from pytest_bdd.parser import Step
 from conformance import __version__ as kit_version
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
+from conformance.identity import spec_hashes
 from conformance.properties import MODULE_TITLES
 from conformance.properties.catalogue import PropertyCheck, fanned_status, property_check
 from conformance.running.expectations import ExpectedFailure
@@ -60,8 +61,8 @@ from conformance.stream.results import (
     undefined_results,
 )
 from conformance.stream.stream_integrity import inventory_digest
+from conformance.wire.protocol.messages import PROTOCOL_VERSION
 
-PROTOCOL_VERSION = 1
 ALTERED = (
     "the results stream was changed on disk during the run by something other than the "
     "harness; it was rewritten from the harness's own records, and the run fails"
@@ -500,16 +501,6 @@ def provenance_of(
         pass_env=list(containment.pass_env),
         **provenance.machine(),
     )
-
-
-def spec_hashes(registry: Registry) -> dict[str, str]:
-    """One hash per source spec, over the registry's per-criterion text hashes."""
-    from conformance.spec.spec_text import text_hash
-
-    by_source: dict[str, list[str]] = {}
-    for criterion in registry.criteria:
-        by_source.setdefault(criterion.source, []).append(criterion.source_hash)
-    return {source: text_hash(" ".join(hashes)) for source, hashes in sorted(by_source.items())}
 
 
 def unusable_run(

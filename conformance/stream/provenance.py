@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import itertools
+import json
 import platform
 import shlex
 import shutil
@@ -41,16 +42,32 @@ IN_PROCESS_PACKAGES: Final = {
 }
 
 
+BUILD_INFO_NAME: Final = "build.json"
+"""What a wheel's build records beside the package's modules (setup.py): version and commit."""
+
+
 def kit_commit(root: Path = KIT_ROOT) -> str | None:
-    """The checkout's commit, `-dirty` when tracked files differ from it; None outside git."""
+    """The checkout's commit, `-dirty` when tracked files differ from it; outside git, the
+    commit an installed wheel was built from; None when neither says."""
     if not (root / ".git").exists():
-        return None
+        return built_commit(root)
     try:
         head = _git(root, "rev-parse", "HEAD")
         dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
         return None
     return head + ("-dirty" if dirty else "")
+
+
+def built_commit(root: Path = KIT_ROOT) -> str | None:
+    """The commit recorded in `conformance/build.json` when the wheel was built; None for a
+    kit not installed from a wheel, or one whose record cannot be read."""
+    try:
+        record = json.loads((root / "conformance" / BUILD_INFO_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    commit = record.get("commit") if isinstance(record, dict) else None
+    return commit if isinstance(commit, str) and commit else None
 
 
 def suite_digests(root: Path = KIT_ROOT) -> dict[str, str]:
