@@ -149,6 +149,33 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     Then the wake's outcome is "queued"
     And no rate-limit counter moved by that wake
 
+  # Every odd wake is followed by the agent wakes that must still find the whole allowance:
+  # a count reading stored payloads as text, with JSON functions that fail on a malformed one,
+  # or over every reason, tells itself apart only in what comes after.
+  @AC-OFFICE-ASSIGN-RATE-001.1 @clause:others-consume-nothing
+  Scenario Outline: After an odd wake the whole allowance is still there, then exhausted: <case>
+    When a "<reason>" wake for agent "bob" is enqueued without a key, with payload: <payload>
+    And 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    Then each of those wakes was "queued"
+    And no rate-limit counter moved by those wakes
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "bob"
+    Then the wake's outcome is "rate_limited"
+    And the rate-limit counters moved by that wake by: allowance_exhausted +1
+
+    Examples:
+      | case                                | reason         | payload                                                                                 |
+      | a payload that does not parse       | task_assigned  | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"                     |
+      | a list, not an object               | task_assigned  | [{"task_id": "T-100", "actor_type": "agent"}]                                           |
+      | an object with a bare NaN           | task_assigned  | {"task_id": "T-100", "actor_type": "agent", "weight": NaN}                              |
+      | a Python dict, not JSON             | task_assigned  | {'task_id': 'T-100', 'actor_type': 'agent'}                                             |
+      | another reason stamped agent        | task_comment   | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
+      | a reason close to task_assigned     | TASK_ASSIGNED  | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
+      | actor type agent with a trailing space | task_assigned | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent ", "actor_id": "ada"} |
+      | a task id that is a list            | task_assigned  | {"task_id": ["T-100"], "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
+      | no task id                          | task_assigned  | {"workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}                      |
+
   # ---------------------------------------------------------------------------
   # 001.2 At most 5 agent wakes per task in any rolling 10 minutes (serial evaluation).
   # ---------------------------------------------------------------------------
@@ -214,6 +241,19 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
 
+  @AC-OFFICE-ASSIGN-RATE-001.3 @clause:per-task
+  Scenario: A task whose id extends another's keeps an allowance of its own
+    # T-100 is a prefix of T-1000: a count matching task ids by prefix mixes them.
+    Given a task "T-1000" in workspace "acme" with no assignee
+    And agent "ada" has assigned task "T-1000" to "ada" 5 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada" 5 times, 10 seconds apart
+    Then each of those wakes was "queued"
+    And no rate-limit counter moved by those wakes
+    When 1 minute passes
+    And agent "ada" assigns task "T-1000" to "bob"
+    Then the wake's outcome is "rate_limited"
+
   # ---------------------------------------------------------------------------
   # 001.4 Only admitted wakes use the allowance; each frees its place 10 minutes after itself.
   # ---------------------------------------------------------------------------
@@ -255,6 +295,21 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     Then wakes 1 to 4 of that series were "queued"
     And wake 5 of that series was "queued" or "rate_limited"
     And wake 6 of that series was "rate_limited"
+
+  # "Admitted" is a wake that inserted a run: one admitted because its count could not be
+  # read inserted one, so it uses its place like any other.
+  @AC-OFFICE-ASSIGN-RATE-001.4 @clause:admitted-consume
+  Scenario: A wake admitted when its count could not be read uses a place like any other
+    When the next count read fails
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "queued"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "bob" 4 times, 1 minute apart
+    Then each of those wakes was "queued"
+    And no rate-limit counter moved by those wakes
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
 
   # ---------------------------------------------------------------------------
   # 001.5 The allowance is checked after duplicate detection and coalescing.

@@ -52,6 +52,31 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     And every sample of the rate-limit counter carries its reason label, with one of the three declared reasons
     And the rate-limit counters moved in this scenario by: allowance_exhausted +1 and task_unattributed +1
 
+  # Every refusal path, not the keyed serial one alone: the keyless path and a concurrent batch.
+  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason
+  Scenario: A refusal of a wake without a dedup key is counted and logged like any other
+    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And agent "bob" assigns task "T-100" to "ada" with its generation unresolvable
+    Then the wake's outcome is "rate_limited"
+    And the rate-limit counters moved by that wake by: allowance_exhausted +1
+    And a warning logged by that wake names the refusal with:
+      | field                     | value |
+      | task_id                   | T-100 |
+      | assignee_agent_profile_id | ada   |
+      | acting_agent_id           | bob   |
+      | observed_count            | 5     |
+      | allowance                 | 5     |
+
+  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason
+  Scenario: Refusals of wakes evaluated at once are each counted and logged
+    Given the implementation evaluates operations concurrently
+    And agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And agent "bob" assigns task "T-100" to "ada", "bob" and "ada" at once
+    Then each of those wakes was "rate_limited"
+    And every refusal among those wakes moved the rate-limit counter and was logged
+
   # ---------------------------------------------------------------------------
   # 003.2 No identifier is ever a label, so the number of series cannot grow with traffic.
   # ---------------------------------------------------------------------------
@@ -66,6 +91,26 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     When the newest run's wake is delivered again
     And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": null, "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}
     Then the rate-limit counter for "allowance_exhausted" rose by 2 in this scenario, all in one series
+    And no label of the rate-limit counter holds an identifier of a workspace, agent, task or run
+
+  @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels
+  Scenario Outline: No label holds an identifier after a wake of each reason: <case>
+    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And <wake>
+    Then the rate-limit counters moved by that wake by: <reason> +1
+    And no label of the rate-limit counter holds an identifier of a workspace, agent, task or run
+
+    Examples:
+      | case                     | wake                                                                                                                                          | reason              |
+      | a refusal                | agent "bob" assigns task "T-100" to "ada"                                                                                                     | allowance_exhausted |
+      | an unattributed wake     | a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} | task_unattributed   |
+
+  @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels
+  Scenario: No label holds an identifier after an admission whose count could not be read
+    When the next count read fails
+    And agent "bob" assigns task "T-100" to "ada"
+    Then the rate-limit counters moved by that wake by: count_read_failed +1
     And no label of the rate-limit counter holds an identifier of a workspace, agent, task or run
 
   # ---------------------------------------------------------------------------
@@ -97,6 +142,21 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | task_id                   | T-100 |
       | assignee_agent_profile_id | bob   |
       | acting_agent_id           | ada   |
+      | observed_count            | 5     |
+      | allowance                 | 5     |
+
+  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
+  Scenario: Refusals in a burst seconds apart are each counted and logged
+    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And agent "bob" assigns task "T-100" to "ada" 4 times, 2 seconds apart
+    Then each of those wakes was "rate_limited"
+    And the rate-limit counters moved by those wakes by: allowance_exhausted +4
+    And each of those 4 refusals was logged as a warning with:
+      | field                     | value |
+      | task_id                   | T-100 |
+      | assignee_agent_profile_id | ada   |
+      | acting_agent_id           | bob   |
       | observed_count            | 5     |
       | allowance                 | 5     |
 

@@ -18,6 +18,7 @@ from pytest_bdd import given, parsers, when
 from conformance.driver import (
     AssignmentResult,
     Capability,
+    ConcurrentCall,
     Outcome,
     Producer,
     RunStatus,
@@ -250,6 +251,34 @@ def assignments(
 ) -> None:
     """One assignment, or a series of them, taking turns among actors and assignees."""
     assignment_series(office, who, task_id, targets, keyless, count, times, duration)
+
+
+@when(
+    parsers.re(
+        r'agent "(?P<acting>[^"]+)" assigns task "(?P<task_id>[^"]+)" to '
+        r'(?P<names>"[^"]+"(?:(?:, | and )"[^"]+")*) at once'
+    )
+)
+def concurrent_assignments(office: OfficeScene, acting: str, task_id: str, names: str) -> None:
+    """The assignments evaluated at once (run_concurrently), each answer a wake in scope."""
+    require(office.driver, Capability.CONCURRENCY)
+    calls = [
+        ConcurrentCall(
+            operation="assign_task",
+            arguments={"task_id": task_id, "assignee_agent_id": who, "acting_agent_id": acting},
+        )
+        for who in quoted(names)
+    ]
+
+    def batch() -> list[Wake]:
+        wakes = []
+        for answer in office.driver.run_concurrently(calls):
+            port_requires(answer.ok, f"a concurrent assignment failed: {answer.message}")
+            result = AssignmentResult.model_validate(answer.result)
+            wakes.append(office.evaluate(Shape.AGENT, result.wake))
+        return wakes
+
+    office.act(batch)
 
 
 @when(parsers.parse('agent "{acting}" unassigns task "{task_id}"'))

@@ -163,6 +163,26 @@ def one_surface(office: OfficeScene, reason: str) -> None:
     )
 
 
+@then("every refusal among those wakes moved the rate-limit counter and was logged")
+def refusals_counted_and_logged(office: OfficeScene) -> None:
+    """Each refusal of a batch counted once and logged (003.1, 003.3), however many there were:
+    which of the wakes a concurrent batch refuses is the race's, not the scenario's."""
+    refused = sum(1 for wake in office.wakes if wake.outcome == "rate_limited")
+    check_moves(
+        office, "by those wakes", {RateLimitReason.ALLOWANCE_EXHAUSTED: refused} if refused else {}
+    )
+    logged = [
+        warning
+        for warning in office.warnings_since_action()
+        if {"task_id", "observed_count", "allowance"} <= set(warning.fields)
+    ]
+    expect(
+        len(logged) >= refused,
+        LOGGED_CLAUSES["refusal"],
+        f"{refused} refusals, {len(logged)} refusal warnings: {[w.fields for w in logged]}",
+    )
+
+
 # --------------------------------------------------------------------------
 # Warning logs
 # --------------------------------------------------------------------------

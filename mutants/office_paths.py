@@ -1,0 +1,207 @@
+"""Mutants that a kit checking each clause on one path, with friendly data, lets through.
+
+Each is right on the path the first scenarios took and wrong on another: after an odd wake
+(a count that reads stored payloads as text or with the database's JSON functions), on another
+refusal path (a keyless refusal, a burst of refusals, a degraded admission), or with rows a
+scope filter must tell apart (other reasons, tasks whose ids are prefixes of one another).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from prometheus_client import Counter
+from sqlalchemy import Select, func, select
+
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
+from mutants.office_count import counting_with
+from mutants.office_reporting import RATE_LIMIT_HELP, ReportingGate
+from reference.office import service as office_service
+from reference.office.classifier import GateSubject
+from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
+from reference.office.gate import AllowanceGate
+from reference.office.models import Run
+from reference.office.telemetry import OfficeTelemetry, RateLimitReason
+from reference.office.wake import Wake
+
+LOG_THROTTLE = timedelta(minutes=1)
+
+
+def _window(now: datetime) -> tuple[Any, Any]:
+    return Run.requested_at > now - ASSIGNMENT_WINDOW, Run.requested_at <= now
+
+
+def json_function_count(task_id: str, now: datetime) -> Select[int]:
+    """Reads the task and actor out of each stored payload with the database's JSON functions,
+    which fail on a payload that is not JSON, so one malformed row fails every later count."""
+    return (
+        select(func.count())
+        .select_from(Run)
+        .where(
+            Run.reason == TASK_ASSIGNED,
+            func.json_extract(Run.payload, "$.actor_type") == AGENT_ACTOR,
+            func.json_extract(Run.payload, "$.task_id") == task_id,
+            *_window(now),
+        )
+    )
+
+
+def payload_text_count(task_id: str, now: datetime) -> Select[int]:
+    """Finds the task and the actor in the stored payload's text, so a payload that does not
+    parse but mentions both counts."""
+    return (
+        select(func.count())
+        .select_from(Run)
+        .where(
+            Run.reason == TASK_ASSIGNED,
+            Run.payload.contains(f'"task_id": "{task_id}"'),
+            Run.payload.contains(f'"actor_type": "{AGENT_ACTOR}"'),
+            *_window(now),
+        )
+    )
+
+
+def every_reason_count(task_id: str, now: datetime) -> Select[int]:
+    """Counts every agent-stamped run of the task, whatever its reason."""
+    return (
+        select(func.count())
+        .select_from(Run)
+        .where(Run.task_key == task_id, Run.actor_type == AGENT_ACTOR, *_window(now))
+    )
+
+
+def task_prefix_count(task_id: str, now: datetime) -> Select[int]:
+    """Matches the task with LIKE 'id%', so T-1000's runs count against T-100."""
+    return (
+        select(func.count())
+        .select_from(Run)
+        .where(
+            Run.task_key.startswith(task_id),
+            Run.reason == TASK_ASSIGNED,
+            Run.actor_type == AGENT_ACTOR,
+            *_window(now),
+        )
+    )
+
+
+class SilentKeylessRefusalGate(AllowanceGate):
+    """Refuses a keyless wake without counting or logging it: the keyless path was added later,
+    beside the keyed one, and took only its decision along."""
+
+    def _report_refusal(self, wake: Wake, subject: GateSubject, observed: int) -> None:
+        if wake.dedup_key is not None:
+            super()._report_refusal(wake, subject, observed)
+
+
+class ThrottledRefusalLogGate(ReportingGate):
+    """Logs at most one refusal per task a minute (the counter still moves), to keep a burst
+    from flooding the log."""
+
+    def __init__(self, *arguments: Any, **keywords: Any) -> None:
+        super().__init__(*arguments, **keywords)
+        self._last_logged: dict[str, datetime] = {}
+        self._now = datetime.min
+
+    def admits(self, session: Any, wake: Wake, now: datetime) -> bool:
+        self._now = now
+        return super().admits(session, wake, now)
+
+    def _report_refusal(self, wake: Wake, subject: GateSubject, observed: int) -> None:
+        last = self._last_logged.get(subject.task_id)
+        if last is not None and self._now - last < LOG_THROTTLE:
+            self._telemetry.rate_limited(RateLimitReason.ALLOWANCE_EXHAUSTED)
+            return
+        self._last_logged[subject.task_id] = self._now
+        super()._report_refusal(wake, subject, observed)
+
+
+class DegradedTaskLabelTelemetry(OfficeTelemetry):
+    """The counter gains a task label, filled only when a count read failed (to find the task
+    whose reads fail), empty otherwise."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.registry.unregister(self._rate_limit)
+        self._rate_limit = Counter(
+            "office_assignment_rate_limit",
+            RATE_LIMIT_HELP,
+            ["reason", "task"],
+            registry=self.registry,
+        )
+        self.task = ""
+
+    def rate_limited(self, reason: RateLimitReason) -> None:
+        task = self.task if reason is RateLimitReason.COUNT_READ_FAILED else ""
+        self._rate_limit.labels(reason=reason.value, task=task).inc()
+
+
+class DegradedTaskLabellingGate(ReportingGate):
+    def _warn(self, reason: RateLimitReason, message: str, **fields: Any) -> None:
+        if isinstance(self._telemetry, DegradedTaskLabelTelemetry):
+            self._telemetry.task = str(fields.get("task_id", ""))
+        super()._warn(reason, message, **fields)
+
+
+def _gate(replacement: type[Any]) -> Patch:
+    return Patch(office_service, "AllowanceGate", replacement)
+
+
+MUTANTS = [
+    Mutant(
+        "json_function_count",
+        "AC-OFFICE-ASSIGN-RATE-001.1",
+        Capability.OFFICE,
+        "counts with the database's JSON functions, which fail on a stored payload that is not "
+        "JSON: after one such wake every count read fails and every agent wake is admitted",
+        lambda: [_gate(counting_with(json_function_count))],
+    ),
+    Mutant(
+        "payload_text_count",
+        "AC-OFFICE-ASSIGN-RATE-001.1",
+        Capability.OFFICE,
+        "finds the task and actor type in the stored payload's text, so a payload that does not "
+        "parse but mentions both uses up the allowance",
+        lambda: [_gate(counting_with(payload_text_count))],
+    ),
+    Mutant(
+        "keyless_refusal_silent",
+        "AC-OFFICE-ASSIGN-RATE-003.1",
+        Capability.OFFICE,
+        "refuses a wake without a dedup key but neither counts nor logs the refusal",
+        lambda: [_gate(SilentKeylessRefusalGate)],
+    ),
+    Mutant(
+        "refusal_warnings_throttled",
+        "AC-OFFICE-ASSIGN-RATE-003.3",
+        Capability.OFFICE,
+        "logs at most one refusal per task a minute, so a burst of refusals seconds apart is "
+        "logged once",
+        lambda: [_gate(ThrottledRefusalLogGate)],
+    ),
+    Mutant(
+        "degraded_counter_labelled_with_task",
+        "AC-OFFICE-ASSIGN-RATE-003.2",
+        Capability.OFFICE,
+        "labels the count_read_failed series with the task whose read failed",
+        lambda: [
+            Patch(office_service, "OfficeTelemetry", DegradedTaskLabelTelemetry),
+            _gate(DegradedTaskLabellingGate),
+        ],
+    ),
+    Mutant(
+        "count_over_every_reason",
+        "AC-OFFICE-ASSIGN-RATE-001.1",
+        Capability.OFFICE,
+        "counts every agent-stamped run of the task, a task_comment wake's included",
+        lambda: [_gate(counting_with(every_reason_count))],
+    ),
+    Mutant(
+        "count_by_task_prefix",
+        "AC-OFFICE-ASSIGN-RATE-001.3",
+        Capability.OFFICE,
+        "matches the task by prefix (LIKE 'id%'), so task T-1000's wakes use up T-100's allowance",
+        lambda: [_gate(counting_with(task_prefix_count))],
+    ),
+]
