@@ -1,13 +1,6 @@
-"""The `conformance` command.
-
-Exit codes: 0 every applicable scenario passed or failed as expected; 1 some
-scenario failed, errored, timed out, passed unexpectedly or did not run;
-2 usage or configuration error; 3 the implementation was unusable; 4 a fault of the
-harness itself (no verdict on the implementation).
-
-Each command imports what it needs in its own body: the harness launches
-`serve-reference` once per scenario or restart, and it must not pay for
-pytest, the reports and the spec tools at every start.
+"""The `conformance` command: each command imports what it needs in its own body, since the
+harness launches `serve-reference` once per scenario or restart, and it must not pay for pytest,
+the reports and the spec tools at every start. The exit codes are defined once, in EXIT_CODES.
 """
 
 from __future__ import annotations
@@ -32,9 +25,50 @@ if TYPE_CHECKING:
     from conformance.strength import TargetRun
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE, EXIT_HARNESS = 0, 1, 2, 3, 4
+EXIT_CODES: dict[int, tuple[str, str]] = {
+    EXIT_OK: (
+        "passed",
+        "every claimed criterion passed (or failed as the expectations file lists, or diverged "
+        "from a reading)",
+    ),
+    EXIT_FAILURES: (
+        "failed",
+        "a scenario failed, errored, timed out, passed although listed as a known failure, or "
+        "did not run; or a claimed criterion is unverified; or the results stream or the kit's "
+        "files were changed during the run",
+    ),
+    EXIT_USAGE: (
+        "usage error",
+        "a bad option, an unreachable database, a malformed expectations file, a results stream "
+        "that fails verification: nothing was judged",
+    ),
+    EXIT_UNUSABLE: (
+        "implementation unusable",
+        "it did not start, refused the handshake, or used up the restart budget; every report "
+        "asked for is still written, saying why",
+    ),
+    EXIT_HARNESS: (
+        "fault of the kit",
+        "no verdict on the implementation: one line names the fault and the file keeping its "
+        "traceback, for the kit's maintainers",
+    ),
+}
+"""What each exit code means, said once: `--help` names them, docs/ci.md's table says them."""
+EXIT_CODES_HELP = (
+    "Exit codes: "
+    + ", ".join(f"{code} {label}" for code, (label, _) in EXIT_CODES.items())
+    + " (docs/ci.md, Exit codes)."
+)
 NO_TESTS_COLLECTED = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,  # click's plain help: at 80 columns no option name is cut
+    help="Run the conformance suite against an implementation, and read its results "
+    "(see the README).",
+    epilog=EXIT_CODES_HELP,
+)
 
 
 def _print_version(asked: bool) -> None:
@@ -68,75 +102,93 @@ app.add_typer(expectations_app, name="expectations")
 #: CI logs are no terminal; give the verdict table room there instead of 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
 
-OutPath = Annotated[Path | None, typer.Option(dir_okay=False, writable=True)]
 ResultsOut = Annotated[
     Path | None,
-    typer.Option(dir_okay=False, writable=True, help="write the results stream (JSON lines) here"),
+    typer.Option(
+        dir_okay=False, writable=True, metavar="FILE", help="the results stream (JSON lines)"
+    ),
 ]
 JunitOut = Annotated[
-    Path | None, typer.Option(dir_okay=False, writable=True, help="write JUnit XML here")
+    Path | None, typer.Option(dir_okay=False, writable=True, metavar="FILE", help="JUnit XML")
 ]
 MarkdownOut = Annotated[
     Path | None,
-    typer.Option(dir_okay=False, writable=True, help="write the Markdown verdict table here"),
+    typer.Option(dir_okay=False, writable=True, metavar="FILE", help="the Markdown verdict table"),
 ]
 HtmlOut = Annotated[
     Path | None,
-    typer.Option(dir_okay=False, writable=True, help="write the living spec page (HTML) here"),
+    typer.Option(dir_okay=False, writable=True, metavar="FILE", help="the living spec page (HTML)"),
 ]
 CucumberOut = Annotated[
-    Path | None, typer.Option(dir_okay=False, writable=True, help="write Cucumber JSON here")
+    Path | None,
+    typer.Option(dir_okay=False, writable=True, metavar="FILE", help="Cucumber JSON"),
 ]
 SignKey = Annotated[
     Path | None,
     typer.Option(
         exists=True,
         dir_okay=False,
-        help="a file holding the team's key: the run signs its stream with it (HMAC-SHA256); "
-        "report, compare and expectations check the signature with it",
+        metavar="KEY",
+        help="the team's key: a run signs its stream with it (HMAC-SHA256), the other "
+        "commands check the signature",
     ),
 ]
 
 
-@app.command()
+@app.command(epilog=EXIT_CODES_HELP)
 def run(
     impl: Annotated[
         str,
         typer.Option(
-            help="the implementation: 'reference'; 'exec:<command>' (any language, protocol v1; "
-            "a bare `conformance` is found beside this kit if not on PATH); "
-            "'python:<module>:<factory>'; 'mutant:<name>' or 'variant:<name>' (see "
-            "`conformance mutants` and `conformance variants`)"
+            metavar="IMPL",
+            help="'reference'; 'exec:<command>' (any language, protocol v1; a bare `conformance` "
+            "is found beside this kit); 'python:<module>:<factory>'; 'mutant:<name>' or "
+            "'variant:<name>' (`conformance mutants`, `conformance variants`)",
         ),
     ] = "reference",
     database: Annotated[
-        str | None, typer.Option(help="SQLAlchemy URL of the in-process reference's store")
+        str | None,
+        typer.Option(metavar="URL", help="SQLAlchemy URL of the in-process reference's store"),
     ] = None,
     results: ResultsOut = None,
     junit: JunitOut = None,
     markdown: MarkdownOut = None,
     html: HtmlOut = None,
     cucumber: CucumberOut = None,
-    expectations: Annotated[Path | None, typer.Option(exists=True, dir_okay=False)] = None,
+    expectations: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True, dir_okay=False, help="known failures, TOML (docs/expectations.md)"
+        ),
+    ] = None,
     spec: Annotated[
         list[Path] | None,
-        typer.Option(exists=True, dir_okay=False, help="source spec file, for drift marks"),
+        typer.Option(
+            exists=True, dir_okay=False, metavar="FILE", help="source spec file, for drift marks"
+        ),
     ] = None,
     max_fail: Annotated[
-        int, typer.Option(min=0, help="stop after this many failing scenarios (0: never)")
+        int,
+        typer.Option(min=0, metavar="N", help="stop after N failing scenarios (0: never)"),
     ] = 0,
     restart_budget: Annotated[
-        int, typer.Option(min=0, help="stop after this many implementation faults (exit code 3)")
+        int,
+        typer.Option(min=0, metavar="N", help="stop after N implementation faults (exit code 3)"),
     ] = 10,
-    select: Annotated[str | None, typer.Option("-k", help="pytest -k expression")] = None,
+    select: Annotated[
+        str | None, typer.Option("-k", metavar="EXPR", help="pytest -k expression")
+    ] = None,
     quiet: Annotated[
         bool,
-        typer.Option(help="no line per scenario: the verdict tables, failures and verdict only"),
+        typer.Option(
+            "--quiet", help="no line per scenario: the verdict tables, failures and verdict only"
+        ),
     ] = False,
     claim: Annotated[
         list[str] | None,
         typer.Option(
-            help="claim conformance to this spec only: office or work-requests (repeatable)"
+            metavar="SPEC",
+            help="claim conformance to this spec only: office or work-requests (repeatable)",
         ),
     ] = None,
     allow_unverified: Annotated[
@@ -147,13 +199,17 @@ def run(
         ),
     ] = None,
     strict_interpretations: Annotated[
-        bool, typer.Option(help="fail the run when a scenario diverges from an interpretation")
+        bool,
+        typer.Option(
+            "--strict-interpretations", help="a scenario diverging from a reading fails the run"
+        ),
     ] = False,
     sandbox: Annotated[
         bool,
         typer.Option(
+            "--sandbox",
             help="run the exec: implementation under bubblewrap: read-only files, no network, "
-            "its own PID namespace (docs/trust.md)"
+            "its own PID namespace (docs/trust.md)",
         ),
     ] = False,
     pass_env: Annotated[
@@ -174,13 +230,15 @@ def run(
     ] = Budget.CI,
     seed: Annotated[
         int | None,
-        typer.Option(min=0, help="the properties' Hypothesis seed (default: a new one, recorded)"),
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="the properties' Hypothesis seed (default: a new one, recorded)",
+        ),
     ] = None,
 ) -> None:
     """Run the Gherkin suite and the property checks against an implementation, and print the
-    per-criterion verdict. Exit codes: 0 passed; 1 a scenario failed (or a claimed criterion is
-    unverified); 2 usage or configuration error; 3 the implementation was unusable; 4 a fault
-    of the harness itself, no verdict on the implementation."""
+    per-criterion verdict."""
     import pytest
 
     from conformance.adapters.containment import Containment
@@ -741,7 +799,10 @@ def strength(
         Path | None,
         typer.Option(file_okay=False, help="keep each run's results stream and log here"),
     ] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", dir_okay=False)] = None,
+    json_out: Annotated[
+        Path | None,
+        typer.Option("--json", dir_okay=False, help="write the kills and verdicts as JSON here"),
+    ] = None,
     fresh_interpreters: Annotated[
         bool,
         typer.Option(help="start each suite run in a new interpreter, not forked from a warm one"),
@@ -822,7 +883,9 @@ def _strength_progress(mutants: int, variants: int) -> Iterator[Callable[[Target
 @expectations_app.command("update")
 def expectations_update(
     results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
-    output: Annotated[Path, typer.Option(dir_okay=False)],
+    output: Annotated[
+        Path, typer.Option(dir_okay=False, help="the expectations file to write (or update)")
+    ],
     issue: Annotated[
         str, typer.Option(help="issue link recorded for new entries")
     ] = "TODO: link an issue",
