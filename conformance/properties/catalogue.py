@@ -82,7 +82,8 @@ PERFORMING: Final = ("001.1", "001.6", "003.5")
 """What every office property checks of each wake it performs (see `perform`)."""
 
 EFFECTS: Final = (
-    *("001.1", "001.2", "001.3", "001.4", "001.6", "001.7", "001.8", "001.11", "001.12", "001.13"),
+    *("001.1", "001.2", "001.3", "001.4", "001.5", "001.6", "001.7", "001.8", "001.9", "001.11"),
+    *("001.12", "001.13"),
     *("002.1", "002.2", "002.3", "002.4", "003.1", "003.2", "003.3", "003.4", "003.5"),
 )
 """The criteria whose clauses the office effects model checks wherever their paths arise."""

@@ -81,6 +81,8 @@ class Expected:
     warning: ExpectedWarning | None = None
     counts_for: str | None = None
     """The task whose allowance an inserted row counts toward."""
+    degraded: bool = False
+    """Decided without a count: the armed fault is spent, unless a merge upstream took it."""
 
     @property
     def refused(self) -> bool:
@@ -109,6 +111,9 @@ class OfficeModel:
     merges: int = 0
     restarted: bool = False
     deleted: bool = False
+    fault_armed: bool = False
+    """A count read is to fail: the next wake the gate decides by a count is degraded (a wake
+    merged upstream reads no count, so the fault waits for the next one)."""
 
     # -- what is stored ---------------------------------------------------
 
@@ -149,8 +154,6 @@ class OfficeModel:
             return quiet(Shape.UNASSIGNMENT, frozenset({None}))
         if not op.acting:
             return quiet(Shape.USER, frozenset({Outcome.QUEUED}))
-        if op.degraded:
-            return self.degraded(op)
         return self.decided(op.task_id, op.at, op.assignee, op.acting, op.keyless)
 
     def raw(self, op: Raw) -> Expected:
@@ -173,6 +176,8 @@ class OfficeModel:
     def decided(
         self, task_id: str, now: datetime, assignee: str, acting: str, keyless: bool
     ) -> Expected:
+        if self.fault_armed:
+            return self.degraded(task_id, assignee, acting)
         observed = self.in_window(task_id, now)
         cites = self.count_cites(task_id, now, keyless)
         if observed < self.allowance:
@@ -194,8 +199,8 @@ class OfficeModel:
             ExpectedWarning(REFUSAL, carried, observed_count=observed),
         )
 
-    def degraded(self, op: Assign) -> Expected:
-        carried = refusal_fields(op.task_id, op.assignee, op.acting, self.allowance)
+    def degraded(self, task_id: str, assignee: str, acting: str) -> Expected:
+        carried = refusal_fields(task_id, assignee, acting, self.allowance)
         carried["reason"] = RateLimitReason.COUNT_READ_FAILED.value
         return Expected(
             Shape.AGENT,
@@ -204,7 +209,8 @@ class OfficeModel:
             {RateLimitReason.COUNT_READ_FAILED: 1},
             MOVE_CLAUSES[RateLimitReason.COUNT_READ_FAILED],
             ExpectedWarning(DEGRADED, carried, non_empty=("error",), absent=("observed_count",)),
-            counts_for=op.task_id,
+            counts_for=task_id,
+            degraded=True,
         )
 
     # -- the clauses a decision rests on -------------------------------
