@@ -682,8 +682,10 @@ def compare(
     sign_key_file: SignKey = None,
 ) -> None:
     """Show several implementations' per-criterion verdicts side by side (each stream verified
-    first): implementations as columns, with counts, and the rows where they disagree marked."""
+    first): implementations as columns, each judged by its own run's claim, with counts, the
+    rows where they disagree marked, and who reads each open question otherwise."""
     from conformance.reports.compare import (
+        column_names,
         comparison_table,
         divergence_table,
         render_compare_html,
@@ -692,10 +694,14 @@ def compare(
     from conformance.spec.registry import default_registry
 
     runs = [_read(path, sign_key_file) for path in results]
-    names = [path.stem for path in results]
+    names = column_names(runs, [path.stem for path in results])
     registry = default_registry()
     for name, run in zip(names, runs, strict=True):
-        console.print(f"{name}: {run.header.implementation}", markup=False, highlight=False)
+        console.print(
+            f"{name}: {run.header.implementation}, claims {', '.join(run.header.claim.specs)}",
+            markup=False,
+            highlight=False,
+        )
     console.print(comparison_table(runs, names, registry))
     console.print(divergence_table(runs, names, registry))
     if html is not None:

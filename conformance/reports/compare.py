@@ -1,9 +1,13 @@
 """Several implementations side by side: criteria as rows, implementations as columns.
 
-The terminal table uses short criterion IDs so that it stays readable at 80
-columns; Markdown and HTML carry the full IDs, a count per column, the rows
-where implementations disagree marked, and (in HTML) each criterion expandable
-to its scenarios with their verdicts per implementation, as wpt.fyi shows.
+Each column is named after the implementation its run tested (the name and version it gave in
+its handshake, else its command), and judged by its own run's claim: a criterion outside it is
+"out of scope", counts in neither the column's total nor a disagreement, exactly as that run's
+own report says. The terminal table uses short criterion IDs so that it stays readable at 80
+columns; Markdown and HTML carry the full IDs, a count per column, the rows where
+implementations disagree marked, and (in HTML) each criterion expandable to its scenarios with
+their verdicts per implementation, as wpt.fyi shows. Every format ends with the open questions:
+per registered interpretation, which implementations read it otherwise.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import Final
 
 from rich.markup import escape as escape_markup
 from rich.table import Table
@@ -20,26 +25,63 @@ from conformance.reports.terminal import STYLE
 from conformance.spec.registry import Registry, short_id
 from conformance.stream.results import ResultsRun, Status
 
+OUT_OF_SCOPE: Final = "out of scope"
+_READING_STYLE: Final = {"declares": "cyan", "diverged": "yellow", "agrees": "green"}
+_OUTSIDE_CLAIM: Final = f"<td class='out_of_scope'>{OUT_OF_SCOPE}</td>"
+_NO_SCENARIO: Final = "<td>—</td>"
+
 
 @dataclass(frozen=True)
 class Matrix:
-    """Per criterion (registry order), each implementation's verdict and scenario statuses."""
+    """Per criterion (registry order), each implementation's verdict (None: outside its run's
+    claim), and per criterion its scenarios' statuses."""
 
     names: list[str]
-    rows: list[tuple[str, list[Status]]]
+    rows: list[tuple[str, list[Status | None]]]
     scenarios: dict[str, list[tuple[str, list[Status | None]]]]
 
     def passed(self, column: int) -> int:
         return sum(1 for _, statuses in self.rows if statuses[column] is Status.PASSED)
 
+    def claimed(self, column: int) -> int:
+        return sum(1 for _, statuses in self.rows if statuses[column] is not None)
+
+    def out_of_scope(self, column: int) -> int:
+        return len(self.rows) - self.claimed(column)
+
+    def heading(self, column: int) -> str:
+        """`15/25 passed`, and how many were outside the run's claim."""
+        counted = f"{self.passed(column)}/{self.claimed(column)} passed"
+        outside = self.out_of_scope(column)
+        return f"{counted}, {outside} {OUT_OF_SCOPE}" if outside else counted
+
     @staticmethod
     def differs(statuses: Sequence[Status | None]) -> bool:
-        return len(set(statuses)) > 1
+        """Whether the implementations that claim a criterion disagree on it."""
+        return len({status for status in statuses if status is not None}) > 1
+
+
+def column_names(runs: list[ResultsRun], fallbacks: list[str]) -> list[str]:
+    """Each run's implementation as it named itself, else its command; a name two runs share
+    gets its file's name (`fallbacks`) beside it."""
+    names = []
+    for run in runs:
+        description = run.header.description or {}
+        name, version = description.get("name"), description.get("version")
+        said = f"{name} {version}" if name and version else str(name or "")
+        names.append(said or run.header.implementation)
+    return [
+        f"{name} ({fallback})" if names.count(name) > 1 else name
+        for name, fallback in zip(names, fallbacks, strict=True)
+    ]
 
 
 def matrix(runs: list[ResultsRun], names: list[str], registry: Registry) -> Matrix:
     columns = [{v.criterion.id: v for v in criterion_verdicts(run, registry)} for run in runs]
-    rows = [(c.id, [column[c.id].status for column in columns]) for c in registry.criteria]
+    rows = [
+        (c.id, [column[c.id].status if column[c.id].claimed else None for column in columns])
+        for c in registry.criteria
+    ]
     scenarios: dict[str, list[tuple[str, list[Status | None]]]] = {}
     for criterion in registry.criteria:
         keys = list(dict.fromkeys(s.key for col in columns for s in col[criterion.id].scenarios))
@@ -53,10 +95,13 @@ def comparison_table(runs: list[ResultsRun], names: list[str], registry: Registr
     table = Table(title="Per-criterion verdicts, side by side", title_justify="left")
     table.add_column("criterion", no_wrap=True)
     for index, name in enumerate(names):
-        table.add_column(f"{escape_markup(name)}\n{found.passed(index)}/{len(found.rows)} passed")
+        table.add_column(f"{escape_markup(name)}\n{found.heading(index)}")
     for criterion, statuses in found.rows:
         marker = "[bold]≠[/] " if Matrix.differs(statuses) else "  "
-        cells = [f"[{STYLE[status]}]{status.value}[/]" for status in statuses]
+        cells = [
+            f"[{STYLE[status]}]{status.value}[/]" if status else f"[dim]{OUT_OF_SCOPE}[/]"
+            for status in statuses
+        ]
         table.add_row(marker + escape_markup(short_id(criterion)), *cells)
     return table
 
@@ -69,56 +114,86 @@ def render_compare_markdown(runs: list[ResultsRun], names: list[str], registry: 
         "| criterion | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
         "| **criteria passed** | "
-        + " | ".join(f"**{found.passed(i)}/{len(found.rows)}**" for i in range(len(names)))
+        + " | ".join(f"**{found.heading(i)}**" for i in range(len(names)))
         + " |",
     ]
     for criterion, statuses in found.rows:
         mark = " ≠" if Matrix.differs(statuses) else ""
-        cells = [f"**{s.value}**" if mark else s.value for s in statuses]
+        cells = [_markdown_cell(status, bold=bool(mark)) for status in statuses]
         lines.append(f"| {criterion}{mark} | " + " | ".join(cells) + " |")
-    lines += ["", "≠ marks a criterion on which the implementations disagree."]
+    lines += [
+        "",
+        "≠ marks a criterion on which the implementations that claim it disagree; "
+        f"{OUT_OF_SCOPE}: outside that run's claim (`--claim`).",
+        "",
+        "### Open questions: who reads each otherwise",
+        "",
+        "| interpretation | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for interpretation, readings in interpretation_rows(runs, registry):
+        lines.append(f"| {interpretation} | " + " | ".join(text for _, text in readings) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _markdown_cell(status: Status | None, *, bold: bool) -> str:
+    if status is None:
+        return OUT_OF_SCOPE
+    return f"**{status.value}**" if bold else status.value
 
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}table{border-collapse:collapse}
 td,th{border:1px solid #ddd;padding:.2rem .5rem;font-size:.9rem;text-align:left}
 tr.differs>td:first-child{border-left:4px solid #ef6c00}tr.scenario td{font-size:.8rem}
-.passed{background:#c8e6c9}.failed,.errored,.timeout,.xpass{background:#ffcdd2}
+.passed,.agrees{background:#c8e6c9}.failed,.errored,.timeout,.xpass{background:#ffcdd2}
 .not_applicable,.xfail{background:#fff9c4}.undefined,.unverified{background:#e1bee7}
-.diverged{background:#ffe0b2}details summary{cursor:pointer}
+.diverged{background:#ffe0b2}.declares{background:#b2ebf2}.out_of_scope{color:#888}
+details summary{cursor:pointer}
 """
 
 
 def render_compare_html(runs: list[ResultsRun], names: list[str], registry: Registry) -> str:
     found = matrix(runs, names, registry)
     head = "".join(
-        f"<th>{escape(name)}<br>{found.passed(i)}/{len(found.rows)} passed</th>"
-        for i, name in enumerate(names)
+        f"<th>{escape(name)}<br>{escape(found.heading(i))}</th>" for i, name in enumerate(names)
     )
     body = []
     for criterion, statuses in found.rows:
         differs = " class='differs'" if Matrix.differs(statuses) else ""
         scenario_rows = "".join(
-            f"<tr class='scenario'><td>{escape(key)}</td>{_cells(each)}</tr>"
+            f"<tr class='scenario'><td>{escape(key)}</td>{_cells(each, absent=_NO_SCENARIO)}</tr>"
             for key, each in found.scenarios[criterion]
         )
         body.append(
             f"<tr{differs}><td><details><summary>{escape(criterion)}</summary>"
-            f"<table>{scenario_rows}</table></details></td>{_cells(statuses)}</tr>"
+            f"<table>{scenario_rows}</table></details></td>"
+            f"{_cells(statuses, absent=_OUTSIDE_CLAIM)}</tr>"
         )
+    questions = "".join(
+        f"<tr><td>{escape(interpretation)}</td>"
+        + "".join(f"<td class='{kind}'>{escape(text)}</td>" for kind, text in readings)
+        + "</tr>"
+        for interpretation, readings in interpretation_rows(runs, registry)
+    )
+    names_row = "".join(f"<th>{escape(name)}</th>" for name in names)
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>Conformance, side by side</title><style>{_CSS}</style></head><body>"
         "<h1>Conformance, side by side</h1><p>Rows marked on the left: the implementations "
-        "disagree. Open a criterion for its scenarios.</p>"
-        f"<table><tr><th>criterion</th>{head}</tr>{''.join(body)}</table></body></html>\n"
+        f"that claim the criterion disagree; {OUT_OF_SCOPE}: outside that run's claim. Open a "
+        "criterion for its scenarios.</p>"
+        f"<table><tr><th>criterion</th>{head}</tr>{''.join(body)}</table>"
+        "<h2>Open questions: who reads each otherwise</h2>"
+        f"<table><tr><th>interpretation</th>{names_row}</tr>{questions}</table></body></html>\n"
     )
 
 
-def _cells(statuses: Sequence[Status | None]) -> str:
+def _cells(statuses: Sequence[Status | None], *, absent: str) -> str:
+    """A cell per status; `absent` is the cell of none (a criterion outside the claim, a
+    scenario a run does not have)."""
     return "".join(
-        f"<td class='{status.value}'>{status.value}</td>" if status else "<td>—</td>"
+        f"<td class='{status.value}'>{status.value}</td>" if status else absent
         for status in statuses
     )
 
@@ -135,22 +210,35 @@ def divergence_table(runs: list[ResultsRun], names: list[str], registry: Registr
     table.add_column("interpretation", no_wrap=True)
     for name in names:
         table.add_column(escape_markup(name))
-    for interpretation in registry.active_interpretations():
-        table.add_row(
-            escape_markup(interpretation.id), *(_reading(run, interpretation.id) for run in runs)
-        )
+    for interpretation, readings in interpretation_rows(runs, registry):
+        cells = [
+            f"[{_READING_STYLE.get(kind, 'dim')}]{escape_markup(text)}[/]"
+            for kind, text in readings
+        ]
+        table.add_row(escape_markup(interpretation), *cells)
     return table
 
 
-def _reading(run: ResultsRun, interpretation: str) -> str:
+def interpretation_rows(
+    runs: list[ResultsRun], registry: Registry
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Per active interpretation, each run's stance as (kind, text): it declares a reading,
+    diverged, agrees, or the question was not exercised."""
+    return [
+        (interpretation.id, [_reading(run, interpretation.id) for run in runs])
+        for interpretation in registry.active_interpretations()
+    ]
+
+
+def _reading(run: ResultsRun, interpretation: str) -> tuple[str, str]:
     resting = [s for s in run.scenarios if interpretation in s.interpretations]
     diverged = divergences(run).get(interpretation, [])
     reading = readings_of(run).get(interpretation)
     if reading is not None and not diverged:
-        return f"[cyan]{escape_markup(reading)}[/]"
+        return "declares", reading
     if diverged:
-        named = f", {escape_markup(reading)}" if reading else ""
-        return f"[yellow]diverged ({len(diverged)}{named})[/]"
+        named = f", {reading}" if reading else ""
+        return "diverged", f"diverged ({len(diverged)}{named})"
     if any(s.status is Status.PASSED for s in resting):
-        return "[green]agrees[/]"
-    return "[dim]not exercised[/]"
+        return "agrees", "agrees"
+    return "not_exercised", "not exercised"
