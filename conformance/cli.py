@@ -21,7 +21,8 @@ from conformance.properties import Budget
 if TYPE_CHECKING:
     from conformance.adapters.containment import Containment
     from conformance.running.harness_memory import HarnessMemory
-    from conformance.stream.results import ResultsRun
+    from conformance.stream.results import ResultsRun, ScenarioResult
+    from conformance.stream.stream_integrity import KitInventory
     from conformance.strength import TargetRun
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_UNUSABLE, EXIT_HARNESS = 0, 1, 2, 3, 4
@@ -236,6 +237,23 @@ def run(
             help="the properties' Hypothesis seed (default: a new one, recorded)",
         ),
     ] = None,
+    jobs: Annotated[
+        str,
+        typer.Option(
+            metavar="N",
+            help="spread the scenarios and property checks over N worker processes, each with "
+            "implementation processes of its own (auto: one per core); one stream, in the "
+            "inventory's order, with the verdicts of --jobs 1",
+        ),
+    ] = "1",
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            metavar="K/N",
+            help="run the K-th of N disjoint, stable parts of the inventory (a CI matrix; needs "
+            "--seed); `conformance merge` joins the parts' streams into one run's",
+        ),
+    ] = None,
 ) -> None:
     """Run the Gherkin suite and the property checks against an implementation, and print the
     per-criterion verdict."""
@@ -244,14 +262,16 @@ def run(
     from conformance.adapters.containment import Containment
     from conformance.adapters.process_tree import adopting_orphans
     from conformance.reports.terminal import print_verdicts
-    from conformance.running.harness_memory import HarnessMemory
+    from conformance.running.jobs import JobsMemory
     from conformance.running.scratch import RUN_FOLDER
+    from conformance.running.spread import run_suite
     from conformance.spec.registry import default_registry
     from conformance.stream.provenance import suite_digests
     from conformance.stream.redaction import REDACT
     from conformance.suite import pytest_arguments
 
     REDACT.keep(impl)  # the command as given is the run's identity, never a secret
+    workers, seed = _spread(jobs, shard, seed, properties, database)
     _load_the_suite()
     kit_before = suite_digests()
     hidden = tuple(path.resolve() for path in (results, sign_key_file) if path is not None)
@@ -289,7 +309,7 @@ def run(
     args += ["--sign-key-file", str(sign_key_file)] if sign_key_file else []
     args += ["-k", select] if select else []
     args += [f"--hypothesis-seed={seed}"] if seed is not None else []
-    memory = HarnessMemory()
+    args += ["--shard", shard] if shard else []
     with adopting_orphans():
         unusable = _preflight(impl, database, containment)
         if unusable is not None:
@@ -302,8 +322,22 @@ def run(
             _write_reports(run_of_nothing, spec=spec, **reports)
             console.print(f"[bold red]implementation unusable:[/] {escape(unusable)}")
             raise typer.Exit(EXIT_UNUSABLE)
-        code = pytest.main(args, plugins=[memory])
+        code, memory = run_suite(
+            workers,
+            args,
+            stream=stream,
+            sign_key_file=sign_key_file,
+            properties=properties,
+            scratch=scratch,
+            max_fail=max_fail,
+            restart_budget=restart_budget,
+            shard=shard,
+            progress=None if quiet else _print_progress,
+        )
         _end_every_process()
+    if isinstance(memory, JobsMemory) and memory.fault is not None:
+        console.print(f"[bold red]fault of the harness:[/] {escape(memory.fault)}")
+        raise typer.Exit(EXIT_HARNESS)
     if code == pytest.ExitCode.INTERNAL_ERROR:
         console.print("[bold red]fault of the harness:[/] pytest stopped with an internal error")
         raise typer.Exit(EXIT_HARNESS)
@@ -328,6 +362,26 @@ def _terminal_arguments(quiet: bool) -> list[str]:
     prints a line per scenario unless quiet, and each failure's account once, after the verdict
     tables (see running/progress.py); the stream keeps the whole evidence either way."""
     return ["-qq", "--tb=no", "--no-summary", f"--progress={'none' if quiet else 'scenarios'}"]
+
+
+def _spread(
+    jobs: str, shard: str | None, seed: int | None, properties: Budget, database: str | None
+) -> tuple[int, int | None]:
+    """The workers and the seed of the run (see running.spread); a usage error exits 2."""
+    from conformance.running.spread import SpreadError, check_spread
+
+    try:
+        return check_spread(jobs, shard, seed, properties, database)
+    except SpreadError as error:
+        console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
+        raise typer.Exit(EXIT_USAGE) from error
+
+
+def _print_progress(record: ScenarioResult) -> None:
+    """A `--jobs` run's line per record, as a run of one job prints it (running.progress)."""
+    from conformance.running.progress import progress_line
+
+    console.print(progress_line(record), markup=False, highlight=False)
 
 
 def _distrusted(outcome: ResultsRun) -> ResultsRun:
@@ -711,6 +765,37 @@ def compare(
 
 
 @app.command()
+def merge(
+    parts: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False, metavar="PART...")],
+    output: Annotated[Path, typer.Option(dir_okay=False, help="the merged stream to write")],
+    junit: JunitOut = None,
+    markdown: MarkdownOut = None,
+    html: HtmlOut = None,
+    cucumber: CucumberOut = None,
+    sign_key_file: SignKey = None,
+) -> None:
+    """Join the streams of the N parts of one sharded run (`run --shard K/N`) into the stream
+    of a single run, after verifying each and that together they are every part of one run
+    (one kit, one implementation, one seed), each once; print its verdict and exit with it as
+    `report` does. A part missing, given twice or of another run is refused: exit code 2."""
+    from conformance.reports.terminal import print_verdicts
+    from conformance.running.merge import MergeRefused, merge_parts, write_run
+    from conformance.spec.registry import default_registry
+    from conformance.stream.stream_integrity import BrokenStream, read_key
+
+    try:
+        key = read_key(sign_key_file) if sign_key_file else None
+        merged = merge_parts(parts, kit=_kit_inventory(), key=key)
+    except (MergeRefused, BrokenStream) as error:
+        console.print(f"[bold red]not merged:[/] {escape(str(error))}")
+        raise typer.Exit(EXIT_USAGE) from error
+    write_run(merged, output, sign_key=key)
+    print_verdicts(merged, default_registry(), console, output)
+    _write_reports(merged, junit=junit, markdown=markdown, html=html, cucumber=cucumber)
+    raise typer.Exit(_exit_code(merged, pytest_code=None))
+
+
+@app.command()
 def badge(
     results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
     output: Annotated[Path, typer.Option(dir_okay=False, help="the SVG file to write")],
@@ -920,26 +1005,27 @@ def expectations_update(
     console.print(f"wrote {len(entries)} expected failures to {output}", markup=False)
 
 
-def _read(path: Path, sign_key_file: Path | None = None) -> ResultsRun:
-    """The run a stream holds, verified (see stream_integrity); a broken one exits 2."""
+def _kit_inventory() -> KitInventory:
+    """This kit, as a stream is checked against it: its suite files and its inventory."""
     from conformance.properties.catalogue import property_entries
     from conformance.spec.inventory import load_inventory
     from conformance.stream.provenance import suite_digests
-    from conformance.stream.stream_integrity import (
-        BrokenStream,
-        KitInventory,
-        read_key,
-        verify_stream,
+    from conformance.stream.stream_integrity import KitInventory
+
+    return KitInventory(
+        suite_digests(),
+        [entry.key for entry in load_inventory()],
+        [entry.key for entry in property_entries()],
     )
+
+
+def _read(path: Path, sign_key_file: Path | None = None) -> ResultsRun:
+    """The run a stream holds, verified (see stream_integrity); a broken one exits 2."""
+    from conformance.stream.stream_integrity import BrokenStream, read_key, verify_stream
 
     try:
         key = read_key(sign_key_file) if sign_key_file else None
-        kit = KitInventory(
-            suite_digests(),
-            [entry.key for entry in load_inventory()],
-            [entry.key for entry in property_entries()],
-        )
-        return verify_stream(path, key=key, kit=kit)
+        return verify_stream(path, key=key, kit=_kit_inventory())
     except BrokenStream as error:
         console.print(f"[bold red]not a trustworthy results stream:[/] {escape(str(error))}")
         raise typer.Exit(EXIT_USAGE) from error

@@ -22,9 +22,15 @@ from conformance.running.fault_budget import FaultBudget
 from conformance.running.harness_memory import RECORDER_NAME
 from conformance.running.progress import Progress
 from conformance.running.progress import register as register_progress
-from conformance.running.recorder import EVIDENCE_KEY, NOT_APPLICABLE_PREFIX, ResultsRecorder
+from conformance.running.recorder import (
+    EVIDENCE_KEY,
+    NOT_APPLICABLE_PREFIX,
+    ResultsRecorder,
+    item_keys,
+)
 from conformance.running.restart_forecast import FORECAST, RestartForecast
 from conformance.running.scratch import RUN_FOLDER
+from conformance.running.shards import ShardError, parse_shard, part_of, shard_of
 from conformance.spec.inventory import load_inventory
 from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
@@ -99,6 +105,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="sign the results stream with the key in this file (HMAC-SHA256)",
     )
     group.addoption(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only the K-th of N disjoint, stable parts of the inventory (see running.shards)",
+    )
+    group.addoption(
         "--spec-file",
         action="append",
         default=[],
@@ -138,6 +150,11 @@ def pytest_configure(config: pytest.Config) -> None:
         features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
         properties = config.getoption("--properties", Budget.NONE.value)
         inventory = load_inventory(features_dir, properties=properties != Budget.NONE)
+        shard = shard_option(config)
+        whole = [entry.key for entry in inventory]
+        if shard is not None:
+            part = set(part_of(whole, *shard))
+            inventory = [entry for entry in inventory if entry.key in part]
         expectations_path = config.getoption("--expectations")
         try:
             expectations = (
@@ -163,9 +180,41 @@ def pytest_configure(config: pytest.Config) -> None:
             sign_key=_sign_key(config),
             properties=properties,
             seed=_seed(config) if properties != Budget.NONE else None,
+            shard=None if shard is None else shard_of(whole, *shard),
         )
         config.pluginmanager.register(recorder, RECORDER_NAME)
         register_progress(config, recorder)
+
+
+def shard_option(config: pytest.Config) -> tuple[int, int] | None:
+    """`--shard K/N` as (K, N); None when the run is not a part."""
+    text = config.getoption("--shard", None)
+    if text is None:
+        return None
+    try:
+        return parse_shard(text)
+    except ShardError as error:
+        raise pytest.UsageError(str(error)) from error
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A part (`--shard K/N`) runs only the items whose records are in it."""
+    shard = shard_option(config)
+    if shard is None:
+        return
+    features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
+    properties = config.getoption("--properties", Budget.NONE.value) != Budget.NONE
+    whole = [entry.key for entry in load_inventory(features_dir, properties=properties)]
+    part = set(part_of(whole, *shard))
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        keys = item_keys(item, features_dir)
+        (kept if not keys or set(keys) & part else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -55,6 +55,7 @@ from conformance.stream.results import (
     ResultsRun,
     ResultsWriter,
     ScenarioResult,
+    Shard,
     Status,
     StepResult,
     totals,
@@ -147,8 +148,15 @@ class ResultsRecorder:
         sign_key: bytes | None = None,
         properties: str = "none",
         seed: int | None = None,
+        shard: Shard | None = None,
     ) -> None:
         self._writer = ResultsWriter(path, sign_key=sign_key)
+        self._shard = shard
+        self.fills_unrun = True
+        """Whether the footer is preceded by an `undefined` record for every scenario of the
+        inventory that wrote none: not in a `--jobs` worker, whose share is not known ahead."""
+        self.on_record: Callable[[ScenarioResult], None] | None = None
+        """Called with every record as it is written (a `--jobs` worker hands them on)."""
         self._properties = properties
         self._seed = seed
         self._containment = containment or Containment()
@@ -185,11 +193,13 @@ class ResultsRecorder:
             error=self.implementation_error,
             database=masked_url(self._database),
             needs_review=self._needs_review,
-        ).model_copy(update={"properties": self._properties, "seed": self._seed})
+        ).model_copy(
+            update={"properties": self._properties, "seed": self._seed, "shard": self._shard}
+        )
         self._writer.write(self._header)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        for result in undefined_results(self._written, self._inventory):
+        for result in undefined_results(self._written, self._inventory) if self.fills_unrun else []:
             self._write(result)
         altered = self._writer.altered()
         self._footer = Footer(
@@ -390,6 +400,8 @@ class ResultsRecorder:
         result.evidence = self._redact.optional(result.evidence)
         self._written.append(result)
         self._writer.write(result)
+        if self.on_record is not None:
+            self.on_record(result)
 
     def _identify(self, item: pytest.Item) -> _Pending | None:
         template = scenario_template(item)
@@ -399,9 +411,7 @@ class ResultsRecorder:
         example = callspec.id if callspec is not None and template.templated else None
         criteria = [tag for tag in template.tags if CRITERION_TAG.fullmatch(tag)]
         criterion = criteria[0] if len(criteria) == 1 else None
-        feature_file = (
-            Path(template.feature.filename).resolve().relative_to(self._features_dir).as_posix()
-        )
+        feature_file = _feature_file(template.feature.filename, self._features_dir)
         key = scenario_key(feature_file, template.name, example)
         self.keys_by_nodeid[item.nodeid] = [key]
         values: dict[str, str] = (
@@ -458,6 +468,23 @@ class ResultsRecorder:
         """What the implementation said of itself, with any value of the harness's environment
         it repeats redacted."""
         return None if description is None else self._redact.values(description)
+
+
+def item_keys(item: pytest.Item, features_dir: Path) -> list[str]:
+    """The keys of the records a collected item writes (a property's, one per criterion);
+    none for an item that is neither a scenario nor a catalogued property."""
+    template = scenario_template(item)
+    if template is None:
+        check = property_check(item.path.name, getattr(item, "originalname", item.name))
+        return [] if check is None else [check.key(c) for c in check.criteria]
+    callspec = getattr(item, "callspec", None)
+    example = callspec.id if callspec is not None and template.templated else None
+    feature_file = _feature_file(template.feature.filename, features_dir.resolve())
+    return [scenario_key(feature_file, template.name, example)]
+
+
+def _feature_file(filename: str, features_dir: Path) -> str:
+    return Path(filename).resolve().relative_to(features_dir).as_posix()
 
 
 def header_of(

@@ -91,6 +91,24 @@ class Provenance(BaseModel):
     python: str
 
 
+class Shard(BaseModel):
+    """The part of the inventory a `--shard K/N` run recorded (see running.shards)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int
+    """K: which part, from 1."""
+    count: int
+    """N: how many parts the inventory was cut into."""
+    inventory: str
+    """The digest of the whole inventory the part was cut from (`provenance.inventory` is the
+    part's own)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
 class Header(Record):
     type: Literal["header"] = "header"
     kit_version: str
@@ -108,6 +126,9 @@ class Header(Record):
     claim: Claim = Claim()
     started_at: datetime
     provenance: Provenance | None = None
+    shard: Shard | None = None
+    """Set for one part of a sharded run (`--shard K/N`): its records are that part's only,
+    until `conformance merge` joins the parts."""
 
 
 class StepResult(Record):

@@ -73,8 +73,14 @@ class KitInventory(NamedTuple):
         return {path: d for path, d in suite.items() if path.startswith(KEY_SOURCES)}
 
     def expected_keys(self, header: Header) -> list[str]:
+        """The keys a stream of this kit holds: the inventory, or the part a shard names."""
         checked_properties = header.properties != "none"
-        return sorted(self.keys + (self.property_keys if checked_properties else []))
+        keys = self.keys + (self.property_keys if checked_properties else [])
+        if header.shard is not None:
+            from conformance.running.shards import part_of
+
+            keys = part_of(keys, header.shard.index, header.shard.count)
+        return sorted(keys)
 
 
 def read_stream(path: Path) -> ResultsRun:
@@ -161,7 +167,13 @@ def _check_run(run: ResultsRun, path: Path, key: bytes | None, kit: KitInventory
         header.provenance.suite
     )
     if kit is not None and same_features and kit.expected_keys(header) != sorted(keys):
-        raise BrokenStream(f"{path}: the records are not this kit's inventory of scenarios")
+        what = f"part {header.shard.label} of " if header.shard else ""
+        raise BrokenStream(f"{path}: the records are not {what}this kit's inventory of scenarios")
+    whole = kit.expected_keys(header.model_copy(update={"shard": None})) if kit else []
+    if same_features and header.shard and header.shard.inventory != inventory_digest(whole):
+        raise BrokenStream(
+            f"{path}: part {header.shard.label} was cut from another inventory than the kit's"
+        )
     if key is not None:
         expected = sign(key, footer.chain)
         signature = (footer.signature or "").encode()

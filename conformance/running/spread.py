@@ -1,0 +1,97 @@
+"""How `conformance run` spreads a run: over cores (`--jobs`) and over machines (`--shard`).
+
+`--jobs N` runs the suite in N worker processes and writes one stream (see `jobs`); `--jobs 1`
+runs it in the command's own process, as it always did. `--shard K/N` records the K-th of N
+parts of the inventory (see `shards`), to be joined by `conformance merge`; with `--jobs`
+too, the part's items are spread over the workers.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from conformance.properties import Budget
+from conformance.running.harness_memory import HarnessMemory
+from conformance.running.jobs import JobsError, jobs_count, run_jobs
+from conformance.running.shards import ShardError, parse_shard, part_of
+from conformance.stream.results import ScenarioResult
+
+
+class SpreadError(ValueError):
+    """Options that cannot spread a run together; the message says why (exit code 2)."""
+
+
+def check_spread(
+    jobs: str, shard: str | None, seed: int | None, properties: Budget, database: str | None
+) -> tuple[int, int | None]:
+    """The number of workers and the seed of the run, or SpreadError.
+
+    Every worker and every part must search from one seed: a run of several workers without
+    one draws it here, once; the parts of a sharded run are started apart, so they must be
+    given it (a CI matrix passes its run's number, say)."""
+    try:
+        count = jobs_count(jobs)
+        if shard is not None:
+            parse_shard(shard)
+    except (JobsError, ShardError) as error:
+        raise SpreadError(str(error)) from error
+    if shard is not None and seed is None and properties is not Budget.NONE:
+        raise SpreadError(
+            f"--shard {shard} needs --seed: every part of the run must search from one seed "
+            "(give each the same, e.g. the CI run's number), or --properties none"
+        )
+    if count > 1 and database is not None:
+        raise SpreadError(
+            f"--jobs {jobs} with --database: the workers would empty and fill one store at "
+            "once; run --jobs 1 on a given database (each scenario of a worker gets a store of "
+            "its own without --database)"
+        )
+    if count > 1 and seed is None and properties is not Budget.NONE:
+        seed = secrets.randbits(32)
+    return count, seed
+
+
+def run_suite(
+    count: int,
+    args: Sequence[str],
+    *,
+    stream: Path,
+    sign_key_file: Path | None,
+    properties: Budget,
+    scratch: Path,
+    max_fail: int,
+    restart_budget: int,
+    shard: str | None,
+    progress: Callable[[ScenarioResult], None] | None,
+) -> tuple[int, HarnessMemory]:
+    """pytest's exit code and what the run holds: in this process with one job, else over
+    `count` workers."""
+    import pytest
+
+    from conformance.spec.inventory import load_inventory
+    from conformance.stream.stream_integrity import read_key
+
+    memory = HarnessMemory()
+    if count == 1:
+        return int(pytest.main(list(args), plugins=[memory])), memory
+    inventory = load_inventory(properties=properties is not Budget.NONE)
+    if shard is not None:
+        part = set(part_of([entry.key for entry in inventory], *parse_shard(shard)))
+        inventory = [entry for entry in inventory if entry.key in part]
+    jobs = run_jobs(
+        count,
+        args,
+        stream=stream,
+        sign_key=read_key(sign_key_file) if sign_key_file else None,
+        inventory=inventory,
+        scratch=scratch,
+        max_fail=max_fail,
+        restart_budget=restart_budget,
+        progress=progress,
+    )
+    if jobs.said is not None:
+        sys.stderr.write(jobs.said + "\n")
+    return jobs.code, jobs
