@@ -70,7 +70,9 @@ def test_the_terminal_shows_the_step_and_expected_vs_observed_first(
     _, terminal = mutant_run
     lines = terminal.splitlines()
     start = next(
-        i for i, line in enumerate(lines) if line.startswith("failed ") and "sixth" in line
+        i  # the account's heading, after the tables (not the line the scenario printed)
+        for i, line in enumerate(lines)
+        if re.match(r"failed \S+\.feature:\d+ ", line) and "sixth" in line
     )
     first = "\n".join(lines[start + 1 : start + 5])
     assert f"Step: {FAILING_STEP}" in first and EXPECTED in " ".join(first.split())
@@ -227,7 +229,7 @@ def test_the_small_commands_answer(tmp_path: Path) -> None:
     assert "[now - W, now]" in mutants, "a description's brackets were read as markup"
     wide = RUNNER.invoke(app, ["run", "--help"], env={"COLUMNS": "400"})
     help_text = " ".join(wide.output.split())
-    for promised in ("mutant:<name>", "python:<module>:<factory>", "write JUnit XML here"):
+    for promised in ("mutant:<name>", "python:<module>:<factory>", "--junit FILE JUnit XML"):
         assert promised in help_text
 
 

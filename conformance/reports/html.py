@@ -22,6 +22,7 @@ from conformance.reports.summary import (
     criterion_verdicts,
     divergences,
     readings_of,
+    records_said,
     run_succeeded,
 )
 from conformance.spec.registry import Criterion, Registry
@@ -118,8 +119,6 @@ def render_html(
 
 def _summary(run: ResultsRun, verdicts: list[CriterionVerdict], registry: Registry) -> str:
     header = run.header
-    scenarios = Counter(result.status.value for result in run.scenarios)
-    counted = ", ".join(f"{count} {status}" for status, count in sorted(scenarios.items()))
     provenance = header.provenance
     where = (
         f" Kit {escape(header.kit_version)} ({escape(provenance.kit_commit or 'no commit')}), "
@@ -131,7 +130,7 @@ def _summary(run: ResultsRun, verdicts: list[CriterionVerdict], registry: Regist
     return (
         f"{_run_verdict(run, registry)}"
         f"<p id='totals'><strong>It {escape(claim_headline(run, verdicts))}.</strong> "
-        f"Scenarios: {escape(counted)}. Protocol {header.protocol_version}, started "
+        f"{escape(records_said(run))}. Protocol {header.protocol_version}, started "
         f"{escape(header.started_at.isoformat())}.{where}</p>"
     )
 

@@ -13,10 +13,13 @@ from conformance.reports.summary import (
     criterion_verdicts,
     divergences,
     readings_of,
+    record_name,
+    records_said,
     run_succeeded,
+    scenarios_cell,
 )
 from conformance.spec.registry import Registry
-from conformance.stream.results import ResultsRun, ScenarioResult, Status, totals
+from conformance.stream.results import ResultsRun, ScenarioResult, Status
 
 ICON = {
     Status.PASSED: "✅",
@@ -45,16 +48,13 @@ def render_markdown(
     lines = [
         f"## Conformance: {run.header.implementation} {outcome}",
         "",
-        f"It {claim_headline(run, verdicts)}. Scenarios: "
-        + ", ".join(f"{n} {s.value}" for s, n in totals(run.scenarios).items() if n)
-        + ".",
+        f"It {claim_headline(run, verdicts)}; {records_said(run)}.",
         "",
         *_claim_not_met(run, registry),
         "| | criterion | scenarios | statement |",
         "|---|---|---|---|",
     ]
     for verdict in verdicts:
-        ok = sum(1 for s in verdict.scenarios if s.status is Status.PASSED)
         review = (
             " (spec changed: needs review)"
             if verdict.criterion.id in run.header.needs_review
@@ -62,7 +62,7 @@ def render_markdown(
         )
         lines.append(
             f"| {_verdict_cell(verdict)}{review} | {verdict.criterion.id} "
-            f"| {ok}/{len(verdict.scenarios)} | {_cell(verdict.criterion.statement)} |"
+            f"| {scenarios_cell(verdict)} | {_cell(verdict.criterion.statement)} |"
         )
     problems = [s for s in run.scenarios if s.status not in (Status.PASSED, Status.NOT_APPLICABLE)]
     if problems:
@@ -74,7 +74,7 @@ def render_markdown(
             fence = "`" * max(3, 1 + max(map(len, re.findall("`+", evidence)), default=0))
             lines.append(
                 f"<details><summary>{ICON[result.status]} {result.status.value}: "
-                f"{escape(_cell(result.key), quote=False)}{_cell(headline)}</summary>\n\n"
+                f"{escape(_cell(record_name(result)), quote=False)}{_cell(headline)}</summary>\n\n"
                 f"{_quoted(result.violated, quotes or {})}"
                 f"{fence}\n{evidence}\n{fence}\n</details>"
             )
@@ -121,7 +121,7 @@ def _divergence_note(diverged: Mapping[str, list[ScenarioResult]], interpretatio
     if not results:
         return ""
     return f" **This implementation reads it otherwise** in {len(results)} scenario(s): " + (
-        "; ".join(_cell(result.key) for result in results)
+        "; ".join(_cell(record_name(result)) for result in results)
     )
 
 

@@ -10,8 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.properties.catalogue import RECORD_PREFIX
 from conformance.spec.registry import KIT_READING, Criterion, Registry
-from conformance.stream.results import FAILING, Claim, ResultsRun, ScenarioResult, Status
+from conformance.stream.results import (
+    FAILING,
+    NOT_RUN,
+    Claim,
+    ResultsRun,
+    ScenarioResult,
+    Status,
+    totals,
+)
 
 #: Most severe first: a criterion takes the most severe status among its scenarios,
 #: except that one with no passed scenario cannot be better than unverified.
@@ -198,3 +207,32 @@ def claim_headline(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:
     outside = len(verdicts) - len(claimed)
     scope = f"; {outside} out of scope" if outside else ""
     return f"claims {specs}: {passed} of {len(claimed)} criteria passed{scope}"
+
+
+def record_name(result: ScenarioResult) -> str:
+    """`feature: title`, an outline row named by its values (its key keeps the pytest id)."""
+    return f"{result.feature}: {result.title or result.scenario}"
+
+
+def records_said(run: ResultsRun) -> str:
+    """The number of records, with what they are and their statuses. It is no pytest count: an
+    outline row is a record, and a property check writes one per criterion it names."""
+    checks = sum(1 for result in run.scenarios if result.feature.startswith(RECORD_PREFIX))
+    counted = ", ".join(f"{n} {s.value}" for s, n in totals(run.scenarios).items() if n)
+    made_of = (
+        f"{len(run.scenarios) - checks} scenarios and outline rows, {checks} property-check "
+        "records (one per criterion a check names)"
+    )
+    return f"{len(run.scenarios)} records ({made_of}): {counted or 'none'}"
+
+
+def scenarios_cell(verdict: CriterionVerdict) -> str:
+    """`1/1 passed, 2 n/a`: of the scenarios that ran, how many passed, then those that could
+    not apply and those that did not run; never `1/3`, which reads as a partial pass."""
+    results = verdict.scenarios
+    not_applicable = sum(1 for r in results if r.status is Status.NOT_APPLICABLE)
+    not_run = sum(1 for r in results if r.evidence == NOT_RUN)
+    passed = sum(1 for r in results if r.status is Status.PASSED)
+    cell = f"{passed}/{len(results) - not_applicable - not_run} passed"
+    cell += f", {not_applicable} n/a" if not_applicable else ""
+    return cell + (f", {not_run} not run" if not_run else "")

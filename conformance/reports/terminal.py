@@ -16,12 +16,14 @@ from conformance.reports.summary import (
     criterion_verdicts,
     divergences,
     readings_of,
+    records_said,
     run_succeeded,
+    scenarios_cell,
     unmet_criteria,
     untagged,
 )
 from conformance.spec.registry import Registry
-from conformance.stream.results import NOT_RUN, ResultsRun, ScenarioResult, Status, totals
+from conformance.stream.results import NOT_RUN, ResultsRun, ScenarioResult, Status
 
 STYLE = {
     Status.PASSED: "green",
@@ -60,18 +62,15 @@ def print_verdicts(
         table.add_column("statement")
         for criterion in registry.criteria_of(requirement.id):
             verdict = verdicts[criterion.id]
-            passed = sum(1 for s in verdict.scenarios if s.status is Status.PASSED)
             review = " [yellow](needs review)[/]" if criterion.id in run.header.needs_review else ""
             table.add_row(
                 escape(criterion.id),
                 f"{_verdict_cell(verdict)}{review}",
-                f"{passed}/{len(verdict.scenarios)}",
+                scenarios_cell(verdict),
                 escape(criterion.statement),
             )
         console.print(table)
     _print_problems(run, registry, console, stream)
-    counted = totals(run.scenarios)
-    summary = ", ".join(f"{count} {status.value}" for status, count in counted.items() if count)
     headline = claim_headline(run, list(verdicts.values()))
     if run.header.properties != "none":
         seed = run.header.seed
@@ -80,7 +79,7 @@ def print_verdicts(
             f"(--seed {seed} repeats their search)",
             highlight=False,
         )
-    console.print(f"{headline}; scenarios: {summary or 'none'}", markup=False, highlight=False)
+    console.print(f"{headline}; {records_said(run)}", markup=False, highlight=False)
     passed = run_succeeded(run, registry)
     console.print("[bold green]run passed[/]" if passed else "[bold red]run failed[/]")
 
