@@ -78,7 +78,7 @@ def zero_usage_then_delegation(machine: WorkRequestMachine) -> None:
         kind=DelegationKind.SPAWN,
         deliverable="review",
         checks=[],
-        data=Scripted(["root-alice", 10, Permissions(tools=frozenset({"read"})), None]),
+        data=Scripted(["root-alice", 10, Permissions(tools=frozenset({"shell"})), None]),
     )
 
 

@@ -11,6 +11,8 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
+from conformance.driver import Permissions
+
 # --------------------------------------------------------------------------
 # Office: who acts, which tasks, and the payloads the gate must read exactly
 # --------------------------------------------------------------------------
@@ -42,7 +44,8 @@ a prefix or case-insensitive match on the reason, counts them."""
 
 UNATTRIBUTED_TASK_IDS: Final[tuple[Any, ...]] = (None, "", 100, True, ["T-100"], {"id": "T-100"})
 """task_id values that name no task (absent is drawn besides): a reading that coerces a number,
-a list or an object to text attributes the wake to a task."""
+a list or an object to text attributes the wake to a task. Null and empty come first: drawn as
+often as all the others."""
 
 UNPARSEABLE_PAYLOADS: Final = (
     '{"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"',
@@ -81,7 +84,8 @@ def odd_payloads() -> st.SearchStrategy[tuple[str, dict[str, Any] | str]]:
     )
     no_actor = tasks.map(lambda task: {"task_id": task, "workspace_id": OFFICE_WORKSPACE})
     unattributed = st.one_of(
-        st.builds(agent_payload, st.sampled_from(UNATTRIBUTED_TASK_IDS), acting),
+        st.builds(agent_payload, st.sampled_from(UNATTRIBUTED_TASK_IDS[:2]), acting),
+        st.builds(agent_payload, st.sampled_from(UNATTRIBUTED_TASK_IDS[2:]), acting),
         st.builds(lambda who: agent_payload(None, who, drop_task=True), acting),
     )
     assigned = st.one_of(in_scope, other_actor, no_actor, unattributed)
@@ -90,3 +94,134 @@ def odd_payloads() -> st.SearchStrategy[tuple[str, dict[str, Any] | str]]:
         st.tuples(st.sampled_from(OTHER_REASONS), in_scope),
         st.tuples(st.just(TASK_ASSIGNED), st.sampled_from(UNPARSEABLE_PAYLOADS)),
     )
+
+
+# --------------------------------------------------------------------------
+# Work requests: grant names, principals, environments and campaigns a wrong match would mix
+# --------------------------------------------------------------------------
+
+GRANT_NAMES: Final = (
+    "shell",
+    "sh",
+    "hell",
+    "shell-admin",
+    "browser",
+    "browse",
+    "compiler",
+    "gpu",
+    "gpu-0",
+    "camera",
+    "cam",
+    "microphone",
+    "mic",
+)
+"""Tool and device grants, from one pool (so that a check pooling tools with devices, a device
+"camera" letting a tool "camera" through, shows), whose names contain one another: "sh" is a
+prefix of "shell", "hell" a suffix, "shell" a prefix of "shell-admin", "mic" of "microphone".
+A grant compared by substring (a name looked up in the held names joined into one text), by
+prefix, or as a namespace that covers longer names, lets a child have what its originator
+lacks. The Gherkin's grant names are drawn from here too (tests/test_clause_inventory.py)."""
+
+ENVIRONMENT_MEMBERS: Final = {
+    "studio": ("alice", "bob", "carol"),
+    "studio-annex": ("carol", "dave", "bobby"),
+}
+"""Two environments whose ids are a prefix of one another ("studio" of "studio-annex"), and
+"annex" a suffix of the second, the Gherkin Background's own environment: a listing filtered
+by prefix, suffix or substring mixes them. Carol belongs to both, so a listing that answers
+every environment its principal belongs to, or checks membership of any environment, shows
+her the wrong one's requests; "bob" is a prefix of "bobby", who is in the other one."""
+
+LISTED_ENVIRONMENTS: Final = (*ENVIRONMENT_MEMBERS, "studio-", "nowhere")
+"""What a principal asks to list: each environment, one that does not exist but is a prefix of
+one that does, and one that is nothing like any."""
+
+PRINCIPALS: Final = ("alice", "bob", "carol", "dave", "bobby", "al")
+"""Everyone the machine acts as: members of one environment, of both, and "al", a prefix of
+"alice" who belongs to none."""
+
+CAMPAIGN_ENVIRONMENTS: Final = {"camp": "studio", "camp-2": "studio", "annex-camp": "studio-annex"}
+"""Three campaigns: two in one environment whose ids are a prefix of one another, and one
+whose id ends with the first's ("annex-camp"): a budget summed over campaign ids matched by
+prefix or suffix, or over an environment, takes another campaign's slices for its own."""
+
+
+def granting(tools: set[str], devices: set[str]) -> Permissions:
+    return Permissions(tools=frozenset(tools), devices=frozenset(devices))
+
+
+ROOT_SESSIONS: Final = {
+    "root-alice": ("camp", "alice", granting({"shell", "browser"}, {"gpu", "camera"})),
+    "root-bob": ("camp-2", "bob", granting({"shell-admin"}, set())),
+    "root-carol": ("annex-camp", "carol", granting({"sh", "compiler"}, {"microphone"})),
+}
+"""Each root holds a name some of whose neighbours it lacks: alice "shell" but not "sh" or
+"hell", bob "shell-admin" but not "shell", carol "sh" but not "shell", "microphone" but not
+"mic". Each in its own campaign, carol's in the environment she shares with nobody else's root."""
+
+
+def neighbours(names: frozenset[str]) -> tuple[str, ...]:
+    """The pool's names that contain one of `names` or are contained in one, other than them:
+    the grants a substring, prefix or suffix match confuses with those held."""
+    return tuple(
+        other
+        for other in GRANT_NAMES
+        if other not in names and any(other in name or name in other for name in names)
+    )
+
+
+def grants(names: tuple[str, ...] | frozenset[str]) -> st.SearchStrategy[frozenset[str]]:
+    """Any subset of `names`."""
+    if not names:
+        return st.just(frozenset())
+    return st.frozensets(st.sampled_from(sorted(names)))
+
+
+def narrowings(origin: Permissions) -> st.SearchStrategy[Permissions]:
+    return st.builds(Permissions, tools=grants(origin.tools), devices=grants(origin.devices))
+
+
+def extra_grant(origin: Permissions) -> st.SearchStrategy[frozenset[str]]:
+    """One grant the originator lacks, as a kind: mostly a neighbour of one it holds (see
+    `neighbours`), else any name of the pool (which it may hold as the other kind)."""
+    close = neighbours(origin.tools | origin.devices)
+    anywhere = st.sampled_from(GRANT_NAMES)
+    names = st.one_of(st.sampled_from(close), anywhere) if close else anywhere
+    return st.frozensets(names, min_size=1, max_size=1)
+
+
+def widenings(origin: Permissions) -> st.SearchStrategy[Permissions]:
+    """A narrowing of `origin` plus one grant, tool or device (see `extra_grant`)."""
+    extra = extra_grant(origin)
+    return st.one_of(
+        st.builds(
+            Permissions,
+            tools=st.builds(frozenset.union, grants(origin.tools), extra),
+            devices=grants(origin.devices),
+        ),
+        st.builds(
+            Permissions,
+            tools=grants(origin.tools),
+            devices=st.builds(frozenset.union, grants(origin.devices), extra),
+        ),
+    )
+
+
+def permission_sets(origin: Permissions, root: Permissions) -> st.SearchStrategy[Permissions]:
+    """Mostly a narrowing of the originator's set; sometimes one grant wider, or what
+    the lineage's root holds (which a narrowed originator may have dropped)."""
+    return st.one_of(narrowings(origin), narrowings(origin), widenings(origin), narrowings(root))
+
+
+def assignees(environment: str) -> st.SearchStrategy[str | None]:
+    """Mostly nobody or a member of the originator's environment, sometimes anyone at all (a
+    member of the other environment only, or of none)."""
+    members = st.sampled_from(ENVIRONMENT_MEMBERS[environment])
+    return st.one_of(st.none(), st.none(), members, members, st.sampled_from(PRINCIPALS))
+
+
+def claimants(assignee: str | None, environment: str) -> st.SearchStrategy[str]:
+    """Mostly someone entitled to claim the request, sometimes anyone at all."""
+    members = ENVIRONMENT_MEMBERS[environment]
+    entitled = st.just(assignee) if assignee is not None else st.sampled_from(members)
+    return st.one_of(entitled, entitled, st.sampled_from(PRINCIPALS))

@@ -83,6 +83,17 @@ from conformance.properties.following import (
     replaying,
     taped,
 )
+from conformance.properties.hostile_data import (
+    CAMPAIGN_ENVIRONMENTS,
+    ENVIRONMENT_MEMBERS,
+    LISTED_ENVIRONMENTS,
+    PRINCIPALS,
+    ROOT_SESSIONS,
+    assignees,
+    claimants,
+    narrowings,
+    permission_sets,
+)
 from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
 from conformance.spec.clause_check import (
     Cite,
@@ -107,12 +118,11 @@ T = TypeVar("T")
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 MICRO = timedelta(microseconds=1)
-MEMBERS = {"env": ("alice", "bob", "carol"), "annex": ("dave",)}
-PRINCIPALS = ("alice", "bob", "carol", "dave")
-CAMPAIGNS = {"camp": "env", "annex-camp": "annex"}
-GRANT_NAMES = ("read", "write", "shell", "net", "gpu", "camera", "mic")
-"""Tool and device grants drawn from one pool of names, so that a check pooling
-tools with devices (a device "camera" letting a tool "camera" through) shows."""
+MEMBERS = ENVIRONMENT_MEMBERS
+CAMPAIGNS = CAMPAIGN_ENVIRONMENTS
+ROOTS = ROOT_SESSIONS
+"""The world the machine builds, from the hostile pools (see `hostile_data`): grant names that
+contain one another, a principal in both environments, ids that are prefixes of one another."""
 
 # -- what each check enforces -----------------------------------------------------
 
@@ -244,17 +254,6 @@ def wrong_code_cites(operation: Operation, codes: Refusals) -> tuple[str, ...]:
     return readings or cites
 
 
-def granting(tools: set[str], devices: set[str]) -> Permissions:
-    return Permissions(tools=frozenset(tools), devices=frozenset(devices))
-
-
-ROOTS = {
-    "root-alice": ("camp", "alice", granting({"read", "write", "shell"}, {"gpu", "camera"})),
-    "root-bob": ("camp", "bob", granting({"read"}, set())),
-    "root-dave": ("annex-camp", "dave", granting({"read", "net"}, {"mic"})),
-}
-
-
 @dataclass(frozen=True)
 class HeldLease:
     """What a successful claim handed its holder: the fencing pair for later calls."""
@@ -333,39 +332,6 @@ def closing(view: WorkRequest) -> tuple[object, ...]:
 # -- strategies -------------------------------------------------------------------
 
 
-def grants(names: tuple[str, ...] | frozenset[str]) -> st.SearchStrategy[frozenset[str]]:
-    if not names:
-        return st.just(frozenset())
-    return st.frozensets(st.sampled_from(sorted(names)))
-
-
-def narrowings(origin: Permissions) -> st.SearchStrategy[Permissions]:
-    return st.builds(Permissions, tools=grants(origin.tools), devices=grants(origin.devices))
-
-
-def widenings(origin: Permissions) -> st.SearchStrategy[Permissions]:
-    """A narrowing of `origin` plus one grant from the pool, tool or device."""
-    extra = st.frozensets(st.sampled_from(GRANT_NAMES), min_size=1, max_size=1)
-    return st.one_of(
-        st.builds(
-            Permissions,
-            tools=st.builds(frozenset.union, grants(origin.tools), extra),
-            devices=grants(origin.devices),
-        ),
-        st.builds(
-            Permissions,
-            tools=grants(origin.tools),
-            devices=st.builds(frozenset.union, grants(origin.devices), extra),
-        ),
-    )
-
-
-def permission_sets(origin: Permissions, root: Permissions) -> st.SearchStrategy[Permissions]:
-    """Mostly a narrowing of the originator's set; sometimes one grant wider, or what
-    the lineage's root holds (which a narrowed originator may have dropped)."""
-    return st.one_of(narrowings(origin), narrowings(origin), widenings(origin), narrowings(root))
-
-
 def slices(available: int) -> st.SearchStrategy[int]:
     """Any slice up to 20, or often one the originator can afford, so that lineages grow
     deep and wide enough to meet the caps and to narrow grants several levels down."""
@@ -375,18 +341,6 @@ def slices(available: int) -> st.SearchStrategy[int]:
 
 forgeries = st.sampled_from(["as granted", "by another principal", "one generation ahead"])
 result_refs = st.sampled_from(["s3://results/a", "s3://results/b"])
-
-
-def assignees(environment: str) -> st.SearchStrategy[str | None]:
-    """Mostly nobody or a member of the originator's environment, sometimes a stranger."""
-    members = st.sampled_from(MEMBERS[environment])
-    return st.one_of(st.none(), st.none(), members, members, st.sampled_from(PRINCIPALS))
-
-
-def claimants(assignee: str | None, environment: str) -> st.SearchStrategy[str]:
-    """Mostly someone entitled to claim the request, sometimes anyone at all."""
-    entitled = st.just(assignee) if assignee is not None else st.sampled_from(MEMBERS[environment])
-    return st.one_of(entitled, entitled, st.sampled_from(PRINCIPALS))
 
 
 UNCOPIED: frozenset[str] = frozenset({"driver", "tape", "_resources"})
@@ -661,12 +615,18 @@ class WorkRequestMachine(RuleBasedStateMachine):
         annex_budget=st.integers(1, 60),
         seeds=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), max_size=6),
         data=st.data(),
+        side_budget=st.integers(1, 60),
     )
     @followed_step
     def setup(
-        self, budget: int, annex_budget: int, seeds: list[tuple[int, int]], data: Draws
+        self,
+        budget: int,
+        annex_budget: int,
+        seeds: list[tuple[int, int]],
+        data: Draws,
+        side_budget: int = 20,
     ) -> object:
-        """Two environments with a campaign each, three root sessions, and a few first requests.
+        """Two environments, three campaigns, three root sessions, and a few first requests.
 
         Each first request is delegated from alice's root session (so her count
         cap is in reach), from the child session of a recent first request (so
@@ -674,11 +634,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         restart is drawn here too.
         """
         self.may_restart = data.draw(st.sampled_from(self.restart_permits), label="may restart")
-        self.build_world(budget, annex_budget)
+        self.build_world({"camp": budget, "camp-2": side_budget, "annex-camp": annex_budget})
         created: list[str] = []
         for pick, amount in seeds:
             children = [self.child_session_of[r] for r in reversed(created)]
-            origins = ["root-alice", *children, "root-bob", "root-dave"]
+            origins = ["root-alice", *children, "root-bob", "root-carol"]
             origin = origins[pick % len(origins)]
             permissions = data.draw(narrowings(self.permissions_of[origin]), label="narrowed to")
             request = self.try_delegation(
@@ -688,14 +648,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 created.append(request)
         return multiple(*created)
 
-    def build_world(self, budget: int, annex_budget: int) -> None:
+    def build_world(self, budgets: dict[str, int]) -> None:
         for environment, members in MEMBERS.items():
             self.setup_step(
                 f"create_environment({environment})",
                 partial(self.driver.create_environment, environment, list(members)),
                 self.oracle.create_environment(environment, list(members)),
             )
-        for campaign, amount in (("camp", budget), ("annex-camp", annex_budget)):
+        for campaign, amount in budgets.items():
             self.setup_step(
                 f"create_campaign({campaign}, budget {amount})",
                 partial(self.driver.create_campaign, campaign, CAMPAIGNS[campaign], amount),
@@ -710,7 +670,6 @@ class WorkRequestMachine(RuleBasedStateMachine):
             self.permissions_of[session] = permissions
             self.environment_of[session] = CAMPAIGNS[campaign]
             self.campaign_of[session] = campaign
-        budgets = {"camp": budget, "annex-camp": annex_budget}
         campaigns = {
             campaign: (CAMPAIGNS[campaign], amount) for campaign, amount in budgets.items()
         }
@@ -1177,7 +1136,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.restarts += 1
 
     @rule(
-        environment=st.sampled_from([*MEMBERS, "nowhere"]),
+        environment=st.sampled_from(LISTED_ENVIRONMENTS),
         principal=st.sampled_from(PRINCIPALS),
     )
     @followed_step
@@ -1196,7 +1155,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         expected = self.oracle.list_requests(environment, principal)
         if isinstance(expected, ErrorCode):
             raise ScenarioError(f"the model refuses {what}")
-        self.check_listing(what, environment, answer, expected)
+        self.check_listing(what, environment, principal, answer, expected)
 
     def judge_listing_refusal(self, what: str, answer: object) -> None:
         """Refused, and with the same refusal whether the environment exists or not (WR-11)."""
@@ -1210,7 +1169,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
         )
 
     def check_listing(
-        self, what: str, environment: str, listed: list[WorkRequest], expected: list[WorkRequest]
+        self,
+        what: str,
+        environment: str,
+        principal: str,
+        listed: list[WorkRequest],
+        expected: list[WorkRequest],
     ) -> None:
         """Every open and in-progress request of the environment, each once, in any order."""
         ids = [view.request_id for view in listed]
@@ -1219,10 +1183,15 @@ class WorkRequestMachine(RuleBasedStateMachine):
         missing = sorted(by_id.keys() - set(ids))
         expect(not missing, MEMBERS_LIST, f"{what} leaves out {missing}")
         for view in listed:
-            self.check_listed(what, environment, view, by_id.get(view.request_id))
+            self.check_listed(what, environment, principal, view, by_id.get(view.request_id))
 
     def check_listed(
-        self, what: str, environment: str, view: WorkRequest, expected: WorkRequest | None
+        self,
+        what: str,
+        environment: str,
+        principal: str,
+        view: WorkRequest,
+        expected: WorkRequest | None,
     ) -> None:
         if expected is not None:
             self.check_view(what, view, expected)
@@ -1234,8 +1203,20 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 return
             raise violated("WR-17", f"{what} lists {view.request_id}, which has completed")
         if isinstance(known, WorkRequest):
-            raise violated(NON_MEMBERS, f"{what} lists {view.request_id} of another environment")
+            self.listed_elsewhere(what, view.request_id, known.environment_id, principal)
         raise violated(MEMBERS_LIST, f"{what} lists {view.request_id}, which nobody delegated")
+
+    def listed_elsewhere(
+        self, what: str, request_id: str, environment: str, principal: str
+    ) -> None:
+        """A listing holding another environment's request: shown to someone outside that
+        environment, it lists requests to a non-member; to a member of both (or where a
+        request's environment is matched by prefix), it is not the asked environment's list."""
+        member = not self.oracle.listing_refusals(environment, principal)
+        raise violated(
+            MEMBERS_LIST if member else NON_MEMBERS,
+            f"{what} lists {request_id}, a request of {environment}",
+        )
 
     # -- invariants ----------------------------------------------------------------
     def keep_invariants(self) -> None:

@@ -7,8 +7,9 @@ becomes `... tries to ...` and `Then the attempt is refused with ... and nothing
 one it accepts (or may accept, and the implementation did) becomes the step that needs it,
 so that a refusal fails the scenario at the next step. The scenario ends by checking that
 every campaign's budget is conserved. Requests are named `r1`, `r2`, ... in the order they
-were made, child sessions by their request, and the environments get names of their own, so
-that the scenario can be pasted into the work-request feature file beside its Background.
+were made, child sessions by their request; the machine's environments, campaigns and root
+sessions have names apart from the Background's, so that the scenario can be pasted into the
+work-request feature file beside it.
 
 The machine notes the scenario after every step; Hypothesis keeps the notes of the shrunk
 example it reports, and the last of them is the whole program up to the failure. What it
@@ -27,8 +28,6 @@ from conformance.properties.gherkin import Steps
 from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
 
 Refusals = frozenset[ErrorCode]
-ENVIRONMENT_NAMES = {"env": "machine-env", "annex": "machine-annex"}
-"""The machine's environments as the scenario names them: apart from the Background's."""
 
 
 class WorkRequestScenario:
@@ -53,15 +52,10 @@ class WorkRequestScenario:
         for environment, names in members.items():
             listed = ", ".join(f'"{name}"' for name in names[:-1])
             listed = f'{listed} and "{names[-1]}"' if listed else f'"{names[-1]}"'
-            self._given(
-                f'an environment "{environment_name(environment)}" whose members are {listed}'
-            )
+            self._given(f'an environment "{environment}" whose members are {listed}')
         for campaign, (environment, budget) in campaigns.items():
             self._campaigns.append(campaign)
-            self._given(
-                f'a campaign "{campaign}" in "{environment_name(environment)}" '
-                f"with a budget of {budget}"
-            )
+            self._given(f'a campaign "{campaign}" in "{environment}" with a budget of {budget}')
         for session, (campaign, principal, permissions) in roots.items():
             self._given(
                 f'a root session "{session}" of "{principal}" in "{campaign}" '
@@ -147,7 +141,7 @@ class WorkRequestScenario:
         self._noted()
 
     def listing(self, environment: str, principal: str, refused: bool) -> None:
-        self._when(f'"{principal}" tries to list the requests of "{environment_name(environment)}"')
+        self._when(f'"{principal}" tries to list the requests of "{environment}"')
         if refused:
             self._then("the listing is refused and nothing changes")
         self._noted()
@@ -207,10 +201,6 @@ class Outcome:
         self.refused_as_allowed = isinstance(answer, ErrorCode) and answer in optional
         self.created = created
         """(request id, child session id) of a delegation the implementation accepted."""
-
-
-def environment_name(environment: str) -> str:
-    return ENVIRONMENT_NAMES.get(environment, environment)
 
 
 def grants(permissions: Permissions) -> str:
