@@ -89,7 +89,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   # 002.2 A count that cannot be read lets the wake through, counted and logged.
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @clause:no-observed-count
+  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @clause:no-observed-count @path:keyed
   Scenario: When the count cannot be read the wake is admitted, counted and logged without a count
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -111,6 +111,23 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And agent "bob" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
 
+  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @path:keyless
+  Scenario: A keyless wake whose count cannot be read is admitted, counted and logged too
+    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And the next count read fails
+    And agent "bob" assigns task "T-100" to "ada" with its generation unresolvable
+    Then the wake's outcome is "queued"
+    And the rate-limit counters moved by that wake by: count_read_failed +1
+    And a warning logged by that wake names the degraded admission with:
+      | field                     | value             |
+      | reason                    | count_read_failed |
+      | task_id                   | T-100             |
+      | assignee_agent_profile_id | ada               |
+      | acting_agent_id           | bob               |
+      | allowance                 | 5                 |
+    And that warning has a non-empty "error" field
+
   @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open
   Scenario: A count read armed to fail does not turn an out-of-scope wake into a degraded admission
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
@@ -124,7 +141,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   # 002.3 An agent wake whose task cannot be told is let through and counted as unattributed.
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-002.3 @clause:admitted-unattributed @clause:shapes @clause:logged @clause:no-task-id
+  @AC-OFFICE-ASSIGN-RATE-002.3 @clause:admitted-unattributed @clause:shapes @clause:logged @clause:no-task-id @path:task-id-absent @path:task-id-null @path:task-id-empty @path:task-id-not-a-string
   Scenario Outline: An agent wake naming no usable task is admitted and counted as unattributed: <task id shape>
     When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: <payload>
     Then the wake's outcome is "queued"

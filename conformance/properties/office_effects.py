@@ -59,6 +59,7 @@ from conformance.properties.office_operations import (
     Produce,
     Raw,
     Restart,
+    path_of,
     workspace_steps,
 )
 from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
@@ -509,16 +510,6 @@ def named(expected: Expected) -> str:
 def counted_task(run: Run) -> str | None:
     """The task a stored row counts toward, read from its payload the way the spec reads it."""
     return next((task for task in OFFICE_TASKS if counts_as_agent_run(run, task)), None)
-
-
-def path_of(op: Operation) -> str:
-    if isinstance(op, Raw):
-        return "raw"
-    if isinstance(op, Assign) and op.degraded:
-        return "degraded"
-    if isinstance(op, Assign) and op.keyless:
-        return "keyless"
-    return "keyed"
 
 
 def within(value: object, expected: int, tolerance: int) -> bool:

@@ -123,6 +123,20 @@ class DeleteNewest(Operation):
         return ["the newest run is deleted"]
 
 
+def way_of(op: Operation) -> str:
+    """How an agent wake came, as the path inventory names it (paths.toml)."""
+    if isinstance(op, Raw):
+        return "raw"
+    if isinstance(op, Batch):
+        return "concurrent"
+    return "keyless" if isinstance(op, Assign) and op.keyless else "keyed"
+
+
+def path_of(op: Operation) -> str:
+    """The path an admitted row came by: its way, or degraded when no count decided it."""
+    return "degraded" if isinstance(op, Assign) and op.degraded else way_of(op)
+
+
 @dataclass(frozen=True)
 class Powers:
     """What the implementation declares, which decides the operations a schedule may hold."""
@@ -137,11 +151,13 @@ class Powers:
 
 
 def gaps(window: timedelta) -> st.SearchStrategy[timedelta]:
-    """None, microseconds or seconds (bursts), most of a window, or a window's edge."""
+    """None, microseconds or seconds (bursts, most often, so that windows fill), most of a
+    window, or a window's edge."""
     seconds = st.integers(1, 30).map(lambda whole: timedelta(seconds=whole))
     return st.one_of(
         st.just(timedelta(0)),
         st.integers(1, 999).map(lambda micros: micros * MICRO),
+        seconds,
         seconds,
         seconds,
         st.integers(60, window // timedelta(seconds=1)).map(lambda s: timedelta(seconds=s)),
@@ -158,13 +174,13 @@ def raw_wakes(draw: st.DrawFn, at: datetime, settle_as: RunStatus, serial: int) 
 
 
 def assignments(draw: st.DrawFn, at: datetime, settle_as: RunStatus, powers: Powers) -> Assign:
-    task_id = draw(st.sampled_from(OFFICE_TASKS))
+    task_id = draw(st.sampled_from([OFFICE_TASKS[0], OFFICE_TASKS[0], *OFFICE_TASKS]))
     acting = draw(st.sampled_from([*ACTING_AGENTS, *ACTING_AGENTS, ""]), label="acting")
     assignee = draw(st.sampled_from([*ASSIGNEES, *ASSIGNEES, ""]), label="assignee")
     if not acting and not assignee:
         assignee = ASSIGNEES[0]
     keyless = bool(acting) and powers.keyless and draw(st.booleans(), label="keyless")
-    degraded = bool(acting and assignee) and powers.degraded and draw(st.integers(0, 5)) == 0
+    degraded = bool(acting and assignee) and powers.degraded and draw(st.integers(0, 3)) == 0
     return Assign(at, settle_as, task_id, assignee, acting, keyless, degraded)
 
 
@@ -186,7 +202,8 @@ def one_operation(
     if kind == "batch":
         size = draw(st.integers(2, 4))
         chosen = tuple(draw(st.lists(st.sampled_from(ASSIGNEES), min_size=size, max_size=size)))
-        task_id, acting = draw(st.sampled_from(OFFICE_TASKS)), draw(st.sampled_from(ACTING_AGENTS))
+        busy = st.sampled_from([OFFICE_TASKS[0], *OFFICE_TASKS])
+        task_id, acting = draw(busy), draw(st.sampled_from(ACTING_AGENTS))
         return Batch(at, settle_as, task_id, chosen, acting)
     if kind == "restart":
         return Restart(at, settle_as)

@@ -36,6 +36,7 @@ from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
     INTERPRETATION_TAG_PREFIX,
+    PATH_TAG_PREFIX,
     default_registry,
 )
 from conformance.spec.spec_drift import check_drift
@@ -140,6 +141,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "interpretation(id): a registered interpretation the scenario rests on"
     )
     config.addinivalue_line("markers", "clause(name): a clause of its criterion a scenario checks")
+    config.addinivalue_line("markers", "path(name): the path of an effect a scenario takes")
     config.pluginmanager.register(
         FaultBudget(config.getoption("--restart-budget")), "conformance-fault-budget"
     )
@@ -281,6 +283,9 @@ def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:
         return marked
     if tag.startswith(CLAUSE_TAG_PREFIX):
         marked = pytest.mark.clause(tag.removeprefix(CLAUSE_TAG_PREFIX))(function)
+        return marked
+    if tag.startswith(PATH_TAG_PREFIX):
+        marked = pytest.mark.path(tag.removeprefix(PATH_TAG_PREFIX))(function)
         return marked
     return None
 

@@ -1,0 +1,62 @@
+"""The inventory of paths: which paths each observable office effect arises on.
+
+The data lives in `conformance/data/paths.toml`. A scenario says which path it takes with a
+`@path:<name>` tag; what it checks there is its `@clause:` tags. The office effects model's
+share is measured, not declared (see `conformance.properties.office_path_coverage`).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Final
+
+from conformance.spec.inventory import ScenarioEntry
+from conformance.spec.registry import CLAUSE_TAG_PREFIX, PATH_TAG_PREFIX
+
+PATHS_FILE: Final = Path(__file__).resolve().parents[1] / "data" / "paths.toml"
+
+Pair = tuple[str, str]
+"""A clause and a path it must be checked on."""
+
+
+@dataclass(frozen=True)
+class Effect:
+    id: str
+    clause: str
+    paths: tuple[str, ...]
+
+
+@cache
+def effects() -> tuple[Effect, ...]:
+    data = tomllib.loads(PATHS_FILE.read_text(encoding="utf-8"))
+    return tuple(
+        Effect(entry["id"], entry["clause"], tuple(entry["paths"])) for entry in data["effect"]
+    )
+
+
+def required_pairs() -> set[Pair]:
+    return {(effect.clause, path) for effect in effects() for path in effect.paths}
+
+
+def known_paths() -> set[str]:
+    return {path for effect in effects() for path in effect.paths}
+
+
+def tagged_pairs(entries: Iterable[ScenarioEntry]) -> set[Pair]:
+    """(clause, path) for every scenario's `@clause:` and `@path:` tags, crossed."""
+    pairs: set[Pair] = set()
+    for entry in entries:
+        if not entry.criteria:
+            continue
+        clauses = [
+            t.removeprefix(CLAUSE_TAG_PREFIX) for t in entry.tags if t.startswith(CLAUSE_TAG_PREFIX)
+        ]
+        paths = [
+            t.removeprefix(PATH_TAG_PREFIX) for t in entry.tags if t.startswith(PATH_TAG_PREFIX)
+        ]
+        pairs |= {(f"{entry.criteria[0]}/{clause}", path) for clause in clauses for path in paths}
+    return pairs

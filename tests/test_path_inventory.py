@@ -1,0 +1,81 @@
+"""The path inventory: every (clause, path) pair of an office effect is checked somewhere, by a
+scenario tagged with that path or by the office effects model on the schedules it draws."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, seed, settings
+
+from conformance.driver import Producer
+from conformance.properties.office_model import OfficeModel
+from conformance.properties.office_operations import Powers, effect_schedules
+from conformance.properties.office_path_coverage import Coverage
+from conformance.spec.inventory import load_inventory
+from conformance.spec.path_inventory import effects, known_paths, required_pairs, tagged_pairs
+from conformance.spec.registry import PATH_TAG_PREFIX, default_registry
+
+STRENGTH_DOC = Path(__file__).resolve().parents[1] / "docs" / "strength.md"
+EVERY_POWER = Powers(
+    keyless=True,
+    degraded=True,
+    concurrent=True,
+    restartable=True,
+    producers=tuple(p.value for p in Producer if p is not Producer.ASSIGNEE_MUTATION),
+    allowance=5,
+    window=timedelta(minutes=10),
+)
+
+
+def model_pairs(examples: int) -> set[tuple[str, str]]:
+    """The pairs the model's checks meet over `examples` schedules of the ci size."""
+    met: set[tuple[str, str]] = set()
+
+    @seed(20261202)
+    @settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(schedule=effect_schedules(EVERY_POWER, datetime(2026, 2, 2, tzinfo=UTC), 14, None))
+    def explore(schedule: list) -> None:  # type: ignore[type-arg]
+        coverage = Coverage(OfficeModel(5, timedelta(minutes=10), unparseable_counted=False))
+        coverage.replay(schedule)
+        met.update(coverage.pairs())
+
+    explore()
+    return met
+
+
+def test_every_effect_names_a_registered_clause() -> None:
+    registry = default_registry()
+    for effect in effects():
+        assert registry.is_citable(effect.clause), f"{effect.id}: {effect.clause} is no clause"
+        assert effect.paths, f"{effect.id} lists no path"
+
+
+def test_every_path_tag_names_a_known_path() -> None:
+    for entry in load_inventory():
+        for tag in entry.tags:
+            if tag.startswith(PATH_TAG_PREFIX):
+                assert tag.removeprefix(PATH_TAG_PREFIX) in known_paths(), f"{entry.key}: @{tag}"
+
+
+def test_every_clause_and_path_pair_is_checked_somewhere() -> None:
+    """By a tagged scenario or by the model; and the model, the net under the scenarios, alone
+    reaches every pair its schedules can (all of them today)."""
+    by_scenarios = tagged_pairs(load_inventory())
+    by_model = model_pairs(400)
+    missing = sorted(required_pairs() - by_scenarios - by_model)
+    assert not missing, f"(clause, path) pairs checked nowhere: {missing}"
+    assert not required_pairs() - by_model, sorted(required_pairs() - by_model)
+
+
+def test_the_strength_doc_lists_every_effect_and_path() -> None:
+    text = STRENGTH_DOC.read_text(encoding="utf-8")
+    for effect in effects():
+        assert f"`{effect.id}`" in text, f"docs/strength.md does not list {effect.id}"
+    for path in known_paths():
+        assert f"`{path}`" in text, f"docs/strength.md does not name the path {path}"
