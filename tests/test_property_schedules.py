@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from conformance.adapters.factory import open_driver
 from conformance.driver import Capability
-from conformance.properties.test_office_window import Office, schedules
+from conformance.properties.rolling_window import Office, schedules
 
 
 @pytest.fixture(scope="module")

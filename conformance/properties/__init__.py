@@ -21,6 +21,7 @@ MODULE_TITLES: Final = {
 }
 MODEL_MODULES: Final[dict[str, tuple[str, ...]]] = {
     WORK_REQUEST_MODULE: ("work_request_machine.py",),
+    OFFICE_MODULE: ("rolling_window.py", "office_scenario.py"),
     OFFICE_EFFECTS_MODULE: ("office_effects.py", "office_model.py", "office_operations.py"),
 }
 """The product modules of this package a property test's checks live in, beside the test module

@@ -13,22 +13,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from hypothesis import note
 
 from conformance.oracle.office_window import OfficeWindowOracle
 from conformance.properties.gherkin import Steps
+from conformance.properties.rolling_window import (
+    ASSIGNEES,
+    ASSIGNER,
+    TASKS,
+    WORKSPACE,
+    Office,
+    Wake,
+)
 from conformance.running.failure_evidence import SCENARIO_NOTE
 from conformance.spec.clause_check import ClauseViolation
 
-if TYPE_CHECKING:
-    from conformance.properties.test_office_window import Office, Wake
-
-WORKSPACE = "ws"
-ASSIGNER = "assigner"
-ASSIGNEES = ("a1", "a2")
-TASKS = ("t1", "t2")
 RESTART = "the implementation restarts"
 
 
