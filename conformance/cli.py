@@ -459,6 +459,7 @@ def _preflight(impl: str, database: str | None, containment: Containment) -> str
     from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
 
     from conformance.adapters.factory import ConfigurationError, open_driver
+    from conformance.adapters.faults import unusable_cause
     from conformance.running.scratch import RUN_FOLDER
 
     with tempfile.TemporaryDirectory(prefix="preflight-", dir=RUN_FOLDER.path()) as scratch:
@@ -474,7 +475,7 @@ def _preflight(impl: str, database: str | None, containment: Containment) -> str
             )
             raise typer.Exit(EXIT_USAGE) from error
         except Exception as error:  # whatever the implementation did, it is unusable
-            return f"{type(error).__name__}: {error}"
+            return unusable_cause(error)
         driver.close()
     return None
 

@@ -38,6 +38,7 @@ from conformance.oracle.office_shapes import (
     Shape,
 )
 from conformance.oracle.office_telemetry import Telemetry
+from conformance.running.failure_evidence import harness_doing
 from conformance.running.pytest_plugin import require
 from conformance.spec.clause_check import (
     port_value,
@@ -47,6 +48,11 @@ from conformance.spec.clause_check import (
 from steps.common import BEFORE_THEN
 
 T = TypeVar("T")
+
+OBSERVING = (
+    "reading the runs, counters, warnings and mutation effects it notes at the start and before "
+    "each action (its own read, not the step's action)"
+)
 
 
 @dataclass(frozen=True)
@@ -150,12 +156,15 @@ class OfficeScene:
         return Telemetry(self.driver.telemetry(), self.vocabulary)
 
     def observe(self) -> Observation:
-        return Observation(
-            runs=self.driver.list_runs(),
-            telemetry=self.telemetry(),
-            warnings=len(self.driver.warning_logs()),
-            effects=self.driver.mutation_effects(),
-        )
+        """The harness's own note of what the implementation shows (a fault in it is said to be
+        the harness's read, not the step's action)."""
+        with harness_doing(OBSERVING):
+            return Observation(
+                runs=self.driver.list_runs(),
+                telemetry=self.telemetry(),
+                warnings=len(self.driver.warning_logs()),
+                effects=self.driver.mutation_effects(),
+            )
 
     def act(self, action: Callable[[], list[Wake]]) -> None:
         """One action step: note what the implementation shows, then act; its wakes are the

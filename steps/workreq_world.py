@@ -39,6 +39,7 @@ from conformance.driver import (
     WorkRequest,
     WorkRequestLimits,
 )
+from conformance.running.failure_evidence import harness_doing
 from conformance.running.pytest_plugin import require
 from conformance.spec.clause_check import (
     Cite,
@@ -114,6 +115,11 @@ REFUSAL_CLAUSES: dict[tuple[str, ErrorCode], tuple[str, ...]] = {
 
 WRITES_NOTHING = "WR-4"
 """A refused delegation moves no budget and uses no cap slot (making nothing is its refusal)."""
+
+OBSERVING = (
+    "reading every budget, listing, request and session it notes before actions and restarts "
+    "(its own read, not the step's action)"
+)
 
 
 def refusal_cites(operation: str, codes: list[ErrorCode]) -> tuple[str, ...]:
@@ -283,6 +289,12 @@ class WorkRequestWorld:
 
     # -- observing and attempting ------------------------------------------------------
     def observe(self) -> Observation:
+        """The harness's own read of every budget, listing, request and session (a fault in it
+        is said to be the harness's read, not the step's action)."""
+        with harness_doing(OBSERVING):
+            return self._observation()
+
+    def _observation(self) -> Observation:
         driver = self.driver
         return Observation(
             budgets={campaign: driver.budget(campaign) for campaign in self.campaigns},

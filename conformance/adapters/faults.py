@@ -24,10 +24,24 @@ class ImplementationFault(Exception):
         self.kind = kind
         self.message = message
         self.stderr_tail = list(stderr_tail or [])
+        self.during: str | None = None
+        """What the harness itself was doing, when the call was its own read and no step's
+        action (see running.failure_evidence.harness_doing)."""
 
     def evidence(self) -> str:
         lines = [f"implementation fault ({self.kind.value}): {self.message}"]
+        if self.during:
+            lines.append(f"while the harness was {self.during}")
         if self.stderr_tail:
             lines.append("last stderr lines:")
             lines.extend(f"  {line}" for line in self.stderr_tail)
         return "\n".join(lines)
+
+
+def unusable_cause(error: BaseException) -> str:
+    """Why an implementation could not even be described: a fault's evidence, with the last
+    stderr lines it printed (garbage at the handshake is often explained there), else the
+    error itself."""
+    if isinstance(error, ImplementationFault):
+        return error.evidence()
+    return f"{type(error).__name__}: {error}"

@@ -10,6 +10,8 @@ through the kit's own code only. Every report leads with it.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
@@ -66,6 +68,18 @@ def failure_verdict(
     if "Timeout" in str(error)[:20]:
         return Status.TIMEOUT, failure(described), []
     return Status.ERRORED, failure(described), []
+
+
+@contextmanager
+def harness_doing(purpose: str) -> Iterator[None]:
+    """Calls the harness makes for itself (noting what the implementation shows before an
+    action, reading it back for a check): a fault inside says so, since the step it falls in
+    is then not what failed."""
+    try:
+        yield
+    except ImplementationFault as fault:
+        fault.during = fault.during or purpose
+        raise
 
 
 def unreplayed_violation(error: BaseException | None) -> BaseException | None:

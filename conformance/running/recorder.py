@@ -25,6 +25,7 @@ from pytest_bdd.parser import Step
 from conformance import __version__ as kit_version
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
+from conformance.adapters.faults import unusable_cause
 from conformance.identity import spec_hashes
 from conformance.properties import MODULE_TITLES
 from conformance.properties.catalogue import PropertyCheck, fanned_status, property_check
@@ -460,7 +461,7 @@ class ResultsRecorder:
                 finally:
                     driver.close()
         except Exception as error:  # any failure here means the implementation is unusable
-            return None, f"{type(error).__name__}: {error}"
+            return None, unusable_cause(error)
 
     def _redacted_description(
         self, description: dict[str, object] | None
