@@ -42,7 +42,16 @@ OTHER_REASONS: Final = ("task_comment", "task_mentioned", "task_assigned_retry",
 """Reasons that are not task_assigned, some of them close to it: a count over every reason, or
 a prefix or case-insensitive match on the reason, counts them."""
 
-UNATTRIBUTED_TASK_IDS: Final[tuple[Any, ...]] = (None, "", 100, True, ["T-100"], {"id": "T-100"})
+UNATTRIBUTED_TASK_IDS: Final[tuple[Any, ...]] = (
+    None,
+    "",
+    100,
+    42,
+    7,
+    True,
+    ["T-100"],
+    {"id": "T-100"},
+)
 """task_id values that name no task (absent is drawn besides): a reading that coerces a number,
 a list or an object to text attributes the wake to a task. Null and empty come first: drawn as
 often as all the others."""
@@ -51,6 +60,9 @@ UNPARSEABLE_PAYLOADS: Final = (
     '{"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"',
     '[{"task_id": "T-100", "actor_type": "agent"}]',
     '{"task_id": "T-100", "actor_type": "agent", "weight": NaN}',
+    '{"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "weight": NaN}',
+    '{"task_id": null, "actor_type": "agent"',
+    '{"workspace_id": "acme"',
     "null",
     "42",
     '"agent"',
