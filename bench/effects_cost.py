@@ -20,12 +20,15 @@ WITHOUT_MODEL = "not test_every_operation_shows_what_the_model_says"
 
 
 def timed_run(folder: Path, deselect: str | None, seed: int) -> float:
+    """Seconds of one run; a run that ends as a harness fault (exit 2 or 4) measures nothing."""
     command = [sys.executable, "-c", "from conformance.cli import main; main()", "run"]
     command += ["--quiet", "--properties", "ci"]
     command += ["--seed", str(seed), "--results", str(folder / "results.jsonl")]
     command += ["-k", deselect] if deselect else []
     started = time.perf_counter()
-    subprocess.run(command, cwd=folder, capture_output=True, check=False)
+    finished = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+    if finished.returncode not in (0, 1):
+        raise SystemExit(f"the run ended with exit {finished.returncode}: {finished.stderr[-500:]}")
     return time.perf_counter() - started
 
 
