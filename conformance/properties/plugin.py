@@ -19,6 +19,7 @@ search at once and is reported as a `timeout`.
 
 from __future__ import annotations
 
+import os
 import secrets
 import signal
 import tempfile
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from hypothesis import Phase, settings
@@ -41,6 +42,21 @@ from conformance.driver import Driver
 from conformance.properties import PROPERTIES_DIR, Budget
 from conformance.running.pytest_plugin import containment_of
 from conformance.running.recorder import SEARCH
+
+THOROUGH_EXAMPLES: Final = "CONFORMANCE_THOROUGH_EXAMPLES"
+"""The environment variable that sets how many examples each thorough search tries (default
+1000): the kit's own CI runs the thorough profile on every commit at a reduced size with it.
+Each record's evidence says what the search was (`Stopped because settings.max_examples=N`)."""
+
+
+def thorough_examples() -> int:
+    """The thorough profile's examples per search: CONFORMANCE_THOROUGH_EXAMPLES, else 1000."""
+    text = os.environ.get(THOROUGH_EXAMPLES, "").strip()
+    try:
+        return max(1, int(text)) if text else 1000
+    except ValueError:
+        return 1000
+
 
 # Both profiles descend from Hypothesis' own default, not from whatever profile is loaded: where
 # a CI variable is set (GitHub Actions and the like), Hypothesis loads its "ci" profile at
@@ -61,7 +77,7 @@ settings.register_profile(
     Budget.THOROUGH.value,
     parent=settings.get_profile("default"),
     derandomize=False,
-    max_examples=1000,
+    max_examples=thorough_examples(),
     stateful_step_count=100,
     deadline=None,
     print_blob=True,
