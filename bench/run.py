@@ -30,7 +30,7 @@ import psycopg
 import sqlalchemy
 from rich.console import Console
 
-from bench import enqueue_rate, gate_cost, kit_cost, lease_rate, strength_cost
+from bench import enqueue_rate, gate_cost, kit_cost, lease_rate, spread_cost, strength_cost
 from bench.report import Measure, Report, Row
 from bench.stores import libpq_url, postgres_base_url, postgres_unavailable
 from bench.table import print_report
@@ -45,6 +45,7 @@ class Plan:
     lease: lease_rate.LeaseSettings
     kit: kit_cost.KitSettings
     strength: strength_cost.StrengthSettings
+    spread: spread_cost.SpreadSettings
 
 
 PLANS = {
@@ -65,6 +66,7 @@ PLANS = {
         strength=strength_cost.StrengthSettings(
             mutants=("window_*",), variants=("*listing*",), jobs=2
         ),
+        spread=spread_cost.SpreadSettings(thorough_examples=25),
     ),
     "full": Plan(
         gate=gate_cost.GateSettings(small_runs=10**3, large_runs=10**6, samples=1000),
@@ -81,15 +83,17 @@ PLANS = {
             suite_repeats=3,
         ),
         strength=strength_cost.StrengthSettings(mutants=(), variants=(), jobs=2),
+        spread=spread_cost.SpreadSettings(thorough_examples=None),
     ),
 }
-SECTIONS = ("gate", "enqueue", "lease", "kit", "strength")
+SECTIONS = ("gate", "enqueue", "lease", "kit", "strength", "spread")
 TITLES = {
     "gate": gate_cost.SECTION,
     "enqueue": enqueue_rate.SECTION,
     "lease": lease_rate.SECTION,
     "kit": kit_cost.SECTION,
     "strength": strength_cost.SECTION,
+    "spread": spread_cost.SECTION,
 }
 WIDE = 150
 """Table width when the output is not a terminal (a log, a CI job)."""
@@ -109,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         "lease": lambda: lease_rate.measure(plan.lease, postgres, unavailable),
         "kit": lambda: kit_cost.measure(plan.kit),
         "strength": lambda: strength_cost.measure(plan.strength),
+        "spread": lambda: spread_cost.measure(plan.spread),
     }
     report = Report(meta=_meta(mode, postgres))
     console = Console() if sys.stdout.isatty() else Console(width=WIDE)
