@@ -1,6 +1,7 @@
 """A property's counterexample, printed as a Gherkin scenario, is a scenario that fails the same
 way when pasted into a feature file: through `conformance run` against a mutant the property
-catches (an office window closed at both ends; a heartbeat that ignores its generation), then
+catches (an office window closed at both ends; a keyless refusal left uncounted; a heartbeat
+that ignores its generation), then
 the pasted scenario through the kit's own steps, against the mutant and against the reference."""
 
 from __future__ import annotations
@@ -42,6 +43,14 @@ WINDOW = Catch(
     'the wake\'s outcome is "queued"',
     "observed 'rate_limited'",
 )
+EFFECTS = Catch(
+    "mutant:keyless_refusal_silent",
+    1,
+    "every_operation",
+    "every operation's outcome, rows, counters, warnings and labels are the model's",
+    "the rate-limit counters moved by that wake by: allowance_exhausted +1",
+    "observed nothing",
+)
 MACHINE = Catch(
     "mutant:heartbeat_ignores_generation",
     2,
@@ -57,7 +66,11 @@ pytestmark = pytest.mark.timeout(900)
 fresh store: two minutes on an idle machine, over five when CI's other workers load it."""
 
 
-@pytest.fixture(scope="module", params=[WINDOW, MACHINE], ids=["office", "work-requests"])
+@pytest.fixture(
+    scope="module",
+    params=[WINDOW, EFFECTS, MACHINE],
+    ids=["office", "office-effects", "work-requests"],
+)
 def caught(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Catch, ResultsRun, str]:
@@ -116,7 +129,7 @@ def test_the_counterexample_is_printed_as_a_gherkin_scenario(
         cite.split("/")[0] for cite in failure.clauses
     }, tag
     assert scenario.splitlines()[1].startswith("Scenario: ")
-    steps = ("  Given ", "  When ", "  Then ", "  And ", "  #")
+    steps = ("  Given ", "  When ", "  Then ", "  And ", "  #", "      | ")
     assert all(line.startswith(steps) for line in scenario.splitlines()[2:]), scenario
     assert "  # What Hypothesis noted of the same example:" in scenario
     steps_only = scenario.split("\n  # What Hypothesis noted")[0]

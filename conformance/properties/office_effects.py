@@ -59,6 +59,7 @@ from conformance.properties.office_operations import (
     Produce,
     Raw,
     Restart,
+    describe,
     path_of,
     workspace_steps,
 )
@@ -142,6 +143,7 @@ class OfficeEffects:
     # -- performing -----------------------------------------------------
 
     def perform(self, op: Operation) -> None:
+        note(describe(op))
         self.driver.set_clock(op.at)
         self.steps.add("When", f'the clock reads "{instant_text(op.at)}"')
         for text in op.when():

@@ -14,7 +14,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from hypothesis import strategies as st
 
@@ -250,7 +249,7 @@ def workspace_steps(tasks: Sequence[str] = OFFICE_TASKS) -> list[tuple[str, str]
     return steps
 
 
-def describe(operation: Operation) -> dict[str, Any]:
-    """A compact record of an operation for Hypothesis' notes."""
+def describe(operation: Operation) -> str:
+    """A compact line of an operation for Hypothesis' notes."""
     fields = {k: v for k, v in vars(operation).items() if k not in ("at", "settle_as")}
-    return {"op": type(operation).__name__, "at": operation.at.isoformat(), **fields}
+    return f"{operation.at.isoformat()} {type(operation).__name__} {fields}"
