@@ -570,6 +570,10 @@ def _exit_code(outcome: ResultsRun, pytest_code: int | None) -> int:
     if pytest_code == NO_TESTS_COLLECTED or not outcome.scenarios:
         console.print("[bold red]no scenario ran[/]")
         return EXIT_FAILURES
+    if outcome.header.shard is not None:  # a part: its criteria are judged once merged
+        from conformance.running.shards import part_succeeded
+
+        return EXIT_OK if part_succeeded(outcome, default_registry()) else EXIT_FAILURES
     return EXIT_OK if run_succeeded(outcome, default_registry()) else EXIT_FAILURES
 
 

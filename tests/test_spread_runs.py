@@ -272,3 +272,71 @@ def test_merge_refuses_a_part_of_another_inventory(runs: Path) -> None:
     fewer = kit._replace(keys=kit.keys[1:])
     with pytest.raises(MergeRefused, match="not a trustworthy part"):
         merge_parts([runs / "part1.jsonl", runs / "part2.jsonl"], kit=fewer)
+
+
+def test_a_part_is_judged_on_its_own_records() -> None:
+    """A part that holds records of some criteria only passes when none of them fails; the
+    criteria it holds no record of are judged once the parts are merged."""
+    from datetime import UTC, datetime
+
+    from conformance.reports.summary import run_succeeded
+    from conformance.running.shards import part_succeeded
+    from conformance.spec.registry import default_registry
+    from conformance.stream.results import Footer, ResultsRun, ScenarioResult, Shard, Status, totals
+    from tests.runs import a_header
+
+    criterion = default_registry().criteria[0].id
+    passed = ScenarioResult(
+        key="a.feature::a",
+        criterion=criterion,
+        feature="a.feature",
+        scenario="a",
+        status=Status.PASSED,
+        duration_s=0.0,
+    )
+    failed = passed.model_copy(update={"key": "a.feature::b", "status": Status.FAILED})
+
+    def part(*records: ScenarioResult) -> ResultsRun:
+        header = a_header().model_copy(update={"shard": Shard(index=1, count=2, inventory="x")})
+        footer = Footer(finished_at=datetime.now(UTC), totals=totals(records), records=len(records))
+        return ResultsRun(header=header, scenarios=list(records), footer=footer)
+
+    assert part_succeeded(part(passed), default_registry())
+    assert not run_succeeded(part(passed), default_registry())  # the other criteria: no record
+    assert not part_succeeded(part(passed, failed), default_registry())
+
+
+@pytest.mark.parametrize(
+    ("args", "seed"), [("", "12345"), ("--seed 7", "7"), ("-k x --seed=8", "8")]
+)
+def test_the_action_s_shard_input_runs_a_part_from_the_workflow_s_seed(
+    tmp_path: Path, args: str, seed: str
+) -> None:
+    """The run step with `shard: 2/3`, a stand-in `conformance` printing what it was given."""
+    import yaml
+
+    action = yaml.safe_load((Path(__file__).resolve().parent.parent / "action.yml").read_text())
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "run")
+    fake = tmp_path / "bin" / "conformance"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGUMENTS"\n')
+    fake.chmod(0o755)
+    environment = {
+        **os.environ,
+        "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
+        "ARGUMENTS": str(tmp_path / "arguments"),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_RUN_ID": "12345",
+        "CONFORMANCE_IMPL": "./adapter",
+        "CONFORMANCE_CLAIM": "all",
+        "CONFORMANCE_SANDBOX": "false",
+        "CONFORMANCE_ARGS": args,
+        "CONFORMANCE_SHARD": "2/3",
+        "CONFORMANCE_REPORTS": str(tmp_path / "reports"),
+    }
+    subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], env=environment, check=True)
+    given = (tmp_path / "arguments").read_text().splitlines()
+    assert given[given.index("--shard") + 1] == "2/3"
+    seeds = [a.removeprefix("--seed=") for a in given if a.startswith("--seed=")]
+    seeds += [given[i + 1] for i, a in enumerate(given) if a == "--seed"]
+    assert seeds == [seed]

@@ -15,10 +15,13 @@ inventory it was cut from); `conformance merge` joins the N of them into the str
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from typing import Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
 
-from conformance.stream.results import Shard
+from conformance.stream.results import FAILING, ResultsRun, Shard
+
+if TYPE_CHECKING:
+    from conformance.spec.registry import Registry
 
 PROPERTY_PREFIX: Final = "properties/"
 """The `feature` of a property's records (see properties.catalogue.RECORD_PREFIX)."""
@@ -68,6 +71,16 @@ def shard_of(keys: Sequence[str], index: int, count: int) -> Shard:
     return Shard(index=index, count=count, inventory=inventory_digest(list(keys)))
 
 
-def missing_parts(indexes: Iterable[int], count: int) -> list[int]:
-    present = set(indexes)
-    return [index for index in range(1, count + 1) if index not in present]
+def part_succeeded(run: ResultsRun, registry: Registry) -> bool:
+    """A part passes on its own records: none of them fails (and nothing fails the run as a
+    whole: a stop, an integrity breach). A criterion it holds no record of, or only records
+    that did not apply, is judged when the parts are merged, as in a single run."""
+    from conformance.reports.summary import run_faults
+
+    claim = run.header.claim
+    failed = any(
+        record.status in FAILING
+        for record in run.scenarios
+        if record.criterion is not None and claim.covers(record.criterion)
+    )
+    return not failed and not run_faults(run, registry)
