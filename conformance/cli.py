@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -20,6 +20,7 @@ from conformance.properties import Budget
 
 if TYPE_CHECKING:
     from conformance.adapters.containment import Containment
+    from conformance.implementations import Family
     from conformance.running.harness_memory import HarnessMemory
     from conformance.stream.results import ResultsRun, ScenarioResult
     from conformance.stream.stream_integrity import KitInventory
@@ -820,13 +821,13 @@ def mutants() -> None:
     """List the deliberate defects `strength` must catch, each with the criterion it breaks."""
     from rich.table import Table
 
-    import mutants as known
     from conformance.spec.registry import short_id
 
-    table = Table(title=f"{len(known.MUTANTS)} mutants (--impl mutant:NAME)", title_justify="left")
+    known = _family("mutant").members
+    table = Table(title=f"{len(known)} mutants (--impl mutant:NAME)", title_justify="left")
     for column in ("mutant", "criterion", "defect"):
         table.add_column(column, no_wrap=column != "defect")
-    for mutant in sorted(known.MUTANTS.values(), key=lambda m: (m.criterion, m.name)):
+    for mutant in sorted(known.values(), key=lambda m: (m.criterion, m.name)):
         table.add_row(escape(mutant.name), short_id(mutant.criterion), escape(mutant.description))
     console.print(table)
 
@@ -856,20 +857,29 @@ def variants() -> None:
     """List the legal variants `strength` must accept, each with the readings it takes."""
     from rich.table import Table
 
-    import variants as known
-
-    table = Table(
-        title=f"{len(known.VARIANTS)} variants (--impl variant:NAME)", title_justify="left"
-    )
+    known = _family("variant").members
+    table = Table(title=f"{len(known)} variants (--impl variant:NAME)", title_justify="left")
     for column in ("variant", "reads otherwise", "declares it", "freedom taken"):
         table.add_column(column, no_wrap=column != "freedom taken")
-    for variant in sorted(known.VARIANTS.values(), key=lambda v: v.name):
+    for variant in sorted(known.values(), key=lambda v: v.name):
         readings = ", ".join(f"{q} as {name}" for q, name in sorted(variant.readings.items()))
         declares = "yes" if variant.declares_readings else "-"
         table.add_row(
             escape(variant.name), escape(readings or "-"), declares, escape(variant.description)
         )
     console.print(table)
+
+
+def _family(kind: str) -> Family[Any]:
+    """The mutants or variants, as their package hands them in; a kit installed without them
+    exits 2 saying so."""
+    from conformance.implementations import FamilyMissing, family
+
+    try:
+        return family(kind)
+    except FamilyMissing as error:
+        console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
+        raise typer.Exit(EXIT_USAGE) from error
 
 
 @app.command()

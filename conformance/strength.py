@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,13 +53,14 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance.adapters.patched import Capability
+from conformance.implementations import Legal, Mutation
+from conformance.implementations import mutants as kit_mutants
+from conformance.implementations import variants as kit_variants
 from conformance.running.forked_suite import Exit, can_fork, fork_servers
 from conformance.spec.registry import default_registry, short_id
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import read_stream
 from conformance.suite import pytest_arguments
-from mutants import MUTANTS, Mutant
-from variants import VARIANTS, Variant
 
 FEATURES: dict[Capability, str] = {
     Capability.OFFICE: "office_*.feature",
@@ -72,7 +73,7 @@ DEFAULT_TIMEOUT_S = 900.0
 VERDICT_EXIT_CODES = frozenset({0, 1})
 """pytest's exit codes for "the tests ran" (all passed, some failed); others mean they did not."""
 RAM_DIRECTORY = Path("/dev/shm")
-A = TypeVar("A", Mutant, Variant)
+A = TypeVar("A", Mutation, Legal)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ class MutantVerdict:
     criterion's scenarios, up to the first kill).
     """
 
-    mutant: Mutant
+    mutant: Mutation
     killed_by: frozenset[str]
     failed_by: frozenset[str]
     error: str | None
@@ -159,7 +160,7 @@ class MutantVerdict:
 class VariantVerdict:
     """What a variant's run showed: divergences as declared, or false failures."""
 
-    variant: Variant
+    variant: Legal
     diverged_on: frozenset[str]
     false_failures: tuple[str, ...]
     error: str | None
@@ -259,17 +260,17 @@ class StrengthReport:
         )
 
 
-def select_mutants(patterns: Sequence[str]) -> list[Mutant]:
+def select_mutants(patterns: Sequence[str]) -> list[Mutation]:
     """Mutants whose name matches any of the glob patterns; every mutant when there are none."""
-    return _select(MUTANTS, patterns, "mutant")
+    return _select(kit_mutants().members, patterns, "mutant")
 
 
-def select_variants(patterns: Sequence[str]) -> list[Variant]:
+def select_variants(patterns: Sequence[str]) -> list[Legal]:
     """Variants whose name matches any of the glob patterns; every variant when there are none."""
-    return _select(VARIANTS, patterns, "variant")
+    return _select(kit_variants().members, patterns, "variant")
 
 
-def _select(known: dict[str, A], patterns: Sequence[str], kind: str) -> list[A]:
+def _select(known: Mapping[str, A], patterns: Sequence[str], kind: str) -> list[A]:
     chosen = [
         item
         for name, item in known.items()
@@ -281,9 +282,9 @@ def _select(known: dict[str, A], patterns: Sequence[str], kind: str) -> list[A]:
 
 
 def run_strength(
-    mutants: Sequence[Mutant],
+    mutants: Sequence[Mutation],
     *,
-    variants: Sequence[Variant] = (),
+    variants: Sequence[Legal] = (),
     jobs: int = 2,
     select: str | None = None,
     partial: bool = False,
@@ -365,15 +366,15 @@ def _complete_the_missed(
     return [redone.get(v.mutant.name, v) for v in verdicts]
 
 
-def _mutant_target(mutant: Mutant, all_features: bool) -> Target:
+def _mutant_target(mutant: Mutation, all_features: bool) -> Target:
     return Target(f"mutant:{mutant.name}", () if all_features else (FEATURES[mutant.capability],))
 
 
-def _own_criterion(target: Target, mutant: Mutant) -> Target:
+def _own_criterion(target: Target, mutant: Mutation) -> Target:
     return Target(target.impl, target.features, mutant.criterion)
 
 
-def _variant_target(variant: Variant, all_features: bool, over_the_wire: bool) -> Target:
+def _variant_target(variant: Legal, all_features: bool, over_the_wire: bool) -> Target:
     features = () if all_features else (FEATURES[variant.capability],)
     if not over_the_wire:
         return Target(f"variant:{variant.name}", features)
@@ -385,7 +386,7 @@ def _trusted(control: TargetRun) -> set[str]:
     return {key for key, (_, status) in control.statuses().items() if status is Status.PASSED}
 
 
-def _verdict(mutant: Mutant, run: TargetRun, control: TargetRun) -> MutantVerdict:
+def _verdict(mutant: Mutation, run: TargetRun, control: TargetRun) -> MutantVerdict:
     """The criteria whose scenarios passed against the control but not against the mutant."""
     trusted = _trusted(control)
     kills = [
@@ -399,7 +400,7 @@ def _verdict(mutant: Mutant, run: TargetRun, control: TargetRun) -> MutantVerdic
     return MutantVerdict(mutant, killed_by, failed_by, run.error, run.seconds, complete)
 
 
-def _variant_verdict(variant: Variant, run: TargetRun, control: TargetRun) -> VariantVerdict:
+def _variant_verdict(variant: Legal, run: TargetRun, control: TargetRun) -> VariantVerdict:
     """Every trusted scenario passed, or diverged on an interpretation the variant names and
     on a criterion that interpretation is registered under (never on another criterion).
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from reference.clock import Clock
-from reference.db import Database, create_schema
+from reference.db import Database
 from reference.office.service import OfficeService
+from reference.schema import create_schema
 from reference.workreq.service import WorkRequestService
 
 

@@ -123,35 +123,6 @@ def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def create_schema(engine: Engine) -> None:
-    """Create every table and index that does not exist yet (idempotent)."""
-    import reference.office.models
-    import reference.workreq.models  # noqa: F401  (registers the work-request tables)
-
-    Base.metadata.create_all(engine)
-
-
-def drop_schema(engine: Engine) -> None:
-    import reference.office.models
-    import reference.workreq.models  # noqa: F401
-
-    Base.metadata.drop_all(engine)
-
-
-def delete_all_rows(engine: Engine) -> None:
-    """Empty every table, children first, in one transaction; the schema stays.
-
-    Far cheaper than dropping and creating the schema again (on PostgreSQL,
-    tens of milliseconds against hundreds), which matters once per scenario.
-    """
-    import reference.office.models
-    import reference.workreq.models  # noqa: F401
-
-    with engine.begin() as connection:
-        for table in reversed(Base.metadata.sorted_tables):
-            connection.execute(table.delete())
-
-
 class Database:
     """Two engines on one store, one per way of writing, plus a session factory.
 

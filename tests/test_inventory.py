@@ -9,8 +9,9 @@ import pytest
 from gherkin.parser import Parser
 from gherkin.token_scanner import TokenScanner
 
-from conformance.spec.inventory import FEATURES_DIR, ScenarioEntry, load_inventory
+from conformance.spec.inventory import FEATURES_DIR, load_inventory
 from conformance.spec.registry import CRITERION_TAG, default_registry
+from conformance.spec.scenario_keys import ScenarioEntry
 
 INVENTORY = load_inventory()
 

@@ -21,9 +21,10 @@ from typer.testing import CliRunner
 
 from conformance.cli import EXIT_FAILURES, EXIT_USAGE, app
 from conformance.spec.inventory import load_inventory
+from conformance.spec.scenario_keys import inventory_digest
 from conformance.stream.provenance import KIT_ROOT
 from conformance.stream.results import CHAIN_START, Footer, Header, ScenarioResult, Status, link
-from conformance.stream.stream_integrity import BrokenStream, inventory_digest, verify_stream
+from conformance.stream.stream_integrity import BrokenStream, verify_stream
 
 RUNNER = CliRunner()
 CONFORMANCE = Path(sys.executable).with_name("conformance")

@@ -62,10 +62,9 @@ def open_driver(
         return open_reference(database, scratch)
     if impl.startswith("python:"):
         return _python_factory(impl.removeprefix("python:"))(database, scratch)
-    if impl.startswith("mutant:"):
-        return open_mutant(impl.removeprefix("mutant:"), database, scratch)
-    if impl.startswith("variant:"):
-        return open_variant(impl.removeprefix("variant:"), database, scratch)
+    kind, _, name = impl.partition(":")
+    if kind in ("mutant", "variant"):
+        return open_member(kind, name, database, scratch)
     if impl.startswith("exec:"):
         return open_exec(
             impl.removeprefix("exec:"),
@@ -88,22 +87,18 @@ def open_reference(database: str | None, scratch: Path) -> Driver:
     return InProcessDriver(url, release=release)
 
 
-def open_mutant(name: str, database: str | None, scratch: Path) -> Driver:
-    import mutants
+def open_member(kind: str, name: str, database: str | None, scratch: Path) -> Driver:
+    """A mutant or variant, from the family its package hands in (conformance.implementations);
+    an unknown name, or a family not installed, is a configuration error."""
+    from conformance.implementations import FamilyMissing, family
 
     try:
-        return mutants.open_mutant(name, database, scratch)
-    except mutants.UnknownMutant as error:
+        known = family(kind)
+    except FamilyMissing as error:
         raise ConfigurationError(str(error)) from error
-
-
-def open_variant(name: str, database: str | None, scratch: Path) -> Driver:
-    import variants
-
-    try:
-        return variants.open_variant(name, database, scratch)
-    except variants.UnknownVariant as error:
-        raise ConfigurationError(str(error)) from error
+    if name not in known.members:
+        raise ConfigurationError(known.unknown(name))
+    return known.open(name, database, scratch)
 
 
 def _python_factory(spec: str) -> DriverFactory:

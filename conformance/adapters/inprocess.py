@@ -124,28 +124,3 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations, ConcurrencyOperat
             ErrorCode.NOT_SUPPORTED,
             "the in-process adapter cannot kill the implementation in the middle of a batch",
         )
-
-
-_REBUILT_STORES: set[str] = set()
-"""Store URLs whose schema this process has already dropped and created anew."""
-
-
-def empty_store(url: str) -> None:
-    """Leave the reference's store empty, so that each scenario starts from nothing.
-
-    The first time in a process the schema is dropped and created anew, so a
-    store left by an older version gets today's tables; after that, deleting
-    every row is enough, and much faster on PostgreSQL.
-    """
-    from reference.db import Database, create_schema, delete_all_rows, drop_schema
-
-    database = Database(url)
-    try:
-        if url in _REBUILT_STORES:
-            delete_all_rows(database.engine)
-        else:
-            drop_schema(database.engine)
-            create_schema(database.engine)
-            _REBUILT_STORES.add(url)
-    finally:
-        database.dispose()

@@ -32,8 +32,6 @@ class StoreShelf:
 
     def take(self) -> tuple[str, Release]:
         """An emptied store's URL, and what hands it back."""
-        from conformance.adapters.inprocess import empty_store
-
         url = self._free_store() or self._new_store()
         empty_store(url)
         return url, lambda: self._give_back(url)
@@ -60,7 +58,31 @@ def take_store(database: str | None) -> tuple[str, Release]:
     """The store for a new in-process driver: the database given, emptied, or a shelved one."""
     if database is None:
         return SHELF.take()
-    from conformance.adapters.inprocess import empty_store
-
     empty_store(database)
     return database, no_release
+
+
+_REBUILT_STORES: set[str] = set()
+"""Store URLs whose schema this process has already dropped and created anew."""
+
+
+def empty_store(url: str) -> None:
+    """Leave the reference's store empty, so that each scenario starts from nothing.
+
+    The first time in a process the schema is dropped and created anew, so a
+    store left by an older version gets today's tables; after that, deleting
+    every row is enough, and much faster on PostgreSQL.
+    """
+    from reference.db import Database
+    from reference.schema import create_schema, delete_all_rows, drop_schema
+
+    database = Database(url)
+    try:
+        if url in _REBUILT_STORES:
+            delete_all_rows(database.engine)
+        else:
+            drop_schema(database.engine)
+            create_schema(database.engine)
+            _REBUILT_STORES.add(url)
+    finally:
+        database.dispose()

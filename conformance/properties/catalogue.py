@@ -26,8 +26,8 @@ from conformance.properties import (
     PROPERTIES_DIR,
     WORK_REQUEST_MODULE,
 )
-from conformance.spec.inventory import ScenarioEntry, scenario_key
 from conformance.spec.registry import default_registry
+from conformance.spec.scenario_keys import ScenarioEntry, scenario_key
 from conformance.stream.results import Status
 
 INTERPRETATION: Final = re.compile(r"\b(?:WR|OF)-\d+\b")

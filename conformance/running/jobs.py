@@ -39,7 +39,7 @@ from conformance.running.harness_memory import HarnessMemory
 from conformance.running.jobs_worker import WORKER_MODULE
 from conformance.running.recorder import ALTERED
 from conformance.running.shards import PROPERTY_PREFIX
-from conformance.spec.inventory import ScenarioEntry
+from conformance.spec.scenario_keys import ScenarioEntry
 from conformance.stream.results import (
     Footer,
     Header,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+from conformance.spec.scenario_keys import inventory_digest
 from conformance.stream.results import (
     NOT_RUN,
     Footer,
@@ -30,12 +31,7 @@ from conformance.stream.results import (
     Status,
     totals,
 )
-from conformance.stream.stream_integrity import (
-    BrokenStream,
-    KitInventory,
-    inventory_digest,
-    verify_stream,
-)
+from conformance.stream.stream_integrity import BrokenStream, KitInventory, verify_stream
 
 SAME_RUN: Final[tuple[tuple[str, Callable[[Header], object]], ...]] = (
     ("kit version", lambda h: h.kit_version),

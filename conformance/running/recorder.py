@@ -36,7 +36,6 @@ from conformance.running.reading_verdict import first_divergence, weighed
 from conformance.running.scenario_items import scenario_template
 from conformance.running.scratch import RUN_FOLDER
 from conformance.spec.clause_check import FollowedDivergence, ReadingLog, open_reading_log
-from conformance.spec.inventory import ScenarioEntry, scenario_key
 from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
@@ -44,6 +43,7 @@ from conformance.spec.registry import (
     KIT_READING,
     Registry,
 )
+from conformance.spec.scenario_keys import ScenarioEntry, inventory_digest, scenario_key
 from conformance.stream import provenance
 from conformance.stream.redaction import REDACT, masked_url
 from conformance.stream.results import (
@@ -62,7 +62,6 @@ from conformance.stream.results import (
     totals,
     undefined_results,
 )
-from conformance.stream.stream_integrity import inventory_digest
 from conformance.wire.protocol.messages import PROTOCOL_VERSION
 
 ALTERED = (

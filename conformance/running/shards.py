@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from conformance.spec.scenario_keys import inventory_digest
 from conformance.stream.results import FAILING, ResultsRun, Shard
 
 if TYPE_CHECKING:
@@ -66,8 +67,6 @@ def part_of(keys: Sequence[str], index: int, count: int) -> list[str]:
 
 def shard_of(keys: Sequence[str], index: int, count: int) -> Shard:
     """What a part's header says of it: which part, and of which inventory."""
-    from conformance.stream.stream_integrity import inventory_digest
-
     return Shard(index=index, count=count, inventory=inventory_digest(list(keys)))
 
 

@@ -6,38 +6,15 @@ not run shows up as `undefined` rather than vanishing from the report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from gherkin.parser import Parser
 from gherkin.token_scanner import TokenScanner
 
-from conformance.spec.registry import CRITERION_TAG
+from conformance.properties.catalogue import property_entries
+from conformance.spec.scenario_keys import ScenarioEntry, scenario_key
 from conformance.suite import FEATURES_DIR
-
-
-@dataclass(frozen=True)
-class ScenarioEntry:
-    """One runnable scenario: a plain scenario, or one example row of an outline."""
-
-    key: str
-    feature_file: str
-    feature: str
-    name: str
-    line: int
-    tags: tuple[str, ...]
-    example: str | None
-
-    @property
-    def criteria(self) -> tuple[str, ...]:
-        return tuple(tag for tag in self.tags if CRITERION_TAG.fullmatch(tag))
-
-
-def scenario_key(feature_file: str, name: str, example: str | None) -> str:
-    """The stable name of a scenario in results, expectations and reports."""
-    base = f"{feature_file}::{name}"
-    return f"{base}[{example}]" if example is not None else base
 
 
 def load_inventory(
@@ -48,8 +25,6 @@ def load_inventory(
     for path in sorted(features_dir.glob("**/*.feature")):
         entries.extend(_feature_entries(path, path.relative_to(features_dir).as_posix()))
     if properties:
-        from conformance.properties.catalogue import property_entries  # it builds on this module
-
         entries.extend(property_entries())
     return entries
 

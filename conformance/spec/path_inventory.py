@@ -14,8 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-from conformance.spec.inventory import ScenarioEntry
 from conformance.spec.registry import CLAUSE_TAG_PREFIX, PATH_TAG_PREFIX
+from conformance.spec.scenario_keys import ScenarioEntry
 
 PATHS_FILE: Final = Path(__file__).resolve().parents[1] / "data" / "paths.toml"
 

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.spec.inventory import ScenarioEntry
 from conformance.spec.registry import CLAUSE_ID, REGISTRY_PATH, Registry
+from conformance.spec.scenario_keys import ScenarioEntry
 from conformance.spec.spec_text import (
     SourceCriterion,
     SpanError,

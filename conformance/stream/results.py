@@ -20,7 +20,7 @@ from typing import IO, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from conformance.spec.inventory import ScenarioEntry
+from conformance.spec.scenario_keys import ScenarioEntry
 
 
 class Status(StrEnum):

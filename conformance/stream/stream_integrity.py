@@ -15,7 +15,6 @@ harness the forger cannot reach, ties a stream to whoever holds the key.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 from pathlib import Path
@@ -23,6 +22,8 @@ from typing import Final, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
+from conformance.running.shards import part_of
+from conformance.spec.scenario_keys import inventory_digest
 from conformance.stream.results import (
     CHAIN_START,
     Footer,
@@ -49,10 +50,6 @@ class BrokenStream(ValueError):
     """The stream cannot be trusted; the message says where and why."""
 
 
-def inventory_digest(keys: list[str]) -> str:
-    return "sha256:" + hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()
-
-
 def read_key(path: Path) -> bytes:
     key = path.read_bytes().strip()
     if not key:
@@ -77,8 +74,6 @@ class KitInventory(NamedTuple):
         checked_properties = header.properties != "none"
         keys = self.keys + (self.property_keys if checked_properties else [])
         if header.shard is not None:
-            from conformance.running.shards import part_of
-
             keys = part_of(keys, header.shard.index, header.shard.count)
         return sorted(keys)
 

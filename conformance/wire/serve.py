@@ -107,14 +107,11 @@ class ServedReference:
 
     def _driver_factory(self) -> Callable[[str], Driver]:
         kind, _, name = (self.altered or "").partition(":")
-        if kind == "mutant":
-            import mutants
+        if kind:
+            from conformance.implementations import family
 
-            return lambda url: mutants.driver_on(name, url)
-        if kind == "variant":
-            import variants
-
-            return lambda url: variants.driver_on(name, url)
+            known = family(kind)
+            return lambda url: known.driver_on(name, url)
         from conformance.adapters.inprocess import InProcessDriver
 
         return InProcessDriver
@@ -128,7 +125,7 @@ class ServedReference:
 
     def reset(self) -> Driver:
         """Empty the store and start a new driver: no run, counter, log or armed hook remains."""
-        from conformance.adapters.inprocess import empty_store
+        from conformance.adapters.inprocess_stores import empty_store
 
         self._close_driver()
         empty_store(self._url)
@@ -176,7 +173,7 @@ def prepare_store(database_url: str | None, store_directory: str | None) -> str:
     url = database_url or f"sqlite:///{directory / 'reference.sqlite'}"
     marker = directory / STORE_MARKER
     if not marker.exists():
-        from conformance.adapters.inprocess import empty_store
+        from conformance.adapters.inprocess_stores import empty_store
 
         empty_store(url)
         marker.touch()
@@ -299,18 +296,18 @@ def _altered(
 ) -> str | None:
     """`mutant:<name>` or `variant:<name>` when one was asked for and exists; a usage error when
     it does not."""
-    if mutant is not None:
-        import mutants
+    from conformance.implementations import FamilyMissing, family
 
-        if mutant not in mutants.MUTANTS:
-            parser.error(str(mutants.UnknownMutant(mutant)))
-        return f"mutant:{mutant}"
-    if variant is not None:
-        import variants
-
-        if variant not in variants.VARIANTS:
-            parser.error(str(variants.UnknownVariant(variant)))
-        return f"variant:{variant}"
+    for kind, name in (("mutant", mutant), ("variant", variant)):
+        if name is None:
+            continue
+        try:
+            known = family(kind)
+        except FamilyMissing as error:
+            parser.error(str(error))
+        if name not in known.members:
+            parser.error(known.unknown(name))
+        return f"{kind}:{name}"
     return None
 
 

@@ -7,8 +7,9 @@ from sqlalchemy import create_engine
 from sqlalchemy.exc import OperationalError
 
 from reference.clock import ManualClock
-from reference.db import Database, create_schema, drop_schema
+from reference.db import Database
 from reference.errors import LeaseHeld, NotFound
+from reference.schema import create_schema, drop_schema
 from reference.workreq.service import WorkRequestService
 from reference.workreq.settings import SETTINGS
 from reference.workreq.views import BudgetView
