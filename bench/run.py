@@ -19,7 +19,7 @@ import platform
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
@@ -103,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     options = _parser().parse_args(argv)
     mode = "full" if options.full else "quick"
     plan = PLANS[mode]
+    if options.thorough_examples or options.json:
+        examples = options.thorough_examples or plan.spread.thorough_examples
+        log = options.json.with_suffix(".runs.jsonl") if options.json else None
+        plan = replace(plan, spread=spread_cost.SpreadSettings(examples, log))
     _quiet_reference_logs()
     base_url = postgres_base_url()
     unavailable = postgres_unavailable(base_url) or ""
@@ -156,6 +160,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
         "--only", action="append", choices=SECTIONS, help="run only this section (repeatable)"
+    )
+    parser.add_argument(
+        "--thorough-examples",
+        type=int,
+        help="examples per thorough search in the spread section (--full: 1000, --quick: 25); "
+        "with --json, each of its runs is also written to <json>.runs.jsonl as it ends",
     )
     return parser
 

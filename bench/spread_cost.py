@@ -16,14 +16,16 @@ search, which takes half an hour a run or more on two cores.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from time import perf_counter
+from typing import Final
 
 from bench.kit_cost import EXAMPLES, EXEC_IMPL, GENERATE_SECONDS, IN_PROCESS
 from bench.report import Measure, Row
@@ -42,10 +44,14 @@ SEED = "1"
 class SpreadSettings:
     thorough_examples: int | None
     """Examples per thorough search; None for the profile's own (1000)."""
+    log: Path | None = None
+    """Where each run is written as a JSON line as soon as it ends (a long bench that is
+    stopped keeps the runs it made; `rows_from_log` makes the rows of them)."""
 
 
 @dataclass(frozen=True)
 class Timed:
+    name: str
     seconds: float
     exit_code: int
     statuses: dict[str, str]
@@ -63,7 +69,20 @@ class Timed:
         return f"exit {self.exit_code}; {shown}; {self.examples} examples"
 
 
-def timed_run(impl: str, properties: str, jobs: int, examples: int | None = None) -> Timed:
+RUNS: Final = (
+    ("exec-ci-1", EXEC_IMPL, "ci", 1),
+    ("exec-ci-2", EXEC_IMPL, "ci", 2),
+    ("local-ci-1", IN_PROCESS, "ci", 1),
+    ("exec-thorough-1", EXEC_IMPL, "thorough", 1),
+    ("exec-thorough-2", EXEC_IMPL, "thorough", 2),
+    ("local-thorough-1", IN_PROCESS, "thorough", 1),
+)
+"""Every run the rows compare, by name: (name, implementation, budget, jobs)."""
+
+
+def timed_run(
+    name: str, impl: str, properties: str, jobs: int, examples: int | None = None
+) -> Timed:
     """`conformance run` as a user runs it, timed from launch to exit."""
     with tempfile.TemporaryDirectory(prefix="bench-spread-") as scratch:
         results = Path(scratch) / "results.jsonl"
@@ -94,6 +113,7 @@ def timed_run(impl: str, properties: str, jobs: int, examples: int | None = None
             test = record.key.rsplit("[", 1)[0]
             searched[test] = (sum(int(n) for n in counts.groups()), float(spent.group(1)))
     return Timed(
+        name=name,
         seconds=seconds,
         exit_code=finished.returncode,
         statuses={record.key: record.status.value for record in scenarios},
@@ -103,49 +123,71 @@ def timed_run(impl: str, properties: str, jobs: int, examples: int | None = None
 
 
 def measure(settings: SpreadSettings) -> list[Row]:
-    examples = settings.thorough_examples
-    size = f"{examples} examples a search" if examples else "1000 examples a search"
-    ci_one = timed_run(EXEC_IMPL, "ci", 1)
-    ci_two = timed_run(EXEC_IMPL, "ci", 2)
-    local_ci = timed_run(IN_PROCESS, "ci", 1)
-    local_thorough = timed_run(IN_PROCESS, "thorough", 1, examples)
-    served_thorough = timed_run(EXEC_IMPL, "thorough", 1, examples)
-    served_thorough_two = timed_run(EXEC_IMPL, "thorough", 2, examples)
-    rows = [
-        _jobs_row("spread.jobs.suite", "the whole suite (--properties ci)", ci_one, ci_two),
-        _jobs_row(
-            "spread.jobs.thorough",
-            f"the whole suite (--properties thorough, {size})",
-            served_thorough,
-            served_thorough_two,
+    runs = {}
+    for name, impl, budget, jobs in RUNS:
+        examples = settings.thorough_examples if budget == "thorough" else None
+        runs[name] = timed_run(name, impl, budget, jobs, examples)
+        if settings.log is not None:
+            with settings.log.open("a", encoding="utf-8") as log:
+                log.write(json.dumps(asdict(runs[name])) + "\n")
+    return rows_of(runs, settings.thorough_examples)
+
+
+def rows_from_log(log: Path, examples: int | None) -> list[Row]:
+    """The rows of the runs a log holds (the last of each name): those it lacks are missing."""
+    runs = {}
+    for line in log.read_text(encoding="utf-8").splitlines():
+        run = Timed(**json.loads(line))
+        runs[run.name] = run
+    return rows_of(runs, examples)
+
+
+def rows_of(runs: dict[str, Timed], examples: int | None) -> list[Row]:
+    size = f"{examples or 1000} examples a search"
+    rows = []
+    if {"exec-ci-1", "exec-ci-2"} <= runs.keys():
+        what = "the whole suite (--properties ci)"
+        rows.append(_jobs_row("spread.jobs.suite", what, runs["exec-ci-1"], runs["exec-ci-2"]))
+    if {"exec-thorough-1", "exec-thorough-2"} <= runs.keys():
+        rows.append(
+            _jobs_row(
+                "spread.jobs.thorough",
+                f"the whole suite (--properties thorough, {size})",
+                runs["exec-thorough-1"],
+                runs["exec-thorough-2"],
+            )
+        )
+    for where, ci_name, deep_name in (
+        ("in-process", "local-ci-1", "local-thorough-1"),
+        ("exec", "exec-ci-1", "exec-thorough-1"),
+    ):
+        if {ci_name, deep_name} <= runs.keys():
+            rows += _depth_rows(where, runs[ci_name], runs[deep_name], size)
+    return rows
+
+
+def _depth_rows(where: str, ci: Timed, deep: Timed, size: str) -> list[Row]:
+    return [
+        Row(
+            key=f"spread.thorough.wall.{where}",
+            section=SECTION,
+            what=f"conformance run wall time {where}, --properties ci vs thorough ({size})",
+            baseline=Measure("ci", ci.seconds, "s"),
+            subject=Measure("thorough", deep.seconds, "s"),
+            note=f"ci: {ci.summary()}; thorough: {deep.summary()}",
+        ),
+        Row(
+            key=f"spread.thorough.rate.{where}",
+            section=SECTION,
+            what=f"property examples/s {where} (generate phase), ci vs thorough ({size})",
+            baseline=Measure("ci", ci.rate, "examples/s"),
+            subject=Measure("thorough", deep.rate, "examples/s"),
+            note=(
+                f"ci: {ci.examples} examples in {ci.generating:.1f} s; thorough: "
+                f"{deep.examples} in {deep.generating:.1f} s (programs of 100 steps, not 40)"
+            ),
         ),
     ]
-    for where, ci, deep in (
-        ("in-process", local_ci, local_thorough),
-        ("exec", ci_one, served_thorough),
-    ):
-        rows += [
-            Row(
-                key=f"spread.thorough.wall.{where}",
-                section=SECTION,
-                what=f"conformance run wall time {where}, --properties ci vs thorough ({size})",
-                baseline=Measure("ci", ci.seconds, "s"),
-                subject=Measure("thorough", deep.seconds, "s"),
-                note=f"ci: {ci.summary()}; thorough: {deep.summary()}",
-            ),
-            Row(
-                key=f"spread.thorough.rate.{where}",
-                section=SECTION,
-                what=f"property examples/s {where} (generate phase), ci vs thorough ({size})",
-                baseline=Measure("ci", ci.rate, "examples/s"),
-                subject=Measure("thorough", deep.rate, "examples/s"),
-                note=(
-                    f"ci: {ci.examples} examples in {ci.generating:.1f} s; thorough: "
-                    f"{deep.examples} in {deep.generating:.1f} s (programs of 100 steps, not 40)"
-                ),
-            ),
-        ]
-    return rows
 
 
 def _jobs_row(key: str, what: str, one: Timed, two: Timed) -> Row:
