@@ -57,7 +57,7 @@ def test_a_criterion_s_cell_says_passed_of_ran_then_the_rest() -> None:
 
 def test_the_count_says_what_its_records_are() -> None:
     said = records_said(a_run())
-    assert said.startswith("6 records (5 scenarios and outline rows, 1 property-check records")
+    assert said.startswith("6 records, 5 scenarios and outline rows, 1 property-check records")
     assert "2 passed" in said and "1 failed" in said and "2 not_applicable" in said
 
 

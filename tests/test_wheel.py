@@ -28,8 +28,10 @@ from typing import Any
 import pytest
 import yaml
 
+from conformance import __version__
 from conformance.reports.summary import criterion_verdicts
 from conformance.spec.registry import default_registry
+from conformance.stream.provenance import kit_commit
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
 from tests.sandbox import SANDBOXED
@@ -116,6 +118,26 @@ def test_the_installed_wheel_passes_the_node_example_claiming_office(
     assert node.header.properties == "ci"
     said = " ".join(completed.stdout.split())
     assert "claims office: 25 of 25 criteria passed; 13 out of scope" in said, said
+
+
+def test_the_installed_kit_names_its_commit_and_prints_no_path_of_its_own(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """The wheel records the commit it was built from (`--version`, the header), and a failing
+    run's lines name scenarios and the kit's files, never a path into site-packages."""
+    version = run(installed.bin / "conformance", "--version", cwd=tmp_path)
+    commit = kit_commit(CHECKOUT)
+    assert commit and version.stdout.startswith(f"conformance {__version__} (commit {commit})")
+    results = tmp_path / "results.jsonl"
+    arguments = ["--impl", "mutant:allowance_off_by_one", "--claim", "office", "-k", "sixth"]
+    failing = run(installed.bin / "conformance", "run", *arguments, "--results", results,
+                  cwd=tmp_path, check=False)  # fmt: skip
+    assert failing.returncode == 1, failing.stdout[-3000:] + failing.stderr[-3000:]
+    assert "Step: " in failing.stdout and "Trace:" in failing.stdout
+    for path in ("site-packages", str(installed.venv), str(CHECKOUT)):
+        assert path not in failing.stdout + failing.stderr, path
+    provenance = verify_stream(results).header.provenance
+    assert provenance is not None and provenance.kit_commit == commit
 
 
 def run_at_once(

@@ -223,7 +223,7 @@ def records_said(run: ResultsRun) -> str:
         f"{len(run.scenarios) - checks} scenarios and outline rows, {checks} property-check "
         "records (one per criterion a check names)"
     )
-    return f"{len(run.scenarios)} records ({made_of}): {counted or 'none'}"
+    return f"{len(run.scenarios)} records, {made_of}: {counted or 'none'}"
 
 
 def scenarios_cell(verdict: CriterionVerdict) -> str:

@@ -79,7 +79,7 @@ def print_verdicts(
             f"(--seed {seed} repeats their search)",
             highlight=False,
         )
-    console.print(f"{headline}; {records_said(run)}", markup=False, highlight=False)
+    console.print(f"{headline}; {records_said(run)}", markup=False, highlight=False, soft_wrap=True)
     passed = run_succeeded(run, registry)
     console.print("[bold green]run passed[/]" if passed else "[bold red]run failed[/]")
 
