@@ -340,3 +340,53 @@ def test_the_action_s_shard_input_runs_a_part_from_the_workflow_s_seed(
     seeds = [a.removeprefix("--seed=") for a in given if a.startswith("--seed=")]
     seeds += [given[i + 1] for i, a in enumerate(given) if a == "--seed"]
     assert seeds == [seed]
+
+
+DYING = '''
+import os
+from conformance.adapters.factory import open_reference
+
+OPENED = [0]
+
+
+def factory(database, scratch):
+    """The reference, in-process, whose third driver ends the process it runs in."""
+    OPENED[0] += 1
+    if OPENED[0] == 3:
+        os._exit(9)
+    return open_reference(database, scratch)
+'''
+
+
+def test_a_worker_that_dies_is_a_fault_of_the_harness(tmp_path: Path) -> None:
+    """An in-process implementation that ends its worker leaves the run without the records
+    of what that worker was running: no verdict (exit 4), never a verdict with holes."""
+    (tmp_path / "dying.py").write_text(DYING, encoding="utf-8")
+    finished = subprocess.run(
+        command(
+            *("run", "--impl", "python:dying:factory", "--jobs", "2", "--properties", "none"),
+            *("-k", "window", "--results", "r.jsonl"),
+        ),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        env={**ENVIRONMENT, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
+    )
+    assert finished.returncode == 4, finished.stdout + finished.stderr
+    said = " ".join(finished.stdout.split())
+    assert "fault of the harness" in said and "ended without finishing (exit code 9)" in said
+
+
+def test_the_longest_searches_are_handed_out_first() -> None:
+    from conformance.running.jobs import handed_out_first
+
+    items = [
+        ("a", ["a.feature::a"]),
+        ("p", ["properties/p.py::p[1]", "properties/p.py::p[2]"]),
+        ("b", ["b.feature::b"]),
+        ("q", ["properties/q.py::q[1]", "properties/q.py::q[2]", "properties/q.py::q[3]"]),
+        ("c", []),
+    ]
+    assert handed_out_first(items) == [3, 1, 0, 2, 4]
