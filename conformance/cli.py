@@ -50,7 +50,7 @@ EXIT_CODES: dict[int, tuple[str, str]] = {
         "asked for is still written, saying why",
     ),
     EXIT_HARNESS: (
-        "fault of the kit",
+        "fault of the harness",
         "no verdict on the implementation: one line names the fault and the file keeping its "
         "traceback, for the kit's maintainers",
     ),
