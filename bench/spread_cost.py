@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -58,6 +59,9 @@ class Timed:
     examples: int
     generating: float
     """Seconds of Hypothesis' generate phase, summed over the searches."""
+    cpu_seconds: float = 0.0
+    """User and system time of the run and every process it waited for (workers and
+    implementation processes): the work, whatever the machine's load did to the wall time."""
 
     @property
     def rate(self) -> float:
@@ -66,7 +70,10 @@ class Timed:
     def summary(self) -> str:
         counts = Counter(self.statuses.values())
         shown = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        return f"exit {self.exit_code}; {shown}; {self.examples} examples"
+        return (
+            f"exit {self.exit_code}; {shown}; {self.examples} examples; "
+            f"CPU {self.cpu_seconds:.0f} s"
+        )
 
 
 RUNS: Final = (
@@ -94,6 +101,7 @@ def timed_run(
         environment = dict(os.environ)
         if examples is not None:
             environment[THOROUGH_EXAMPLES] = str(examples)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = perf_counter()
         finished = subprocess.run(
             command,
@@ -104,6 +112,8 @@ def timed_run(
             env=environment,
         )
         seconds = perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         scenarios = read_stream(results).scenarios
     searched: dict[str, tuple[int, float]] = {}
     for record in scenarios:
@@ -119,6 +129,7 @@ def timed_run(
         statuses={record.key: record.status.value for record in scenarios},
         examples=sum(count for count, _ in searched.values()),
         generating=sum(spent for _, spent in searched.values()),
+        cpu_seconds=cpu,
     )
 
 

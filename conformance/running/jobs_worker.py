@@ -28,7 +28,6 @@ import pytest
 
 from conformance.running.harness_memory import RECORDER_NAME, HarnessMemory
 from conformance.running.recorder import ResultsRecorder, item_keys
-from conformance.running.restart_forecast import FORECAST
 from conformance.stream.results import ScenarioResult
 
 WORKER_MODULE: Final = "conformance.running.jobs_worker"
@@ -63,6 +62,10 @@ class JobsWorker:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Say what was collected. The restart forecast (restart_forecast) stays the one read
+        in collection order: the scenarios are handed out in that order, so a worker's next
+        few items lie among the next few collected, and the spares it keeps ready are about
+        those it needs."""
         recorder = session.config.pluginmanager.get_plugin(RECORDER_NAME)
         header = None
         if isinstance(recorder, ResultsRecorder):
@@ -73,9 +76,6 @@ class JobsWorker:
             session.config.getini("bdd_features_base_dir") or "features"
         )
         collected = [[item.nodeid, item_keys(item, features_dir)] for item in session.items]
-        # The forecast reads the items in collection order; a worker runs another order.
-        if FORECAST in session.config.stash:
-            del session.config.stash[FORECAST]
         self._channel.send({"collected": collected, "header": header})
 
     @pytest.hookimpl(tryfirst=True)
