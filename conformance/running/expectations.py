@@ -1,6 +1,6 @@
 """Expectation files: an implementation's known failures, each with the issue that tracks it.
 
-Format (TOML)::
+docs/expectations.md documents the format for users; in short (TOML)::
 
     [[expected_failure]]
     scenario = "office_assign_rate_001.feature::A sixth wake is refused"
