@@ -99,7 +99,12 @@ def _options(
     """The conformance kit's command (see the README)."""
 
 
-expectations_app = typer.Typer(no_args_is_help=True, help="Manage expectation files.")
+expectations_app = typer.Typer(
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Manage expectations files (docs/expectations.md).",
+    short_help="manage expectations files of known failures",
+)
 app.add_typer(expectations_app, name="expectations")
 #: CI logs are no terminal; give the verdict table room there instead of 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -137,7 +142,7 @@ SignKey = Annotated[
 ]
 
 
-@app.command(epilog=EXIT_CODES_HELP)
+@app.command(epilog=EXIT_CODES_HELP, short_help="run the suite against an implementation")
 def run(
     impl: Annotated[
         str,
@@ -608,7 +613,7 @@ def _write_reports(
             path.write_text(render(), encoding="utf-8")
 
 
-@app.command()
+@app.command(short_help="verify a results stream and derive reports from it")
 def report(
     results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
     junit: JunitOut = None,
@@ -633,7 +638,7 @@ def report(
     raise typer.Exit(_exit_code(outcome, pytest_code=None))
 
 
-@app.command()
+@app.command(short_help="list the criteria and the scenarios covering each")
 def criteria() -> None:
     """List every criterion with the number of scenarios that cover it."""
     from rich.table import Table
@@ -663,7 +668,7 @@ def criteria() -> None:
     console.print(table)
 
 
-@app.command("serve-reference")
+@app.command("serve-reference", short_help="serve the reference over protocol v1")
 def serve_reference(
     database: Annotated[
         str | None,
@@ -684,7 +689,7 @@ def serve_reference(
     raise typer.Exit(serve_main(argv))
 
 
-@app.command("check-spec")
+@app.command("check-spec", short_help="compare source spec files with the registry")
 def check_spec(
     paths: Annotated[list[Path], typer.Argument(exists=True, help="spec files or folders")],
     accept_ids: Annotated[
@@ -730,7 +735,7 @@ def check_spec(
     console.print(f"no drift: {len(paths)} spec file(s) match the registry")
 
 
-@app.command()
+@app.command(short_help="several implementations' verdicts side by side")
 def compare(
     results: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False)],
     html: Annotated[
@@ -770,7 +775,7 @@ def compare(
         markdown.write_text(render_compare_markdown(runs, names, registry), encoding="utf-8")
 
 
-@app.command()
+@app.command(short_help="join the parts of a sharded run into one run")
 def merge(
     parts: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False, metavar="PART...")],
     output: Annotated[Path, typer.Option(dir_okay=False, help="the merged stream to write")],
@@ -801,7 +806,7 @@ def merge(
     raise typer.Exit(_exit_code(merged, pytest_code=None))
 
 
-@app.command()
+@app.command(short_help="an SVG badge of a run")
 def badge(
     results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
     output: Annotated[Path, typer.Option(dir_okay=False, help="the SVG file to write")],
@@ -816,7 +821,7 @@ def badge(
     console.print(f"wrote {output}", markup=False)
 
 
-@app.command()
+@app.command(short_help="list the deliberate defects strength must catch")
 def mutants() -> None:
     """List the deliberate defects `strength` must catch, each with the criterion it breaks."""
     from rich.table import Table
@@ -832,7 +837,7 @@ def mutants() -> None:
     console.print(table)
 
 
-@app.command()
+@app.command(short_help="list the open questions and their readings")
 def readings() -> None:
     """List the open questions of the register, each with the readings an implementation may
     declare in its handshake (`readings`): the kit's own, then the alternatives."""
@@ -852,7 +857,7 @@ def readings() -> None:
     console.print(table)
 
 
-@app.command()
+@app.command(short_help="list the legal variants strength must accept")
 def variants() -> None:
     """List the legal variants `strength` must accept, each with the readings it takes."""
     from rich.table import Table
@@ -882,7 +887,7 @@ def _family(kind: str) -> Family[Any]:
         raise typer.Exit(EXIT_USAGE) from error
 
 
-@app.command()
+@app.command(short_help="judge the kit: every mutant killed, every variant passed")
 def strength(
     mutant: Annotated[
         list[str] | None,
@@ -986,7 +991,7 @@ def _strength_progress(mutants: int, variants: int) -> Iterator[Callable[[Target
         yield finished
 
 
-@expectations_app.command("update")
+@expectations_app.command("update", short_help="write an expectations file from a run")
 def expectations_update(
     results: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
     output: Annotated[

@@ -58,6 +58,8 @@ def test_every_option_of_every_command_says_what_it_is_for(command: Any) -> None
 
 def test_the_top_level_help_is_for_users() -> None:
     said = help_of()
+    listed = said[said.index("Commands:") :]
+    assert "..." not in listed and max(len(line) for line in listed.splitlines()) <= COLUMNS
     assert "imports what it needs" not in said and "serve-reference` once" not in said
     assert EXIT_CODES_HELP.split(" (")[0] in " ".join(said.split())
 
