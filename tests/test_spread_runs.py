@@ -178,6 +178,9 @@ def test_a_worker_writes_no_stream_of_the_run_and_signs_nothing(tmp_path: Path) 
         "w",
     ]
     kept = worker_arguments(args, tmp_path)
+    masked = [kept[i + 1] for i, argument in enumerate(kept) if argument == "--mask"]
+    assert masked == ["r.jsonl", "k"]  # the implementation sees neither, as with one job
+    kept = [a for i, a in enumerate(kept) if a != "--mask" and (i == 0 or kept[i - 1] != "--mask")]
     assert "r.jsonl" not in kept and "k" not in kept[:-2] and "-v" not in kept
     assert "--progress=none" in kept and kept[kept.index("-k") + 1] == "w"
     assert f"--basetemp={tmp_path / 'scenarios'}" in kept
@@ -390,3 +393,23 @@ def test_the_longest_searches_are_handed_out_first() -> None:
         ("c", []),
     ]
     assert handed_out_first(items) == [3, 1, 0, 2, 4]
+
+
+def test_a_worker_masks_the_run_s_stream_and_key_from_the_implementation(tmp_path: Path) -> None:
+    """What a worker's implementation may not see is the run's, not the worker's own share."""
+    from conformance.running.pytest_plugin import containment_of
+
+    options = {
+        "--results": str(tmp_path / "share.jsonl"),
+        "--sign-key-file": None,
+        "--mask": [str(tmp_path / "results.jsonl"), str(tmp_path / "key")],
+        "--pass-env": [],
+        "--sandbox": True,
+    }
+
+    class Config:
+        def getoption(self, name: str) -> object:
+            return options[name]
+
+    hidden = containment_of(Config()).hidden  # type: ignore[arg-type]
+    assert set(hidden) == {tmp_path / "share.jsonl", tmp_path / "results.jsonl", tmp_path / "key"}

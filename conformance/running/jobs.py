@@ -56,7 +56,7 @@ NO_TESTS_COLLECTED: Final = 5
 _LOG_TAIL: Final = 20
 _DROPPED: Final = ("--results", "--sign-key-file")
 """Arguments of the run's pytest that a worker does without (each with its value): the run
-writes the stream and signs it."""
+writes the stream and signs it. Their files stay masked from the implementation (`--mask`)."""
 
 
 class JobsError(ValueError):
@@ -86,6 +86,7 @@ def worker_arguments(args: Sequence[str], folder: Path) -> list[str]:
     skip = False
     for argument in args:
         if skip:
+            kept += ["--mask", argument]  # still kept from the implementation's sight
             skip = False
             continue
         if argument in _DROPPED:

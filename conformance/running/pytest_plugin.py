@@ -106,6 +106,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="sign the results stream with the key in this file (HMAC-SHA256)",
     )
     group.addoption(
+        "--mask",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="another file the implementation must not see (a --jobs worker's: the run's "
+        "stream and key)",
+    )
+    group.addoption(
         "--shard",
         default=None,
         metavar="K/N",
@@ -228,8 +236,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def containment_of(config: pytest.Config) -> Containment:
     """What the implementation may see: --pass-env names, --sandbox, the files to mask (the
-    results stream and the signing key)."""
-    private = (config.getoption("--results"), config.getoption("--sign-key-file"))
+    results stream, the signing key, and any --mask)."""
+    private = (
+        config.getoption("--results"),
+        config.getoption("--sign-key-file"),
+        *config.getoption("--mask"),
+    )
     return Containment(
         pass_env=tuple(config.getoption("--pass-env")),
         sandbox=config.getoption("--sandbox"),
