@@ -305,6 +305,14 @@ class WorkRequestOracle:
         child: what is left of its slice, WR-1), so that a harness can ask for affordable slices."""
         return self._available_to(self._sessions[session_id])
 
+    def remaining_of(self, session_id: str) -> int:
+        """What is left of the slice of the request a child session serves (a root: its
+        campaign's available budget), whichever reading of WR-1 the model follows."""
+        session = self._sessions[session_id]
+        if session.request_id is None:
+            return self._campaigns[session.campaign_id].available
+        return self._requests[session.request_id].remaining
+
     # -- lease -----------------------------------------------------------------
     def claim_refusals(self, request_id: str, holder: str) -> Refusals:
         """Every refusal that applies to a claim.

@@ -193,6 +193,16 @@ def narrowings(origin: Permissions) -> st.SearchStrategy[Permissions]:
     return st.builds(Permissions, tools=grants(origin.tools), devices=grants(origin.devices))
 
 
+def grant_masks() -> st.SearchStrategy[Permissions]:
+    """Any set of the pool's names as tools and as devices: what an originator's set is
+    narrowed to by `narrowed`, drawn before the originator is known."""
+    return st.builds(Permissions, tools=grants(GRANT_NAMES), devices=grants(GRANT_NAMES))
+
+
+def narrowed(origin: Permissions, mask: Permissions) -> Permissions:
+    return Permissions(tools=origin.tools & mask.tools, devices=origin.devices & mask.devices)
+
+
 def extra_grant(origin: Permissions) -> st.SearchStrategy[frozenset[str]]:
     """One grant the originator lacks, as a kind: mostly a neighbour of one it holds (see
     `neighbours`), else any name of the pool (which it may hold as the other kind)."""

@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import pickle
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -91,7 +91,8 @@ from conformance.properties.hostile_data import (
     ROOT_SESSIONS,
     assignees,
     claimants,
-    narrowings,
+    grant_masks,
+    narrowed,
     permission_sets,
 )
 from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
@@ -524,15 +525,24 @@ class WorkRequestMachine(RuleBasedStateMachine):
         *,
         optional: Refusals = frozenset(),
         accepting: Cite | None = None,
+        resting_on: Mapping[ErrorCode, str] | None = None,
     ) -> None:
         """Hold one answer to the refusals that apply, noting it for the shortest program.
 
         A refusal needs a reason that applies and must carry one of the
         applicable codes (any of them: the spec ranks none). An acceptance needs
         every applicable refusal to be `optional`, one the implementation may
-        meet otherwise (a narrowed grant, the holder's own lease).
+        meet otherwise (a narrowed grant, the holder's own lease). `resting_on` names a
+        refusal whose condition here a reading decides: accepted where the model requires it,
+        or answered where the model does not, it breaks that reading alone.
         """
         self.tape.say(f"{what} -> {render(answer)}")
+        reading = (resting_on or {}).get(answer) if isinstance(answer, ErrorCode) else None
+        if reading is not None and answer not in refusals:
+            raise violated(
+                reading,
+                f"{what}: refused {render(answer)}; the refusals that apply are {codes(refusals)}",
+            )
         if isinstance(answer, ErrorCode):
             expect(
                 bool(refusals),
@@ -549,8 +559,19 @@ class WorkRequestMachine(RuleBasedStateMachine):
             self.observed.clear()
         required = refusals - optional
         if required:
+            cites = tuple(
+                dict.fromkeys(
+                    cite
+                    for code in sorted(required)
+                    for cite in (
+                        ((resting_on or {})[code],)
+                        if code in (resting_on or {})
+                        else refusal_cites(operation, frozenset({code}))
+                    )
+                )
+            )
             raise violated(
-                refusal_cites(operation, required),
+                cites,
                 f"{what}: accepted ({render(answer)}); it must be refused: {codes(required)}",
             )
 
@@ -631,16 +652,18 @@ class WorkRequestMachine(RuleBasedStateMachine):
         Each first request is delegated from alice's root session (so her count
         cap is in reach), from the child session of a recent first request (so
         lineages start several levels deep), or from another root. Whether the program may
-        restart is drawn here too.
+        restart is drawn here too. Everything is drawn before the first delegation, so that
+        the step judged again under another reading draws nothing its first run did not.
         """
         self.may_restart = data.draw(st.sampled_from(self.restart_permits), label="may restart")
         self.build_world({"camp": budget, "camp-2": side_budget, "annex-camp": annex_budget})
         created: list[str] = []
-        for pick, amount in seeds:
+        masks = [data.draw(grant_masks(), label="narrowed to") for _ in seeds]
+        for (pick, amount), mask in zip(seeds, masks, strict=True):
             children = [self.child_session_of[r] for r in reversed(created)]
             origins = ["root-alice", *children, "root-bob", "root-carol"]
             origin = origins[pick % len(origins)]
-            permissions = data.draw(narrowings(self.permissions_of[origin]), label="narrowed to")
+            permissions = narrowed(self.permissions_of[origin], mask)
             request = self.try_delegation(
                 Delegation(DelegationKind.SPAWN, origin, "seed", (), amount, permissions, None)
             )
@@ -759,6 +782,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             refusals,
             optional=optional,
             accepting=(CREATES, KIND_CREATES[delegation.kind]),
+            resting_on=self.nested_slice_reading(delegation),
         )
         if not isinstance(answer, WorkRequest):
             return None
@@ -767,6 +791,17 @@ class WorkRequestMachine(RuleBasedStateMachine):
         if before is not None:
             self.check_drawn(repr(delegation), before, "available", -delegation.budget_slice)
         return answer.request_id
+
+    def nested_slice_reading(self, delegation: Delegation) -> dict[ErrorCode, str]:
+        """A child's slice that what is left of its own slice and what its campaign has left
+        judge differently: whether it is refused for budget rests on WR-1 (nested slices from
+        the child's remainder, or from the campaign), whichever the model follows."""
+        if delegation.origin in ROOTS:
+            return {}
+        remainder = self.oracle.remaining_of(delegation.origin)
+        campaign = self.predicted_budget(self.campaign_of[delegation.origin]).available
+        fits = (delegation.budget_slice <= remainder, delegation.budget_slice <= campaign)
+        return {ErrorCode.INSUFFICIENT_BUDGET: "WR-1"} if fits[0] != fits[1] else {}
 
     def check_created(self, delegation: Delegation, created: WorkRequest) -> None:
         """A new request with a new child session, granting nothing the originator lacks:
@@ -1267,7 +1302,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
         for request_id in self.request_ids:
             self.request_within_its_grants_and_slice(request_id)
         for campaign in CAMPAIGNS:
-            self.budget_created_nowhere(campaign)
+            if not isinstance(self.oracle.budget(campaign), ErrorCode):
+                self.budget_created_nowhere(campaign)
 
     def requests_stay_fenced_and_narrowed(self) -> None:
         """Every request still reads, within its originator's grants, completed at most once,
