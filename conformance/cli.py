@@ -777,8 +777,15 @@ def compare(
 
 @app.command(short_help="join the parts of a sharded run into one run")
 def merge(
-    parts: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False, metavar="PART...")],
-    output: Annotated[Path, typer.Option(dir_okay=False, help="the merged stream to write")],
+    parts: Annotated[
+        list[Path],
+        typer.Argument(
+            exists=True, dir_okay=False, metavar="PART", help="each part's results stream"
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option(dir_okay=False, metavar="FILE", help="the merged stream to write")
+    ],
     junit: JunitOut = None,
     markdown: MarkdownOut = None,
     html: HtmlOut = None,
