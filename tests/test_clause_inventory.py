@@ -36,6 +36,7 @@ JUDGING_CODE = sorted(
         *ROOT.glob("steps/*.py"),
         ROOT / "conformance" / "concurrency" / "races.py",
         *ROOT.glob("conformance/properties/*.py"),
+        *ROOT.glob("conformance/oracle/office_*.py"),
     ]
 )
 CITE = re.compile(rf"^(?:{CLAUSE_ID.pattern}|{INTERPRETATION_ID.pattern})$")

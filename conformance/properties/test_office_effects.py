@@ -13,11 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.driver import Capability, Description, Producer
+from conformance.driver import Capability, Description, OfficeConstants, Producer
 from conformance.properties import RESTARTS_PER_EXAMPLE, Budget
 from conformance.properties.office_effects import OfficeEffects
 from conformance.properties.office_model import OF4_COUNTED, OfficeModel
 from conformance.properties.office_operations import Powers, effect_schedules
+from conformance.spec.clause_check import port_value
 
 if TYPE_CHECKING:
     from conformance.properties.plugin import DriverFactory
@@ -34,9 +35,12 @@ def description(drivers: DriverFactory) -> Description:
     return described
 
 
+def constants_of(description: Description) -> OfficeConstants:
+    return port_value(description.office, "office is declared, but no Office constants reported")
+
+
 def powers_of(description: Description) -> Powers:
-    office = description.office
-    assert office is not None
+    office = constants_of(description)
     declared = set(description.capabilities)
     actorless = tuple(p for p in office.producers if p != Producer.ASSIGNEE_MUTATION.value)
     return Powers(
@@ -58,8 +62,7 @@ def test_every_operation_shows_what_the_model_says(
     schedule = data.draw(
         effect_schedules(powers, START, 14, RESTARTS_PER_EXAMPLE[budget]), label="schedule"
     )
-    office = description.office
-    assert office is not None
+    office = constants_of(description)
     model = OfficeModel(
         powers.allowance, powers.window, description.reading_of("OF-4") == OF4_COUNTED
     )
