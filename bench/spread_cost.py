@@ -70,10 +70,8 @@ class Timed:
     def summary(self) -> str:
         counts = Counter(self.statuses.values())
         shown = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        return (
-            f"exit {self.exit_code}; {shown}; {self.examples} examples; "
-            f"CPU {self.cpu_seconds:.0f} s"
-        )
+        cpu = f"; CPU {self.cpu_seconds:.0f} s" if self.cpu_seconds else ""
+        return f"exit {self.exit_code}; {shown}; {self.examples} examples{cpu}"
 
 
 RUNS: Final = (
