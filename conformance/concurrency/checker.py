@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from conformance.concurrency.history import HistoryError, Operation
 from conformance.driver import ErrorCode
@@ -78,7 +78,11 @@ def over_admission_evidence(result: CheckResult) -> str:
 # (a) Claims
 # --------------------------------------------------------------------------
 
-_OTHER_CLAIM_REFUSALS = frozenset({ErrorCode.NOT_ASSIGNEE, ErrorCode.NOT_FOUND})
+_OTHER_CLAIM_REFUSALS = frozenset(
+    {ErrorCode.NOT_ASSIGNEE, ErrorCode.NOT_FOUND, ErrorCode.FORBIDDEN}
+)
+"""Refusals of a claimant not entitled to the request (forbidden as WR-6 read as
+outsider-forbidden): no conflict, so the claims check leaves them to whoever judges entitlement."""
 
 
 def check_claims(history: Sequence[Operation], *, exact_steps: bool = False) -> CheckResult:
@@ -118,7 +122,14 @@ def check_claims(history: Sequence[Operation], *, exact_steps: bool = False) -> 
             counts[f"refused_{refusal.error}"] += 1
             violations += _unjustified_claim_refusal(subject, refusal, history)
         reads = [op for op in _select(history, "get_request") if _about(op, request_id)]
-        violations += _stale_generation_reads(subject, reads, ops, initial.get(request_id))
+        renewals = [
+            op
+            for op in _select(history, "heartbeat")
+            if _about(op, request_id) and op.outcome == "ok"
+        ]
+        violations += _stale_generation_reads(
+            subject, reads, [*ops, *renewals], initial.get(request_id)
+        )
     counts["operations"] = len(claims)
     return CheckResult("claims", tuple(violations), dict(counts))
 
@@ -214,10 +225,16 @@ def _may_be_live(grant: Operation, instant: datetime | None) -> bool:
 def _stale_generation_reads(
     subject: str, reads: Iterable[Operation], claims: Sequence[Operation], start: int | None
 ) -> list[str]:
+    """`claims` may hold accepted heartbeats too: one that renewed under another generation
+    (WR-7's alternative) explains a read of it, though no claim granted it."""
     violations = []
     for read in (op for op in reads if op.outcome == "ok"):
         seen = read.value["lease"]["generation"]
-        finished = [op.value["generation"] for op in claims if _granted_surely_before(op, read)]
+        finished = [
+            op.value["generation"]
+            for op in claims
+            if op.operation == "claim" and _granted_surely_before(op, read)
+        ]
         if finished and seen < max(finished):
             violations.append(
                 f"{subject}: process {read.process} read generation {seen} after "
@@ -402,7 +419,9 @@ def _unjustified_publish_refusal(
 
 
 def _grant_surely_current(refusal: Operation, history: Sequence[Operation]) -> Operation | None:
-    """The publisher's own grant, when it surely came first and nothing newer may have followed."""
+    """The publisher's own grant, when it surely came first and nothing newer may have followed:
+    no other claim, and no heartbeat that may have renewed it under another generation (which
+    WR-7's reading forbids; the heartbeat's own check says so, not the publish's)."""
     request_id, holder = refusal.arguments["request_id"], refusal.arguments["holder"]
     generation = refusal.arguments["generation"]
     claims = [
@@ -422,7 +441,15 @@ def _grant_surely_current(refusal: Operation, history: Sequence[Operation]) -> O
         for op in claims
         if op not in own and (op.outcome == "info" or op.value["generation"] > generation)
     ]
-    return own[0] if own and not rivals else None
+    renewed = [
+        op
+        for op in _select(history, "heartbeat")
+        if _about(op, request_id)
+        and op.outcome != "fail"
+        and op.possibly_before(refusal)
+        and (op.outcome == "info" or op.value["generation"] != generation)
+    ]
+    return own[0] if own and not rivals and not renewed else None
 
 
 def _publish_key(op: Operation) -> tuple[Any, Any, Any]:
@@ -684,6 +711,235 @@ def _unjustified_budget_refusal(
             f"but at most {before} of {campaign.total} could have been taken before it"
         ]
     return []
+
+
+# --------------------------------------------------------------------------
+# (c') The usage ledger of a slice
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Slice:
+    """A request's slice as the history shows it: from its delegation, or from reads of it."""
+
+    request_id: str
+    session_id: str
+    budget_slice: int
+    created: Operation | None = None
+    reads: list[Operation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Baseline:
+    """Where the ledger of one slice starts: what it had spent, and (when the history tells)
+    what was left of it then."""
+
+    spent: int
+    room: int | None
+    op: Operation | None
+    """The delegation or the read it starts from; usages after it are replayed."""
+
+
+MAYBE_EXACTLY: Final = 16
+"""Up to this many usages that may or may not count are combined exactly (their subset sums);
+beyond, a read is held to the range they span."""
+
+
+def check_usage(
+    history: Sequence[Operation], *, rooms: Mapping[str, int] | None = None
+) -> CheckResult:
+    """The usage ledger of every slice: what a child's usages charged, whatever the readings.
+
+    - No read of a request ever shows more spent than its slice (usage-within-slice).
+    - Between the ledger's start (the request's delegation, or its first read, given what was
+      left of the slice then in `rooms`) and a later read, the slice's spending moved by
+      min(room, S + x): S the definite successful usages that surely came before the read, x
+      the sum of some of those whose answer is unknown or that overlapped it (a usage whose
+      answer is indefinite may or may not count). Both readings of WR-2 fit: refused beyond
+      the room (then S + x never exceeds it) or charged up to it. Less lost an accepted
+      usage; more charged one twice, or beyond the slice.
+    - A usage refused as exceeding the slice needed the room to be short: what every other
+      usage that may have come first could have taken leaves less than it asked.
+
+    Where the room is unknown (the slice was carved for the child's own delegations, or the
+    history starts mid-way and `rooms` does not say), only 0 <= moved <= S + x is checked.
+    """
+    violations: list[str] = []
+    counts: defaultdict[str, int] = defaultdict(int)
+    usages = _select(history, "record_usage")
+    for ledger in _slices(history).values():
+        mine = [op for op in usages if op.arguments["session_id"] == ledger.session_id]
+        counts["requests"] += 1
+        counts["accepted"] += sum(1 for op in mine if op.outcome == "ok")
+        counts["accepted_amount"] += sum(_amount(op) for op in mine if op.outcome == "ok")
+        counts["refused"] += sum(1 for op in mine if op.outcome == "fail")
+        counts["unknown"] += sum(1 for op in mine if op.outcome == "info")
+        violations += _overspent_reads(ledger, counts)
+        baseline = _baseline(ledger, mine, history, rooms or {})
+        if baseline is None:
+            continue
+        after = [op for op in mine if baseline.op is None or baseline.op.surely_before(op)]
+        for read in _reads_after(ledger, baseline):
+            violations += _ledger_violations(ledger, baseline, after, read, exact=False)
+        violations += _unjustified_usage_refusals(ledger, baseline, after)
+    counts["operations"] = len(usages)
+    return CheckResult("usage", tuple(violations), dict(counts))
+
+
+def check_usage_exact(history: Sequence[Operation]) -> CheckResult:
+    """The kit's reading of WR-2 on the same ledger: usage beyond what is left of the slice is
+    refused, so every accepted usage is charged in full: a later read shows exactly S + x
+    spent more (S the definite successful usages before it, x some of those unknown), never
+    capped at the room."""
+    violations: list[str] = []
+    usages = _select(history, "record_usage")
+    for ledger in _slices(history).values():
+        mine = [op for op in usages if op.arguments["session_id"] == ledger.session_id]
+        baseline = _baseline(ledger, mine, history, {})
+        if baseline is None:
+            continue
+        after = [op for op in mine if baseline.op is None or baseline.op.surely_before(op)]
+        for read in _reads_after(ledger, baseline):
+            violations += _ledger_violations(ledger, baseline, after, read, exact=True)
+    return CheckResult("usage_exact", tuple(violations), {"operations": len(usages)})
+
+
+def _slices(history: Sequence[Operation]) -> dict[str, _Slice]:
+    """Every request the history shows, by its child session."""
+    slices: dict[str, _Slice] = {}
+    for op in history:
+        if op.outcome != "ok" or op.operation not in ("delegate", "get_request"):
+            continue
+        value = op.value
+        ledger = slices.setdefault(
+            value["child_session_id"],
+            _Slice(value["request_id"], value["child_session_id"], int(value["budget_slice"])),
+        )
+        if op.operation == "delegate":
+            ledger.created = op
+        else:
+            ledger.reads.append(op)
+    return slices
+
+
+def _overspent_reads(ledger: _Slice, counts: defaultdict[str, int]) -> list[str]:
+    found = []
+    for read in ledger.reads:
+        spent = int(read.value["budget_spent"])
+        counts["largest_spent"] = max(counts["largest_spent"], spent)
+        if spent > ledger.budget_slice:
+            found.append(
+                f"request {ledger.request_id}: process {read.process} reads {spent} spent of a "
+                f"slice of {ledger.budget_slice}"
+            )
+    return found
+
+
+def _baseline(
+    ledger: _Slice,
+    usages: Sequence[Operation],
+    history: Sequence[Operation],
+    rooms: Mapping[str, int],
+) -> _Baseline | None:
+    """The delegation (nothing spent, the whole slice left), else the first read of the
+    request, with what `rooms` says was left then; None when a usage overlapped that read (it
+    may or may not be in what it shows). The room is unknown once the child delegated since."""
+    room: int | None
+    if ledger.created is not None:
+        start, spent, room = ledger.created, 0, ledger.budget_slice
+    elif ledger.reads:
+        start = ledger.reads[0]
+        spent, room = int(start.value["budget_spent"]), rooms.get(ledger.request_id)
+        if any(not op.surely_before(start) and not start.surely_before(op) for op in usages):
+            return None
+    else:
+        return None
+    carving = any(
+        op.operation == "delegate"
+        and op.outcome != "fail"
+        and op.arguments["originating_session_id"] == ledger.session_id
+        and not op.surely_before(start)
+        for op in history
+    )
+    return _Baseline(spent, None if carving else room, start)
+
+
+def _reads_after(ledger: _Slice, baseline: _Baseline) -> list[Operation]:
+    start = baseline.op
+    return [read for read in ledger.reads if start is None or start.surely_before(read)]
+
+
+def _ledger_violations(
+    ledger: _Slice,
+    baseline: _Baseline,
+    usages: Sequence[Operation],
+    read: Operation,
+    *,
+    exact: bool,
+) -> list[str]:
+    sure = sum(_amount(op) for op in usages if op.outcome == "ok" and op.surely_before(read))
+    maybe = [
+        _amount(op)
+        for op in usages
+        if op.outcome != "fail"
+        and op.possibly_before(read)
+        and not (op.outcome == "ok" and op.surely_before(read))
+    ]
+    moved = int(read.value["budget_spent"]) - baseline.spent
+    sums = _subset_sums(maybe)
+    room = baseline.room
+    if exact:
+        allowed = {sure + x for x in sums} if sums is not None else None
+        low, high = sure, sure + sum(maybe)
+    elif room is None:
+        allowed, low, high = None, 0, sure + sum(maybe)
+    else:
+        allowed = {min(room, sure + x) for x in sums} if sums is not None else None
+        low, high = min(room, sure), min(room, sure + sum(maybe))
+    fits = moved in allowed if allowed is not None else low <= moved <= high
+    if fits:
+        return []
+    unknown = f", and {len(maybe)} that may or may not count ({sum(maybe)})" if maybe else ""
+    left = f" of the {room} left" if room is not None and not exact else ""
+    return [
+        f"request {ledger.request_id}: process {read.process} reads {moved} more spent than "
+        f"{'its delegation' if ledger.created is baseline.op else 'the first read'}, but the "
+        f"usages before it accepted {sure}{left}{unknown}"
+    ]
+
+
+def _subset_sums(amounts: Sequence[int]) -> set[int] | None:
+    """Every sum of some of `amounts`; None for too many to combine (see MAYBE_EXACTLY)."""
+    if len(amounts) > MAYBE_EXACTLY:
+        return None
+    sums = {0}
+    for amount in amounts:
+        sums |= {total + amount for total in sums}
+    return sums
+
+
+def _unjustified_usage_refusals(
+    ledger: _Slice, baseline: _Baseline, usages: Sequence[Operation]
+) -> list[str]:
+    if baseline.room is None:
+        return []
+    found = []
+    for refusal in usages:
+        if refusal.outcome != "fail" or refusal.error != ErrorCode.USAGE_EXCEEDS_SLICE:
+            continue
+        taken = sum(
+            _amount(op)
+            for op in usages
+            if op is not refusal and op.outcome != "fail" and op.possibly_before(refusal)
+        )
+        asked = _amount(refusal)
+        if baseline.room - taken >= asked:
+            found.append(
+                f"request {ledger.request_id}: process {refusal.process} was refused usage of "
+                f"{asked} as exceeding the slice, but at most {taken} of the {baseline.room} "
+                "left could have been taken before it"
+            )
+    return found
 
 
 # --------------------------------------------------------------------------
