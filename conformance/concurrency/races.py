@@ -21,6 +21,8 @@ from conformance.concurrency.checker import (
     check_claims,
     check_definite_share,
     check_publishes,
+    check_usage,
+    check_usage_exact,
 )
 from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import (
@@ -292,3 +294,33 @@ def delegation_race(
     )
     recorder.invoke("budget", campaign_id="race-camp")
     return work_request_checks(recorder)
+
+
+def usage_race(
+    recorder: HistoryRecorder, *, requests: int, usages: int, amount: int, budget_slice: int
+) -> RaceVerdict:
+    """Per request: its child records `usages` usages of `amount` at once on a fresh slice,
+    between two reads of the request: at most what fits is spent, and what was accepted."""
+    work_request_world(recorder, budget=budget_slice * requests, sessions=1, members=1)
+    for _ in range(requests):
+        request = delegate(recorder, "race-root-0", budget_slice)
+        recorder.run_concurrently(
+            [
+                ConcurrentCall(
+                    operation="record_usage",
+                    arguments={"session_id": request.child_session_id, "amount": amount},
+                )
+                for _ in range(usages)
+            ]
+        )
+        recorder.invoke("get_request", request_id=request.request_id)
+    recorder.invoke("budget", campaign_id="race-camp")
+    history = recorder.operations()
+    return RaceVerdict(
+        (
+            check_usage(history),
+            check_usage_exact(history),
+            check_budget(history),
+            check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE),
+        )
+    )

@@ -59,6 +59,7 @@ FOLLOWED: Mapping[str, frozenset[str]] = {
     "WR-14": frozenset({"root-usage-refused"}),
     "WR-15": frozenset({"to-campaign", "lost-past-completed"}),
     "WR-17": frozenset({"completed-listed"}),
+    "WR-18": frozenset({"per-campaign"}),
     "WR-19": frozenset({"renews-expired"}),
     "WR-20": frozenset({"in-progress-until-claimed"}),
 }
@@ -232,11 +233,34 @@ class WorkRequestOracle:
         return applying(
             (bad_input or stranger, ErrorCode.INVALID_INPUT),
             (origin.depth + 1 > self.limits.max_depth, ErrorCode.DEPTH_CAP),
-            (origin.delegations >= self.limits.max_children_per_session, ErrorCode.COUNT_CAP),
+            (
+                self.delegations_counted(origin) >= self.limits.max_children_per_session,
+                ErrorCode.COUNT_CAP,
+            ),
             (not within(permissions, origin.permissions), ErrorCode.PERMISSION_ESCALATION),
             (budget_slice > self._available_to(origin), ErrorCode.INSUFFICIENT_BUDGET),
             (served is not None and served.completion is not None, ErrorCode.ALREADY_COMPLETED),
         )
+
+    def delegations_counted(self, origin: _Session) -> int:
+        """What the count cap compares: the originator's own delegations (WR-18), or, read as
+        per-campaign, every delegation made in its campaign."""
+        if not self.reads("WR-18", "per-campaign"):
+            return origin.delegations
+        return sum(
+            session.delegations
+            for session in self._sessions.values()
+            if session.campaign_id == origin.campaign_id
+        )
+
+    def count_cap_readings_differ(self, session_id: str) -> bool:
+        """Whether the two readings of WR-18 judge the session's next delegation differently."""
+        origin = self._sessions[session_id]
+        cap = self.limits.max_children_per_session
+        in_campaign = sum(
+            s.delegations for s in self._sessions.values() if s.campaign_id == origin.campaign_id
+        )
+        return (origin.delegations >= cap) != (in_campaign >= cap)
 
     @staticmethod
     def may_narrow(refusals: Refusals) -> bool:
@@ -485,6 +509,19 @@ class WorkRequestOracle:
         request.remaining -= charged
         request.spent += charged
         return charged
+
+    def adopt_usage(self, session_id: str, charged: int) -> None:
+        """Record what usages made at once charged a child's slice in all, as read back from the
+        implementation once a history checker accepted it (which of them counted, the model
+        cannot tell: only what they charged together)."""
+        session = self._sessions[session_id]
+        if session.request_id is None:
+            raise ValueError(f"{session_id} is a root session: its usage is charged serially")
+        request = self._requests[session.request_id]
+        if not 0 <= charged <= request.remaining:
+            raise ValueError(f"{charged} cannot be charged to what is left, {request.remaining}")
+        request.remaining -= charged
+        request.spent += charged
 
     def budget(self, campaign_id: str) -> BudgetSnapshot | ErrorCode:
         campaign = self._campaigns.get(campaign_id)

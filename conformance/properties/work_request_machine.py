@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import pytest
 from hypothesis import strategies as st
+from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
@@ -60,10 +61,22 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from conformance.concurrency.checker import (
+    CheckResult,
+    check_claims,
+    check_definite_share,
+    check_publishes,
+    check_usage,
+    check_usage_exact,
+)
+from conformance.concurrency.history import HistoryRecorder
+from conformance.concurrency.races import MINIMUM_DEFINITE_SHARE
 from conformance.driver import (
     BudgetSnapshot,
+    CallOutcome,
     Capability,
     Completion,
+    ConcurrentCall,
     DelegationKind,
     DriverError,
     ErrorCode,
@@ -96,6 +109,7 @@ from conformance.properties.hostile_data import (
     permission_sets,
 )
 from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
+from conformance.running.failure_evidence import SCENARIO_NOTE
 from conformance.spec.clause_check import (
     Cite,
     ClauseViolation,
@@ -218,6 +232,16 @@ ACCEPT_CITES: dict[Operation, tuple[str, ...]] = {
 their own, since theirs depend on the kind, the lease's history and the session)."""
 
 
+USAGE_LEDGER = (WITHIN_SLICE, USAGE_DRAWS)
+"""What the checker's usage ledger enforces: spent never beyond the slice, and what accepted
+usages asked drawn from it (WR-2's reading apart: `check_usage_exact`)."""
+COMPLETES_ONCE = (RECORDS_RESULT, CLOSES_ONCE)
+LEASE_FENCE = (FENCED, STALE_REJECTED)
+AFTER_COMPLETION: Refusals = frozenset(
+    {ErrorCode.ALREADY_COMPLETED, ErrorCode.STALE_GENERATION, ErrorCode.LEASE_EXPIRED}
+)
+"""How a publish or heartbeat may be refused by a request completed under it."""
+
 EXPIRED_STATE = "WR-20"
 """What a request whose lease lapsed reads: the state's name is WR-20's reading."""
 EXPIRY_PRECISION = "WR-12"
@@ -305,6 +329,13 @@ def render(answer: object) -> str:
     return repr(answer)
 
 
+def render_outcome(outcome: CallOutcome) -> str:
+    if outcome.ok:
+        return "ok"
+    code = outcome.error.value if outcome.error else "?"
+    return f"refused {code}" if outcome.definite else f"unknown ({code})"
+
+
 def codes(refusals: Refusals) -> str:
     return " or ".join(sorted(code.value for code in refusals)) or "none"
 
@@ -333,10 +364,17 @@ def closing(view: WorkRequest) -> tuple[object, ...]:
 # -- strategies -------------------------------------------------------------------
 
 
+def up_to(most: int) -> st.SearchStrategy[int]:
+    """An integer from 1 to `most` (1 when `most` is below it), drawn the same way whatever
+    `most` is: a race may leave the model's figures differing between two runs of one example,
+    and a draw whose bounds followed them would make Hypothesis call the search flaky."""
+    return st.integers(0, 2**20).map(lambda drawn: 1 + drawn % max(most, 1))
+
+
 def slices(available: int) -> st.SearchStrategy[int]:
     """Any slice up to 20, or often one the originator can afford, so that lineages grow
     deep and wide enough to meet the caps and to narrow grants several levels down."""
-    affordable = st.integers(1, available) if available > 0 else st.just(1)
+    affordable = up_to(available)
     return st.one_of(st.integers(1, 20), affordable, affordable)
 
 
@@ -389,6 +427,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
     """Across the whole search: each open question the implementation was found to read
     otherwise than it declared (or than the kit, undeclared), with the readings it answered by."""
     declared: ClassVar[dict[str, str]] = {}
+    seen: ClassVar[list[tuple[ClauseViolation, str]]] = []
+    """Across the whole search: the first violation a step raised, with the program that led to
+    it. A race may show a violation once and not when Hypothesis runs the example again, which
+    then stops drawing where the first run went on: Hypothesis calls the search flaky, and
+    this violation, which the kit did see, is the verdict instead."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -402,6 +445,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
             "an implementation serving work requests reports its limits",
         )
         live.set_clock(T0)
+        self.concurrent = Capability.CONCURRENCY in description.capabilities
+        """Whether the races may run (the implementation evaluates batches concurrently)."""
         self.driver = taped(live, lambda: self.tape)
         self.oracle = WorkRequestOracle(limits, T0, type(self).declared)
         self.request_ids: list[str] = []
@@ -447,11 +492,20 @@ class WorkRequestMachine(RuleBasedStateMachine):
             for name, value in arguments.items()
         }
         try:
-            return self.checked(step, taped)
+            try:
+                return self.checked(step, taped)
+            except ClauseViolation as violation:
+                if not violation.interpretations_only:
+                    raise
+                return self.follow(step, taped, before, violation, 1)
         except ClauseViolation as violation:
-            if not violation.interpretations_only:
-                raise
-            return self.follow(step, taped, before, violation, 1)
+            self.remember(violation)
+            raise
+
+    def remember(self, violation: ClauseViolation) -> None:
+        """Keep the search's first violation, and the program that showed it (see `seen`)."""
+        if not type(self).seen:
+            type(self).seen.append((violation, self.scenario.text()))
 
     def checked(self, step: Callable[..., T], arguments: dict[str, Any]) -> T:
         result = step(self, **arguments)
@@ -782,7 +836,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             refusals,
             optional=optional,
             accepting=(CREATES, KIND_CREATES[delegation.kind]),
-            resting_on=self.nested_slice_reading(delegation),
+            resting_on=self.readings_deciding(delegation),
         )
         if not isinstance(answer, WorkRequest):
             return None
@@ -791,6 +845,15 @@ class WorkRequestMachine(RuleBasedStateMachine):
         if before is not None:
             self.check_drawn(repr(delegation), before, "available", -delegation.budget_slice)
         return answer.request_id
+
+    def readings_deciding(self, delegation: Delegation) -> dict[ErrorCode, str]:
+        """The refusals of a delegation whose condition here a reading decides (see `judge`)."""
+        deciding = self.nested_slice_reading(delegation)
+        if delegation.origin in self.permissions_of and self.oracle.count_cap_readings_differ(
+            delegation.origin
+        ):
+            deciding[ErrorCode.COUNT_CAP] = "WR-18"
+        return deciding
 
     def nested_slice_reading(self, delegation: Delegation) -> dict[ErrorCode, str]:
         """A child's slice that what is left of its own slice and what its campaign has left
@@ -875,7 +938,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
     def claimant(self, request: str, data: Draws) -> str:
         return data.draw(claimants(*self.entitled[request]), label="holder")
 
-    def try_claim(self, request: str, holder: str) -> HeldLease | None:
+    def try_claim(
+        self,
+        request: str,
+        holder: str,
+        call: Callable[[], Lease] | None = None,
+        *,
+        racing: bool = False,
+    ) -> HeldLease | None:
         """Claim through the driver and the oracle; the lease granted, if any.
 
         The live holder claiming again may be refused or answered with its own
@@ -885,9 +955,10 @@ class WorkRequestMachine(RuleBasedStateMachine):
         """
         refusals = self.oracle.claim_refusals(request, holder)
         own = self.oracle.held_by(request, holder)
-        answer = attempt(partial(self.driver.claim, request, holder))
+        answer = attempt(call or partial(self.driver.claim, request, holder))
         optional = frozenset({ErrorCode.LEASE_HELD}) if own else frozenset()
-        self.scenario.claim(request, holder, Outcome(answer, refusals, optional))
+        if not racing or not isinstance(answer, Lease):
+            self.scenario.claim(request, holder, Outcome(answer, refusals, optional))
         self.judge(
             f"claim({request}, {holder})",
             "claim",
@@ -1090,6 +1161,371 @@ class WorkRequestMachine(RuleBasedStateMachine):
         if served in self.completions:
             self.budget_readings.add(PAST_COMPLETED_PARENT)
 
+    # -- races: concurrent batches judged by the history checker ------------------------
+    @precondition(lambda self: self.concurrent and any(s not in ROOTS for s in self.campaign_of))
+    @rule(data=st.data())
+    @followed_step
+    def race_usage(self, data: Draws) -> None:
+        """Usages of one child's slice made at once, often more than it has left between them:
+        judged by the checker's usage ledger, then the model takes what they charged together
+        from the implementation's own read of the request."""
+        children = [session for session in self.campaign_of if session not in ROOTS]
+        session = data.draw(st.sampled_from(children), label="racing session")
+        request_id = self.request_of[session]
+        room = self.oracle.remaining_of(session)
+        amounts = data.draw(st.lists(up_to(room), min_size=2, max_size=5), label="usages at once")
+        what = f"record_usage({session}) of {amounts} at once"
+        recorder = HistoryRecorder(self.driver)
+        before = self.race_read(recorder, request_id)
+        calls = [
+            ConcurrentCall(operation="record_usage", arguments={"session_id": session, "amount": a})
+            for a in amounts
+        ]
+        outcomes = self.race(recorder, calls)
+        after = self.race_read(recorder, request_id)
+        self.scenario.usage_race(session, amounts)
+        self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
+        self.check_view(
+            f"get_request({request_id}) before {what}", before, self.predicted(request_id)
+        )
+        for amount, outcome in zip(amounts, outcomes, strict=True):
+            self.judge_racing(
+                f"record_usage({session}, {amount}) at once",
+                "record_usage",
+                outcome,
+                self.oracle.usage_refusals(session, amount),
+                also=frozenset({ErrorCode.USAGE_EXCEEDS_SLICE}),
+                accepting=(USAGE_DRAWS, USAGE_FROM_SLICE),
+            )
+        history = recorder.operations()
+        self.checked_race(what, check_usage(history, rooms={request_id: room}), USAGE_LEDGER)
+        if not self.oracle.reads(USAGE_FROM_SLICE, "capped-usage"):
+            self.checked_race(what, check_usage_exact(history), (USAGE_FROM_SLICE,))
+        charged = after.budget_spent - before.budget_spent
+        self.oracle.adopt_usage(session, charged)
+        self.observed.clear()
+        if charged:
+            self.budget_readings.add(USAGE_FROM_SLICE)
+
+    @precondition(lambda self: self.concurrent)
+    @rule(request=requests, refs=st.lists(result_refs, min_size=2, max_size=4))
+    @followed_step
+    def race_publishes(self, request: str, refs: list[str]) -> None:
+        """Publishes of one request made at once with its newest lease, exact retries among
+        them: one completion at most, every accepted one answering it, the lease closed once."""
+        lease = self.current_lease(request, "as granted")
+        request_id = lease.request_id
+        what = f"publish{lease!r} with {refs} at once"
+        recorder = HistoryRecorder(self.driver)
+        calls = [
+            ConcurrentCall(
+                operation="publish",
+                arguments={
+                    "request_id": request_id,
+                    "holder": lease.holder,
+                    "generation": lease.generation,
+                    "result_ref": ref,
+                },
+            )
+            for ref in refs
+        ]
+        completed_before = self.completions.get(request_id)
+        serial = [self.publish_expectation(lease, ref) for ref in refs]
+        outcomes = self.race(recorder, calls)
+        view = self.race_read(recorder, request_id)
+        self.scenario.publish_race(request_id, lease.holder, lease.generation, refs)
+        self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
+        if completed_before is None:
+            # Completed before, its completion is not in this history: the serial judgement's.
+            self.checked_race(what, check_publishes(recorder.operations()), COMPLETES_ONCE)
+        won = [
+            (ref, outcome)
+            for ref, outcome in zip(refs, outcomes, strict=True)
+            if outcome.ok and completed_before is None
+        ]
+        unknown = any(not outcome.definite for outcome in outcomes)
+        for ref, outcome, (refusals, recorded) in zip(refs, outcomes, serial, strict=True):
+            if won and recorded is None and not refusals:
+                self.judge_losing_publish(what, ref, outcome, won[0][1])
+            elif unknown and recorded is None and not refusals and not outcome.ok:
+                expect(
+                    outcome.error in AFTER_COMPLETION or not outcome.definite,
+                    CLOSES_ONCE,
+                    f"{what}: {ref} was refused {outcome.error}, beside publishes whose outcome "
+                    "is unknown",
+                )
+            else:
+                self.judge_serial_publish(what, ref, outcome, refusals, recorded)
+        self.settle_publish_race(what, lease, view, won, outcomes, serial)
+
+    @precondition(lambda self: self.concurrent)
+    @rule(target=leases, request=requests, result_ref=result_refs, data=st.data())
+    @followed_step
+    def race_lease(self, request: str, result_ref: str, data: Draws) -> object:
+        """A claim, then at once: other principals' claims, the holder's heartbeat and its
+        publish. The live lease keeps every rival out, the heartbeat renews it or meets the
+        completion, the publish completes it: one lease at a time, one completion."""
+        holder = self.claimant(request, data)
+        rivals = data.draw(
+            st.lists(
+                st.sampled_from([p for p in PRINCIPALS if p != holder]), min_size=1, max_size=3
+            ),
+            label="rivals",
+        )
+        recorder = HistoryRecorder(self.driver)
+        claiming = partial(recorder.invoke, "claim", request_id=request, holder=holder)
+        held = self.try_claim(request, holder, call=claiming, racing=True)
+        if held is None:
+            return multiple()
+        fencing = {"request_id": request, "holder": holder, "generation": held.generation}
+        calls = [
+            *(
+                ConcurrentCall(
+                    operation="claim", arguments={"request_id": request, "holder": rival}
+                )
+                for rival in rivals
+            ),
+            ConcurrentCall(operation="heartbeat", arguments=fencing),
+            ConcurrentCall(operation="publish", arguments={**fencing, "result_ref": result_ref}),
+        ]
+        claim_refusals = [self.oracle.claim_refusals(request, rival) for rival in rivals]
+        before = self.predicted(request).lease
+        outcomes = self.race(recorder, calls)
+        view = self.race_read(recorder, request)
+        what = f"claims by {rivals} at once with {held!r}'s heartbeat and publish {result_ref}"
+        self.scenario.lease_race(request, holder, rivals, result_ref)
+        self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
+        history = recorder.operations()
+        self.checked_race(what, check_claims(history), LEASE_FENCE)
+        self.checked_race(what, check_publishes(history), COMPLETES_ONCE)
+        *claimed, renewed, published = outcomes
+        for rival, outcome, refusals in zip(rivals, claimed, claim_refusals, strict=True):
+            self.judge_racing(
+                f"claim({request}, {rival}) at once",
+                "claim",
+                outcome,
+                refusals,
+                also=frozenset({ErrorCode.ALREADY_COMPLETED}),
+                accepting=("WR-6",),
+            )
+        self.settle_lease_race(what, held, before, renewed, published, result_ref, view)
+        return held
+
+    def race(self, recorder: HistoryRecorder, calls: list[ConcurrentCall]) -> list[CallOutcome]:
+        """One batch through `run_concurrently`; too many unknown outcomes judge nothing."""
+        outcomes = recorder.run_concurrently(calls)
+        share = check_definite_share(recorder.operations(), minimum=MINIMUM_DEFINITE_SHARE)
+        port_requires(
+            share.ok,
+            f"a concurrent batch left too many outcomes unknown to judge anything:\n{share}",
+        )
+        self.observed.clear()
+        return outcomes
+
+    def race_read(self, recorder: HistoryRecorder, request_id: str) -> WorkRequest:
+        """A read of the request through the recorder, so that the checker sees it."""
+        reading = partial(recorder.invoke, "get_request", request_id=request_id)
+        view: WorkRequest = self.read(f"get_request({request_id})", reading, CREATES)
+        return view
+
+    def checked_race(self, what: str, check: CheckResult, cites: Cite) -> None:
+        expect(check.ok, cites, lambda: f"{what}: the history checker found:\n{check}")
+
+    def judge_racing(
+        self,
+        what: str,
+        operation: Operation,
+        outcome: CallOutcome,
+        refusals: Refusals,
+        *,
+        also: Refusals,
+        accepting: Cite,
+    ) -> None:
+        """One call of a batch, against what applied before the batch: a refusal needs a code
+        that applied then, or one a call of the batch that came first may have made apply
+        (`also`, whose justification is the checker's); an acceptance needs nothing to have
+        forbidden it then. An unknown outcome is judged by nothing but the checker."""
+        if not outcome.definite:
+            return
+        if outcome.ok:
+            if refusals:
+                raise violated(
+                    refusal_cites(operation, refusals),
+                    f"{what}: accepted; it must be refused: {codes(refusals)}",
+                )
+            return
+        code = scenario_value(outcome.error, f"{what}: a refused outcome without a code")
+        if code in refusals or code in also:
+            return
+        expect(
+            bool(refusals),
+            accepting or ACCEPT_CITES[operation],
+            f"{what}: refused {code.value}, yet nothing forbids it",
+        )
+        raise violated(
+            wrong_code_cites(operation, refusals),
+            f"{what}: refused {code.value}; the refusals that apply are {codes(refusals)}",
+        )
+
+    def publish_expectation(self, lease: HeldLease, ref: str) -> tuple[Refusals, Completion | None]:
+        """What a publish would get on its own now: the refusals that apply, or the recorded
+        completion it exactly retries."""
+        fencing = (lease.request_id, lease.holder, lease.generation, ref)
+        recorded = self.oracle.recorded_retry(*fencing)
+        return (frozenset() if recorded else self.oracle.publish_refusals(*fencing)), recorded
+
+    def judge_serial_publish(
+        self,
+        what: str,
+        ref: str,
+        outcome: CallOutcome,
+        refusals: Refusals,
+        recorded: Completion | None,
+    ) -> None:
+        """A publish of a batch that none of its siblings can have changed the answer to: the
+        request was completed before, or the fencing pair was not the current live one."""
+        if not outcome.definite:
+            return
+        answer: object = Completion.model_validate(outcome.result) if outcome.ok else outcome.error
+        if recorded is not None:
+            self.judge_retry(f"{what}: {ref}", answer, recorded)
+            return
+        if isinstance(answer, ErrorCode):
+            self.judge(f"{what}: {ref}", "publish", answer, refusals)
+            return
+        raise violated(
+            refusal_cites("publish", refusals) if refusals else (RECORDS_RESULT,),
+            f"{what}: {ref} was accepted ({answer!r}); "
+            + (f"it must be refused: {codes(refusals)}" if refusals else "another one won"),
+        )
+
+    def judge_losing_publish(
+        self, what: str, ref: str, outcome: CallOutcome, winner: CallOutcome
+    ) -> None:
+        """A publish of the current live pair that raced the one that completed the request: it
+        answers that completion (an exact duplicate, as WR-10 reads a retry) or is refused as
+        a publish of a completed request."""
+        if not outcome.definite or outcome is winner:
+            return
+        completion = Completion.model_validate(winner.result)
+        if completion.result_ref == ref:
+            answer: object = (
+                Completion.model_validate(outcome.result) if outcome.ok else outcome.error
+            )
+            self.judge_retry(f"{what}: {ref}", answer, completion)
+            return
+        if outcome.ok:
+            return  # two different completions accepted: the checker's publishes rule said so
+        expect(
+            outcome.error in AFTER_COMPLETION,
+            CLOSES_ONCE,
+            f"{what}: {ref} lost to {completion.result_ref} and was refused {outcome.error}",
+        )
+
+    def settle_publish_race(
+        self,
+        what: str,
+        lease: HeldLease,
+        view: WorkRequest,
+        won: list[tuple[str, CallOutcome]],
+        outcomes: list[CallOutcome],
+        serial: list[tuple[Refusals, Completion | None]],
+    ) -> None:
+        """The model takes the completion that won (as acknowledged, else as read back)."""
+        if won:
+            ref, outcome = won[0]
+            self.record_completion(what, lease, ref, Completion.model_validate(outcome.result))
+            return
+        unknown = any(not outcome.definite for outcome in outcomes)
+        fresh = lease.request_id not in self.completions
+        if fresh and view.state is RequestState.COMPLETED and unknown:
+            self.adopt_read_completion(what, lease, view)
+            return
+        expect(
+            not fresh
+            or not any(not refusals and recorded is None for refusals, recorded in serial),
+            RECORDS_RESULT,
+            f"{what}: the current live holder's publishes were all refused",
+        )
+
+    def adopt_read_completion(self, what: str, lease: HeldLease, view: WorkRequest) -> None:
+        """A completion no answer acknowledged (its publish's outcome is unknown), as the request
+        reads: it must be one of the holder's publishes under its lease."""
+        closed = scenario_value(view.lease.closed_at, f"{what}: a completed request's lease closed")
+        ref = scenario_value(view.result_ref, f"{what}: a completed request's result")
+        expect(
+            (view.lease.holder, view.lease.generation) == (lease.holder, lease.generation),
+            STALE_REJECTED,
+            f"{what}: {view.request_id} reads completed under {view.lease!r}",
+        )
+        predicted = self.oracle.complete(
+            lease.request_id, lease.holder, lease.generation, ref, completed_at=closed
+        )
+        self.completions[lease.request_id] = predicted
+        self.budget_readings.add(REMAINDER_RETURNED)
+
+    def settle_lease_race(
+        self,
+        what: str,
+        held: HeldLease,
+        before: Lease,
+        renewed: CallOutcome,
+        published: CallOutcome,
+        result_ref: str,
+        view: WorkRequest,
+    ) -> None:
+        """The heartbeat renewed the lease or met the completion; the publish completed the
+        request (its only refusal: a heartbeat that renewed under another generation first, as
+        WR-7 read as heartbeat-regenerates allows). The model takes both as they happened."""
+        request = held.request_id
+        regenerated = (
+            renewed.ok and Lease.model_validate(renewed.result).generation != held.generation
+        )
+        if renewed.ok:
+            lease = Lease.model_validate(renewed.result)
+            expect(lease.holder == held.holder, HEARTBEAT_EXTENDS, f"{what}: renewed {lease!r}")
+            expires = port_value(lease.expires_at, f"a renewed lease has an expiry: {lease!r}")
+            self.check_extended(what, request, before, expires)
+            self.oracle.extend(request, expires)
+            self.renewed_at[request] = self.oracle.now
+            if regenerated:
+                holds_reading = self.oracle.reads("WR-7", "heartbeat-regenerates")
+                expect(holds_reading, "WR-7", f"{what}: the heartbeat answered {lease!r}")
+                expect(lease.generation > held.generation, FENCED, f"{what}: renewed {lease!r}")
+                self.oracle.regenerate(request, lease.generation)
+                self.newest[request] = HeldLease(request, held.holder, lease.generation)
+        elif renewed.definite:
+            expect(
+                not published.ok or renewed.error in AFTER_COMPLETION,
+                (HEARTBEAT_EXTENDS,),
+                f"{what}: the heartbeat was refused {renewed.error} by a live lease",
+            )
+            expect(
+                published.ok or not published.definite,
+                HEARTBEAT_EXTENDS,
+                f"{what}: the heartbeat was refused {renewed.error}, and nothing completed",
+            )
+        if published.ok:
+            completion = Completion.model_validate(published.result)
+            if regenerated:
+                raise violated(
+                    STALE_REJECTED,
+                    f"{what}: published under generation {held.generation} after the heartbeat "
+                    "renewed under another",
+                )
+            self.record_completion(what, held, result_ref, completion)
+        elif published.definite:
+            expect(
+                regenerated and published.error is ErrorCode.STALE_GENERATION,
+                RECORDS_RESULT,
+                f"{what}: the live holder's publish was refused {published.error}",
+            )
+        elif view.state is RequestState.COMPLETED:
+            self.adopt_read_completion(what, held, view)
+        if view.state is not RequestState.COMPLETED and not renewed.definite:
+            stored = port_value(view.lease.expires_at, f"{what}: a live lease has an expiry")
+            self.oracle.extend(request, stored)
+
     # -- budget, clock, restart, listing ------------------------------------------------
     @rule(amount=st.integers(0, 15), data=st.data())
     @followed_step
@@ -1144,10 +1580,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         )
         target = self.oracle.now + delta
         expiries = self.oracle.live_expiries()
-        aim: bool = bool(expiries) and data.draw(st.booleans(), label="aim at an expiry")
-        if aim:
-            expiry = data.draw(st.sampled_from(expiries), label="expiry")
-            target = expiry + data.draw(st.sampled_from([-MICRO, MICRO]), label="off by")
+        aim = data.draw(st.booleans(), label="aim at an expiry")
+        which = data.draw(st.integers(0, 15), label="expiry")
+        off = data.draw(st.sampled_from([-MICRO, MICRO]), label="off by")
+        if aim and expiries:
+            target = expiries[which % len(expiries)] + off
         delta = off_every(target, expiries) - self.oracle.now
         now = self.driver.advance_clock(delta)
         target = self.oracle.now + delta
@@ -1421,8 +1858,20 @@ def run_work_request_machine(drivers: DriverFactory, budget: Budget) -> None:
     WorkRequestMachine.restart_permits = tuple(restart_permits(budget))
     WorkRequestMachine.declared = dict(description.readings)
     WorkRequestMachine.divergences = {}
+    WorkRequestMachine.seen = []
     try:
-        run_state_machine_as_test(WorkRequestMachine)
+        try:
+            run_state_machine_as_test(WorkRequestMachine)
+        except FlakyStrategyDefinition as flaky:
+            if not WorkRequestMachine.seen:
+                raise
+            violation, program = WorkRequestMachine.seen[0]
+            violation.__notes__ = [
+                SCENARIO_NOTE + program,
+                "seen once: when Hypothesis ran the same program again, a concurrent batch went "
+                "otherwise and the violation did not show (a race decides it)",
+            ]
+            raise violation from flaky
     except Exception as failure:
         if WorkRequestMachine.divergences:
             failure.add_note(f"Readings followed before it: {WorkRequestMachine.divergences}")

@@ -19,7 +19,7 @@ a failure found only by comparing a request's every field with the model's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
 from conformance.driver import DelegationKind, ErrorCode, Permissions
@@ -129,6 +129,51 @@ class WorkRequestScenario:
             outcome,
         )
 
+    # -- races -------------------------------------------------------------------
+    def usage_race(self, session: str, amounts: list[int]) -> None:
+        """Usages made at once: their outcome is the race's, so the steps check the ledger."""
+        origin = self.session(session)
+        name = self._served_by.get(session, session)
+        self._when(f"{origin} records usages of {listing(map(str, amounts))} at once")
+        self._then(
+            f'the usages made at once charged "{name}" what the accepted ones asked, and never '
+            "more than its slice"
+        )
+        self._then(
+            f'as WR-2 reads it, "{name}" was charged exactly what the accepted usages made at '
+            "once asked"
+        )
+        self._noted()
+
+    def publish_race(self, request_id: str, holder: str, generation: int, refs: list[str]) -> None:
+        name = self._names[request_id]
+        results = listing(f'"{ref}"' for ref in refs)
+        self._when(
+            f'"{holder}" publishes "{name}" at generation {generation} with results {results} '
+            "at once"
+        )
+        self._then(
+            f'the publishes made at once completed "{name}" at most once, and every one accepted '
+            "answered that completion"
+        )
+        self._noted()
+
+    def lease_race(self, request_id: str, holder: str, rivals: list[str], result: str) -> None:
+        """A claim, then at once rivals' claims with the holder's heartbeat and publish (the
+        claim's own refusal is written as any claim's, and no batch follows it)."""
+        name = self._names[request_id]
+        claimants = listing(f'"{rival}"' for rival in rivals)
+        verb = "claims" if len(rivals) == 1 else "claim"
+        self._when(
+            f'"{holder}" claims "{name}", then at once {claimants} {verb} it while "{holder}" '
+            f'heartbeats and publishes it with result "{result}"'
+        )
+        self._then(
+            f'the claims, heartbeat and publish made at once on "{name}" granted no second lease '
+            "and completed it at most once"
+        )
+        self._noted()
+
     def clock(self, delta: timedelta) -> None:
         whole, micros = divmod(delta // timedelta(microseconds=1), 1_000_000)
         parts = [f"{whole} seconds"] if whole else []
@@ -201,6 +246,12 @@ class Outcome:
         self.refused_as_allowed = isinstance(answer, ErrorCode) and answer in optional
         self.created = created
         """(request id, child session id) of a delegation the implementation accepted."""
+
+
+def listing(items: Iterable[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    parts = list(items)
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def grants(permissions: Permissions) -> str:
