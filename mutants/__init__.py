@@ -26,8 +26,10 @@ from mutants import (
     office_scope,
     workreq_budget,
     workreq_delegation,
+    workreq_hostile,
     workreq_lease,
     workreq_listing,
+    workreq_races,
     workreq_restart,
 )
 from mutants.mutant import Mutant
@@ -59,6 +61,8 @@ MUTANTS: dict[str, Mutant] = {
         workreq_lease,
         workreq_restart,
         workreq_listing,
+        workreq_hostile,
+        workreq_races,
         false_passes,
     )
     for mutant in module.MUTANTS

@@ -1,0 +1,123 @@
+"""Mutants only hostile data shows: names matched loosely, filters that mix environments.
+
+Each is right for every name and environment that contains no other one. A grant looked up in
+the held names joined into one text, or a held grant taken for a namespace of longer names,
+passes every scenario whose grant names are unrelated; a listing filtered by prefix, or by the
+environments its principal belongs to, passes every scenario whose environments share neither
+a prefix nor a member. The pools of `conformance.properties.hostile_data` and the Gherkin
+scenarios drawn from them (names that contain one another, a principal in two environments)
+are what catch them.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from conformance.adapters.patched import Capability, Patch
+from mutants.mutant import Mutant
+from reference import app
+from reference.errors import NotFound, PermissionEscalation
+from reference.workreq import delegation
+from reference.workreq.models import EnvironmentMember, State, WorkRequestRecord
+from reference.workreq.permissions import PermissionSet
+from reference.workreq.service import LISTING_REFUSAL, WorkRequestService
+from reference.workreq.store import is_member
+from reference.workreq.views import RequestView, request_view
+
+
+def _refuse(excess: list[str]) -> None:
+    if excess:
+        raise PermissionEscalation(f"the originator lacks {sorted(excess)}")
+
+
+def ensure_narrowing_in_text(requested: PermissionSet, held: PermissionSet) -> None:
+    """Looks each requested name up in the held names joined into one text, as a grant column
+    stored comma-separated would be searched: "hell" and "sh" are found in "browser,shell"."""
+    tools, devices = ",".join(held.tool_list()), ",".join(held.device_list())
+    excess = [name for name in requested.tools if name not in tools]
+    _refuse(excess + [name for name in requested.devices if name not in devices])
+
+
+def ensure_narrowing_by_namespace(requested: PermissionSet, held: PermissionSet) -> None:
+    """Takes a held grant for a namespace: it covers every name it begins, so "shell" lets a
+    child have "shell-admin" (and "sh" lets it have "shell")."""
+
+    def covered(name: str, names: frozenset[str]) -> bool:
+        return any(name.startswith(granted) for granted in names)
+
+    excess = [name for name in requested.tools if not covered(name, held.tools)]
+    _refuse(excess + [name for name in requested.devices if not covered(name, held.devices)])
+
+
+class PrefixListingService(WorkRequestService):
+    """Lists the requests of every environment whose id begins with the one asked for, as a
+    `LIKE 'id%'` filter would: a member of "studio" also sees "studio-annex"'s requests."""
+
+    def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            if not is_member(tx, environment_id, principal):
+                raise NotFound(LISTING_REFUSAL)
+            records = tx.scalars(
+                select(WorkRequestRecord)
+                .where(WorkRequestRecord.environment_id.startswith(environment_id))
+                .where(WorkRequestRecord.state != State.COMPLETED)
+                .order_by(WorkRequestRecord.seq)
+            )
+            return [request_view(record, now) for record in records]
+
+
+class MembershipListingService(WorkRequestService):
+    """Checks the principal's membership of the environment asked for, then lists the requests
+    of every environment the principal belongs to: a member of two sees both in each listing."""
+
+    def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            if not is_member(tx, environment_id, principal):
+                raise NotFound(LISTING_REFUSAL)
+            theirs = select(EnvironmentMember.environment_id).where(
+                EnvironmentMember.principal == principal
+            )
+            records = tx.scalars(
+                select(WorkRequestRecord)
+                .where(WorkRequestRecord.environment_id.in_(theirs))
+                .where(WorkRequestRecord.state != State.COMPLETED)
+                .order_by(WorkRequestRecord.seq)
+            )
+            return [request_view(record, now) for record in records]
+
+
+MUTANTS = [
+    Mutant(
+        "grants_found_in_joined_names",
+        "AC-ARMONIA-WORKREQ-001.2",
+        Capability.WORK_REQUESTS,
+        "looks each requested grant up in the held names joined into one text (a substring "
+        "match: a root holding shell lets a child have hell)",
+        lambda: [Patch(delegation, "ensure_narrowing", ensure_narrowing_in_text)],
+    ),
+    Mutant(
+        "grant_covers_longer_names",
+        "AC-ARMONIA-WORKREQ-001.2",
+        Capability.WORK_REQUESTS,
+        "takes a held grant for a namespace covering every name it begins (a prefix match: "
+        "shell lets a child have shell-admin)",
+        lambda: [Patch(delegation, "ensure_narrowing", ensure_narrowing_by_namespace)],
+    ),
+    Mutant(
+        "listing_by_environment_prefix",
+        "AC-ARMONIA-WORKREQ-001.5",
+        Capability.WORK_REQUESTS,
+        "lists the requests of every environment whose id begins with the one asked for",
+        lambda: [Patch(app, "WorkRequestService", PrefixListingService)],
+    ),
+    Mutant(
+        "listing_every_membership",
+        "AC-ARMONIA-WORKREQ-001.5",
+        Capability.WORK_REQUESTS,
+        "lists the requests of every environment the principal belongs to, not only the one "
+        "asked for",
+        lambda: [Patch(app, "WorkRequestService", MembershipListingService)],
+    ),
+]
