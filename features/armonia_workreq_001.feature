@@ -49,6 +49,18 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And session "root" delegates "draft" by subagent with a slice of 300
     Then the budget of "launch" is 1000 in total, 500 available, 500 reserved and 0 spent
 
+  @AC-ARMONIA-WORKREQ-001.1 @clause:slice-deducted
+  Scenario: Each campaign's budget holds its own slices only, though one campaign's id begins with the other's
+    # "launch" is a prefix of "launch-2": a budget summed over requests whose campaign id
+    # begins with the one asked for, or over the environment both belong to, mixes them.
+    Given a campaign "launch-2" in "lab" with a budget of 200
+    And a root session "root-2" of "bob" in "launch-2" granting tools "shell-admin"
+    When session "root" delegates "survey" by spawn with a slice of 100
+    And session "root-2" delegates "draft" by spawn with a slice of 50
+    And the child session of "draft" records usage of 20
+    Then the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
+    And the budget of "launch-2" is 200 in total, 150 available, 30 reserved and 20 spent
+
   @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-1 @interpretation:WR-4 @interpretation:WR-3 @clause:slice-deducted
   Scenario: A nested slice comes out of the child's remainder, not out of the campaign again
     Given session "root" has delegated "survey" by spawn with a slice of 200
@@ -110,6 +122,34 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | grants           |
       | tools "gpu"      |
       | devices "shell"  |
+
+  @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-4 @clause:no-wider-grant
+  Scenario Outline: A grant whose name only contains, or is contained in, one the originator holds is refused or narrowed: <grants>
+    # The root holds tools "shell, browser" and devices "gpu, camera". A name looked up in the
+    # held names as text, compared by prefix or suffix, or a held grant taken for a namespace
+    # of longer names, lets each of these through.
+    When session "root" tries to delegate "survey" by spawn with a slice of 100 granting <grants>
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
+
+    Examples:
+      | grants                         |
+      | tools "hell"                   |
+      | tools "sh"                     |
+      | tools "shell-admin"            |
+      | tools "browse"                 |
+      | tools "shell, sh"              |
+      | devices "gpu-0"                |
+      | devices "cam"                  |
+
+  @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-4 @clause:no-wider-grant
+  Scenario: A child granted a longer name cannot pass on the shorter one it contains, nor a longer one
+    Given session "root" has delegated "survey" by spawn with a slice of 100 granting tools "shell"
+    When the child session of "survey" tries to delegate "admin work" by subagent with a slice of 10 granting tools "shell-admin"
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
+    When the child session of "survey" tries to delegate "short work" by subagent with a slice of 10 granting tools "sh"
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
+    When the child session of "survey" delegates "shell work" by subagent with a slice of 10 granting tools "shell"
+    Then "shell work" grants tools "shell"
 
   @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-4 @clause:no-wider-grant
   Scenario: A grandchild cannot regain a permission its parent dropped, although the root holds it
@@ -312,6 +352,22 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | mallory  |
       | zed      |
 
+  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-6
+  Scenario: A principal in two environments claims in each; one in only one cannot claim the other's requests
+    Given an environment "lab-annex" whose members are "carol" and "mallory"
+    And a campaign "launch-annex" in "lab-annex" with a budget of 50
+    And a root session "annex root" of "mallory" in "launch-annex" granting tools "sh"
+    And session "annex root" has delegated "side errand" by spawn with a slice of 10
+    And session "root" has delegated "survey" by spawn with a slice of 100
+    When "mallory" tries to claim "survey"
+    Then as WR-6 reads it, the attempt is refused with "not_found" or "not_assignee" and nothing changes
+    When "bob" tries to claim "side errand"
+    Then as WR-6 reads it, the attempt is refused with "not_found" or "not_assignee" and nothing changes
+    When "carol" claims "survey"
+    And "carol" claims "side errand"
+    Then "carol" holds "survey" under her current lease
+    And "carol" holds "side errand" under her current lease
+
   # ---------------------------------------------------------------------------
   # 001.5  Members list open and in-progress requests; non-members cannot
   # ---------------------------------------------------------------------------
@@ -361,6 +417,27 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | request | state |
       | survey  | open  |
 
+  @AC-ARMONIA-WORKREQ-001.5 @clause:members-list @clause:non-members-cannot
+  Scenario: A principal in two environments sees each one's requests in its own listing only
+    # "lab" is a prefix of "lab-annex" and "annex" a suffix of it: a listing filtered by
+    # prefix or suffix mixes them. Carol belongs to "lab" and "lab-annex": a listing of every
+    # environment she belongs to shows her both in each.
+    Given an environment "lab-annex" whose members are "carol" and "mallory"
+    And a campaign "launch-annex" in "lab-annex" with a budget of 50
+    And a root session "annex root" of "mallory" in "launch-annex" granting tools "sh"
+    When session "annex root" delegates "side errand" by spawn with a slice of 10
+    And session "root" delegates "survey" by spawn with a slice of 100
+    Then "carol" lists in "lab-annex":
+      | request     | state |
+      | side errand | open  |
+    And "carol" lists in "lab":
+      | request | state |
+      | survey  | open  |
+    And "bob" lists in "lab":
+      | request | state |
+      | survey  | open  |
+    And "mallory" lists no requests in "annex"
+
   @AC-ARMONIA-WORKREQ-001.5 @interpretation:WR-17 @clause:members-list
   Scenario: A member sees an empty list when nothing is open
     Given session "root" has delegated "survey" by spawn with a slice of 100
@@ -377,6 +454,15 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Given the implementation evaluates operations concurrently
     When the holder of each of 3 claimed requests publishes it several times at once
     Then each request was completed by exactly one publish and its lease closed once
+
+  @AC-ARMONIA-WORKREQ-001.6 @clause:records-result @clause:closes-once
+  Scenario: A holder's publishes of one request made at once, an exact retry among them, complete it once
+    Given the implementation evaluates operations concurrently
+    And session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When "bob" publishes "survey" with results "s3://reports/a", "s3://reports/a", "s3://reports/b" and "s3://reports/c" at once
+    Then the publishes made at once completed "survey" at most once, and every one accepted answered that completion
+    And the budget of "launch" is conserved
 
   @AC-ARMONIA-WORKREQ-001.6 @interpretation:WR-3 @clause:records-result @clause:closes-once
   Scenario: Publishing records the result, closes the lease and returns the unspent slice
@@ -519,6 +605,13 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "carol" tries to claim "survey"
     Then the attempt is refused with "lease_held" and nothing changes
     And "bob" holds "survey" under his current lease
+
+  @AC-ARMONIA-WORKREQ-001.7 @clause:fenced
+  Scenario: Claims made at once with the holder's heartbeat and publish never take its live lease
+    Given the implementation evaluates operations concurrently
+    And session "root" has delegated "survey" by spawn with a slice of 100
+    When "bob" claims "survey", then at once "carol" and "alice" claim it while "bob" heartbeats and publishes it with result "s3://reports/survey"
+    Then the claims, heartbeat and publish made at once on "survey" granted no second lease and completed it at most once
 
   @AC-ARMONIA-WORKREQ-001.7 @clause:fenced
   Scenario: A live holder claiming again is refused or keeps its own lease
@@ -884,6 +977,20 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And the child session of "fact check" records usage of 70
     Then the budget of "launch" is conserved
     And as WR-1 reads it, the budget of "launch" is 1000 in total, 900 available, 0 reserved and 100 spent
+
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-2 @clause:usage-within-slice @clause:usage-draws-on-campaign
+  Scenario: Eight usages of 30 made at once on a slice of 100 spend at most the slice, and what was accepted
+    # A check of what is left and a write of the usage that are not one step let usages made
+    # at once all pass the check (240 spent), or all write back what they read (30 spent of
+    # 240 accepted). A usage whose answer is unknown may or may not count.
+    Given the implementation evaluates operations concurrently
+    And session "root" has delegated "survey" by spawn with a slice of 100
+    When the child session of "survey" records 8 usages of 30 at once
+    Then the usages made at once charged "survey" what the accepted ones asked, and never more than its slice
+    And "survey" has spent no more than its slice
+    And the budget of "launch" is conserved
+    And as WR-2 reads it, at most 3 of the usages made at once were accepted
+    And as WR-2 reads it, "survey" was charged exactly what the accepted usages made at once asked
 
   @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-13 @clause:usage-within-slice
   Scenario Outline: Usage of an amount below 1 is refused and charges nothing: <session> records <amount>

@@ -15,7 +15,9 @@ from datetime import timedelta
 
 from pytest_bdd import given, parsers, when
 
+from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import (
+    Completion,
     ConcurrentCall,
     DelegationKind,
     DriverError,
@@ -37,6 +39,7 @@ from steps.workreq_world import (
     RECORDS_RESULT,
     UNKNOWN_REQUEST,
     USAGE_DRAWS,
+    Racing,
     WorkRequestWorld,
 )
 
@@ -551,6 +554,140 @@ def tries_to_list(workreq_world: WorkRequestWorld, principal: str, environment: 
         f"{principal!r}'s listing of {environment!r}",
         lambda: workreq_world.driver.list_requests(environment, principal),
     )
+
+
+# --------------------------------------------------------------------------
+# Batches made at once (judged by the history checker in the Then steps)
+# --------------------------------------------------------------------------
+
+
+def numbers(text: str) -> list[int]:
+    """The numbers of `30`, `30 and 20` or `30, 20 and 10`."""
+    return [int(number) for number in re.findall(r"\d+", text)]
+
+
+def served_request(origin: str) -> str:
+    """The request a child session named by a step serves."""
+    child = re.fullmatch(r'the child session of "([^"]+)"', origin)
+    return scenario_value(child, f"usages made at once are a child's: {origin!r}")[1]
+
+
+@when(
+    parsers.re(
+        _USAGE + r" records (?:(?P<count>\d+) usages of (?P<amount>\d+)"
+        r"|usages of (?P<amounts>\d+(?:(?:, | and )\d+)*)) at once"
+    )
+)
+def records_usages_at_once(
+    workreq_world: WorkRequestWorld,
+    origin: str,
+    count: str | None,
+    amount: str | None,
+    amounts: str | None,
+) -> None:
+    """A child's usages, all in one batch, between two reads of its request; what was left of
+    the slice is known when the scenario made no delegation from the child."""
+    asked = [int(amount or 0)] * int(count) if count else numbers(amounts or "")
+    name = served_request(origin)
+    session = workreq_world.session_id(origin)
+    request_id = workreq_world.request_id(name)
+    recorder = HistoryRecorder(workreq_world.driver)
+    before: WorkRequest = recorder.invoke("get_request", request_id=request_id)
+    carved = any(r.originating_session_id == session for r in workreq_world.requests.values())
+    rooms = {} if carved else {request_id: before.budget_slice - before.budget_spent}
+    recorder.run_concurrently(
+        [
+            ConcurrentCall(operation="record_usage", arguments={"session_id": session, "amount": a})
+            for a in asked
+        ]
+    )
+    recorder.invoke("get_request", request_id=request_id)
+    workreq_world.racing = Racing(recorder, name, rooms)
+
+
+_RESULTS = r'(?P<results>"[^"]*"(?:(?:, | and )"[^"]*")*)'
+
+
+@when(
+    parsers.re(
+        r'"(?P<holder>[^"]+)" publishes "(?P<name>[^"]+)"(?: at generation (?P<generation>\d+))?'
+        r" with results " + _RESULTS + " at once"
+    )
+)
+def publishes_at_once(
+    workreq_world: WorkRequestWorld,
+    holder: str,
+    name: str,
+    generation: str | None,
+    results: str,
+) -> None:
+    """The holder's publishes of one request, all in one batch (exact retries among them)."""
+    presented = int(generation) if generation else workreq_world.granted(name, holder).generation
+    request_id = workreq_world.request_id(name)
+    recorder = HistoryRecorder(workreq_world.driver)
+    outcomes = recorder.run_concurrently(
+        [
+            ConcurrentCall(
+                operation="publish",
+                arguments={
+                    "request_id": request_id,
+                    "holder": holder,
+                    "generation": presented,
+                    "result_ref": result,
+                },
+            )
+            for result in quoted(results)
+        ]
+    )
+    recorder.invoke("get_request", request_id=request_id)
+    workreq_world.racing = Racing(recorder, name)
+    accepted = [outcome for outcome in outcomes if outcome.ok]
+    if accepted:
+        workreq_world.completions.setdefault(name, Completion.model_validate(accepted[0].result))
+
+
+@when(
+    parsers.re(
+        r'"(?P<holder>[^"]+)" claims "(?P<name>[^"]+)", then at once '
+        r'(?P<rivals>"[^"]+"(?:(?:, | and )"[^"]+")*) claims? it while "(?P=holder)" heartbeats '
+        r'and publishes it with result "(?P<result>[^"]+)"'
+    )
+)
+def claim_then_race(
+    workreq_world: WorkRequestWorld, holder: str, name: str, rivals: str, result: str
+) -> None:
+    """A claim, then in one batch: other principals' claims, the holder's heartbeat and its
+    publish under the lease just granted. The claim is in the batch's history, so that the
+    checker knows the lease its rivals met."""
+    request_id = workreq_world.request_id(name)
+    recorder = HistoryRecorder(workreq_world.driver)
+    lease: Lease | None = workreq_world.perform(
+        "claim",
+        f"{holder!r}'s claim of {name!r}",
+        claim_clause(workreq_world, name),
+        lambda: recorder.invoke("claim", request_id=request_id, holder=holder),
+    )
+    if lease is None:
+        return
+    workreq_world.remember_lease(name, holder, lease)
+    fence = {"request_id": request_id, "holder": holder, "generation": lease.generation}
+    outcomes = recorder.run_concurrently(
+        [
+            *(
+                ConcurrentCall(operation="claim", arguments={"request_id": request_id, "holder": r})
+                for r in quoted(rivals)
+            ),
+            ConcurrentCall(operation="heartbeat", arguments=fence),
+            ConcurrentCall(operation="publish", arguments={**fence, "result_ref": result}),
+        ]
+    )
+    recorder.invoke("get_request", request_id=request_id)
+    workreq_world.racing = Racing(recorder, name)
+    *_, renewed, published = outcomes
+    if renewed.ok:
+        workreq_world.remember_renewal(name, holder, Lease.model_validate(renewed.result))
+    if published.ok:
+        workreq_world.completions.setdefault(name, Completion.model_validate(published.result))
 
 
 # --------------------------------------------------------------------------

@@ -15,6 +15,16 @@ from datetime import UTC, datetime
 
 from pytest_bdd import parsers, then
 
+from conformance.concurrency.checker import (
+    CheckResult,
+    check_claims,
+    check_definite_share,
+    check_publishes,
+    check_usage,
+    check_usage_exact,
+)
+from conformance.concurrency.history import Operation
+from conformance.concurrency.races import MINIMUM_DEFINITE_SHARE
 from conformance.driver import (
     BudgetSnapshot,
     DelegationKind,
@@ -54,6 +64,7 @@ from steps.workreq_world import (
     RECORDS_RESULT,
     REQUEST_SURVIVES,
     SLICE_DEDUCTED,
+    STALE_REJECTED,
     UNKNOWN_ENVIRONMENT,
     USAGE_DRAWS,
     WRITES_NOTHING,
@@ -362,6 +373,111 @@ def spent_within_slice(workreq_world: WorkRequestWorld, name: str) -> None:
         "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
         f"{name!r} has spent {current.budget_spent} of a slice of {current.budget_slice}",
     )
+
+
+# --------------------------------------------------------------------------
+# Batches made at once, judged by the history checker
+# --------------------------------------------------------------------------
+
+USAGE_LEDGER = (USAGE_DRAWS, "AC-ARMONIA-WORKREQ-001.13/usage-within-slice")
+"""The usage ledger: what accepted usages asked drawn from the slice, and never beyond it."""
+
+
+def judged_race(world: WorkRequestWorld, name: str, evidence: list[str]) -> list[Operation]:
+    """The last batch's history, about `name`: it must have left enough definite outcomes to
+    judge anything (the race steps' bound), and its checks' counts go into the evidence."""
+    racing = scenario_value(world.racing, "no batch was made at once in this scenario")
+    scenario_requires(racing.name == name, f"the last batch was about {racing.name!r}")
+    history = racing.recorder.operations()
+    share = check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE)
+    port_requires(
+        share.ok,
+        f"the batch left too many outcomes unknown to judge anything (at least "
+        f"{MINIMUM_DEFINITE_SHARE:.0%} must be definite):\n{share}",
+    )
+    return history
+
+
+def expect_clean_check(check: CheckResult, cites: Cite, evidence: list[str]) -> None:
+    evidence.append(
+        f"{check.check}: {check.operations_checked} operations checked, counts {dict(check.counts)}"
+    )
+    expect(check.ok, cites, lambda: f"the history checker found:\n{check}")
+
+
+@then(
+    parsers.re(
+        r'the usages made at once charged "(?P<name>[^"]+)" what the accepted ones asked, and '
+        r"never more than its slice"
+    )
+)
+def usages_charged_what_was_accepted(
+    workreq_world: WorkRequestWorld, name: str, evidence: list[str]
+) -> None:
+    """Whatever a race did, the slice's spending never exceeds it, and moved by what the
+    accepted usages asked, up to what was left (refused beyond it, or charged up to it: both
+    readings of WR-2); a usage whose answer is unknown may or may not count."""
+    history = judged_race(workreq_world, name, evidence)
+    racing = scenario_value(workreq_world.racing, "no batch was made at once")
+    expect_clean_check(check_usage(history, rooms=racing.rooms), USAGE_LEDGER, evidence)
+
+
+@then(
+    parsers.re(
+        READING + r'"(?P<name>[^"]+)" was charged exactly what the accepted usages made at once '
+        r"asked"
+    )
+)
+def usages_charged_in_full(
+    workreq_world: WorkRequestWorld, reading: str | None, name: str, evidence: list[str]
+) -> None:
+    history = judged_race(workreq_world, name, evidence)
+    expect_clean_check(check_usage_exact(history), cite_or_reading(reading, "WR-2"), evidence)
+
+
+@then(parsers.re(READING + r"at most (?P<most>\d+) of the usages made at once were accepted"))
+def at_most_accepted(
+    workreq_world: WorkRequestWorld, reading: str | None, most: str, evidence: list[str]
+) -> None:
+    racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
+    usage = check_usage(judged_race(workreq_world, racing.name, evidence))
+    accepted = usage.counts.get("accepted", 0)
+    evidence.append(f"usages accepted at once: {accepted} (at most {most} fit the slice)")
+    expect(
+        accepted <= int(most),
+        cite_or_reading(reading, "WR-2"),
+        f"{accepted} of the usages made at once were accepted; what was left of the slice "
+        f"holds at most {most} of them",
+    )
+
+
+@then(
+    parsers.re(
+        r'the publishes made at once completed "(?P<name>[^"]+)" at most once, and every one '
+        r"accepted answered that completion"
+    )
+)
+def publishes_completed_once(
+    workreq_world: WorkRequestWorld, name: str, evidence: list[str]
+) -> None:
+    history = judged_race(workreq_world, name, evidence)
+    expect_clean_check(check_publishes(history), (RECORDS_RESULT, CLOSES_ONCE), evidence)
+
+
+@then(
+    parsers.re(
+        r'the claims, heartbeat and publish made at once on "(?P<name>[^"]+)" granted no second '
+        r"lease and completed it at most once"
+    )
+)
+def lease_race_kept_one_lease(
+    workreq_world: WorkRequestWorld, name: str, evidence: list[str]
+) -> None:
+    """No rival got the live lease (every refusal one a lease or a completion explains), and
+    the holder's publish completed the request once."""
+    history = judged_race(workreq_world, name, evidence)
+    expect_clean_check(check_claims(history), (FENCED, STALE_REJECTED), evidence)
+    expect_clean_check(check_publishes(history), (RECORDS_RESULT, CLOSES_ONCE), evidence)
 
 
 # --------------------------------------------------------------------------
@@ -721,7 +837,8 @@ def listed(world: WorkRequestWorld, environment: str, principal: str) -> dict[st
 def check_listing(
     world: WorkRequestWorld, environment: str, principal: str, expected: dict[str, str]
 ) -> None:
-    """Every open and in-progress request listed (the clause); nothing else (WR-17)."""
+    """Every open and in-progress request listed and no other environment's (the clause);
+    nothing else, completed ones included (WR-17)."""
     observed = listed(world, environment, principal)
     missing = sorted(name for name in expected if name not in observed)
     expect(
@@ -743,11 +860,23 @@ def check_listing(
         f"{principal!r}'s listing of {environment!r} holds {leaked}, requests of an environment "
         f"{principal!r} is not a member of",
     )
+    elsewhere = [n for n in extra if n not in leaked and _of_another(world, n, environment)]
+    expect(
+        not elsewhere,
+        MEMBERS_LIST,
+        f"{principal!r}'s listing of {environment!r} holds {elsewhere}, requests of another "
+        "environment (one the principal belongs to as well): not this environment's list",
+    )
     expect(
         not extra,
         "WR-17",
         f"{principal!r}'s listing holds {extra} besides the open and in-progress requests",
     )
+
+
+def _of_another(world: WorkRequestWorld, name: str, environment: str) -> bool:
+    made = world.requests.get(name)
+    return made is not None and made.environment_id != environment
 
 
 def _leaked_to(world: WorkRequestWorld, name: str, environment: str, principal: str) -> bool:

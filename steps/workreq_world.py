@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import (
     BudgetSnapshot,
     Capability,
@@ -71,6 +72,7 @@ NON_MEMBERS = "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"
 RECORDS_RESULT = "AC-ARMONIA-WORKREQ-001.6/records-result"
 CLOSES_ONCE = "AC-ARMONIA-WORKREQ-001.6/closes-once"
 FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
+STALE_REJECTED = "AC-ARMONIA-WORKREQ-001.7/stale-rejected"
 NO_BUDGET_CREATED = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
 NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
 CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
@@ -178,6 +180,18 @@ class Attempt:
 
 
 @dataclass
+class Racing:
+    """The history of the scenario's last batch made at once, for the checker to judge."""
+
+    recorder: HistoryRecorder
+    name: str
+    """The request the batch was about."""
+    rooms: dict[str, int] = field(default_factory=dict)
+    """What was left of the slice when the batch began, where the scenario knows it (its
+    child delegated nothing the scenario made)."""
+
+
+@dataclass
 class WorkRequestWorld:
     """Per-scenario memory of the steps: names, leases, completions, the last attempt."""
 
@@ -205,6 +219,7 @@ class WorkRequestWorld:
     attempted_from: str | None = None
     """The originating session of the last delegation tried."""
     last_listing: tuple[str, str] | None = None
+    racing: Racing | None = None
 
     # -- names and leases ----------------------------------------------------------
     def request_id(self, name: str) -> str:

@@ -132,7 +132,7 @@ GRANT_NAMES: Final = (
 prefix of "shell", "hell" a suffix, "shell" a prefix of "shell-admin", "mic" of "microphone".
 A grant compared by substring (a name looked up in the held names joined into one text), by
 prefix, or as a namespace that covers longer names, lets a child have what its originator
-lacks. The Gherkin's grant names are drawn from here too (tests/test_clause_inventory.py)."""
+lacks. The Gherkin's grant names are drawn from here too (tests/test_workreq_hostile_data.py)."""
 
 ENVIRONMENT_MEMBERS: Final = {
     "studio": ("alice", "bob", "carol"),
