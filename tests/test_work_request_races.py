@@ -1,0 +1,94 @@
+"""The work-request machine's races, driven step by step: usages made at once are judged by the
+history checker's usage ledger, and the model takes what they charged from the implementation.
+
+Against the reference, eight usages of 30 on a slice of 100 charge 90 and the model follows;
+against a ledger checked on a read and then written, some batch of twelve breaks 001.13 (a race
+decides which).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mutants
+from conformance.adapters.patched import Capability, open_patched
+from conformance.driver import DelegationKind, Driver, Permissions
+from conformance.properties.hostile_data import ROOT_SESSIONS
+from conformance.properties.work_request_machine import Delegation, WorkRequestMachine
+from conformance.spec.clause_check import ClauseViolation
+from tests.test_readings_followed import Scripted
+from variants.variant import Variant
+
+REFERENCE = Variant("reference", Capability.WORK_REQUESTS, "the reference itself", lambda: [])
+SLICES = 4
+"""Slices of 100 each root delegates (its count cap allows as many): twelve batches in all."""
+
+
+@dataclass(frozen=True)
+class Opening:
+    alteration: Any
+    scratch: Path
+
+    @contextmanager
+    def fresh(self) -> Iterator[Driver]:
+        driver = open_patched(self.alteration, None, self.scratch)
+        try:
+            yield driver
+        finally:
+            driver.close()
+
+
+@pytest.fixture
+def machine_on(tmp_path: Path) -> Iterator[Any]:
+    opened: list[WorkRequestMachine] = []
+
+    def opening(alteration: Any) -> WorkRequestMachine:
+        WorkRequestMachine.drivers = Opening(alteration, tmp_path)  # type: ignore[assignment]
+        WorkRequestMachine.declared = {}
+        WorkRequestMachine.divergences = {}
+        machine = WorkRequestMachine()
+        opened.append(machine)
+        budget = 100 * SLICES
+        machine.setup(
+            budget=budget, annex_budget=budget, side_budget=budget, seeds=[], data=Scripted([False])
+        )
+        for root in ROOT_SESSIONS:
+            for _ in range(SLICES):
+                made = Delegation(DelegationKind.SPAWN, root, "seed", (), 100, Permissions(), None)
+                assert machine.try_delegation(made) is not None
+        return machine
+
+    yield opening
+    for machine in opened:
+        machine.teardown()
+
+
+def race_on(machine: WorkRequestMachine, request: str) -> None:
+    child = machine.child_session_of[request]
+    machine.race_usage(data=Scripted([child, [30] * 8]))
+
+
+def test_usages_made_at_once_charge_what_fits_and_the_model_takes_it(machine_on: Any) -> None:
+    machine = machine_on(REFERENCE)
+    assert machine.concurrent
+    for request in machine.request_ids:
+        race_on(machine, request)
+        assert machine.predicted(request).budget_spent == 90
+    machine.keep_invariants()
+
+
+@pytest.mark.parametrize("mutant", ["usage_checked_then_charged", "usage_written_back"])
+def test_a_ledger_checked_on_a_read_is_caught_by_its_own_criterion(
+    machine_on: Any, mutant: str
+) -> None:
+    machine = machine_on(mutants.MUTANTS[mutant])
+    with pytest.raises(ClauseViolation) as caught:
+        for request in machine.request_ids:
+            race_on(machine, request)
+    assert {cite.split("/")[0] for cite in caught.value.cites} == {"AC-ARMONIA-WORKREQ-001.13"}
