@@ -58,11 +58,19 @@ def heartbeat_renewing_expired(
     current = (stored.holder, stored.generation) == (holder, generation)
     if stored.state == State.COMPLETED or not current:
         lease.refuse_unless_current(stored, holder, generation, now)
-    tx.execute(
+    renewed = conditional_update(
+        tx,
         update(WorkRequestRecord)
         .where(WorkRequestRecord.request_id == request_id)
-        .values(lease_expires_at=now + duration, state=State.IN_PROGRESS)
+        .where(WorkRequestRecord.state != State.COMPLETED)
+        .where(WorkRequestRecord.lease_holder == holder)
+        .where(WorkRequestRecord.lease_generation == generation)
+        .values(lease_expires_at=now + duration, state=State.IN_PROGRESS),
     )
+    if not renewed:
+        # A completion or a claim came between the read and the write: refused as either.
+        lease.refuse_unless_current(read_lease(tx, request_id, holder), holder, generation, now)
+        raise AlreadyCompleted(f"work request {request_id!r} changed while it was renewed")
     return LeaseView(holder, generation, now + duration, closed_at=None)
 
 
