@@ -23,6 +23,14 @@ and every check names the clause (or registered interpretation) it enforces:
   current when it was accepted, every request's grants within its originator's,
   and every request reading as the model predicts.
 
+The data are hostile (see `hostile_data`): grant names that contain one another, a principal in
+both environments, environment and campaign ids that are prefixes of one another. Where the
+implementation evaluates batches concurrently, the machine races too: usages of one slice,
+publishes of one request, and a claim followed at once by rivals' claims, the holder's heartbeat
+and its publish. A batch is judged by the history checker (`conformance.concurrency.checker`:
+the usage ledger, publishes, claims) and call by call against what applied before it; the model
+then takes what happened from the implementation's read-back, so the program goes on.
+
 Where the spec leaves a question open, the model predicts by the reading the implementation
 declares (the kit's when it declares none). A step that fails only a check of a reading is
 judged again under each alternative the model can predict by (see `following`); when one
