@@ -6,7 +6,7 @@ declarative base: db.py importing them back was an import circle.
 
 from __future__ import annotations
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, inspect, text
 
 import reference.office.models
 import reference.workreq.models  # noqa: F401  (registers the work-request tables)
@@ -26,8 +26,12 @@ def delete_all_rows(engine: Engine) -> None:
     """Empty every table, children first, in one transaction; the schema stays.
 
     Far cheaper than dropping and creating the schema again (on PostgreSQL,
-    tens of milliseconds against hundreds), which matters once per scenario.
+    tens of milliseconds against hundreds), which matters once per scenario. On SQLite the
+    autoincrement counters restart too, so that a store handed on to the next scenario numbers
+    its runs from 1, as a new one does.
     """
     with engine.begin() as connection:
         for table in reversed(Base.metadata.sorted_tables):
             connection.execute(table.delete())
+        if engine.dialect.name == "sqlite" and inspect(connection).has_table("sqlite_sequence"):
+            connection.execute(text("DELETE FROM sqlite_sequence"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters.factory import open_reference
+from conformance.adapters.factory import open_driver, open_reference
 from conformance.adapters.inprocess import InProcessDriver
 from conformance.driver import DriverError, ErrorCode
 from reference.db import Database, shared_engine
@@ -64,3 +64,19 @@ def test_a_store_keeps_one_engine_per_way_of_writing_and_closing_a_database_clos
         {database.engine, database.autocommitting_engine}
     )
     own.dispose()
+
+
+def test_a_store_handed_on_numbers_its_runs_from_one_again(tmp_path: Path) -> None:
+    """A shelved store is emptied for the next driver, its autoincrement counters too: a
+    scenario sees the store a new one would be (the served reference's first run is "1")."""
+    for turn in ("first", "second"):
+        (tmp_path / turn).mkdir()
+        driver = open_driver("reference", None, tmp_path / turn)
+        try:
+            driver.create_workspace("w")
+            driver.create_agent("w", "a", can_assign_tasks=True)
+            driver.create_task("w", "t")
+            wake = driver.assign_task("t", "a", acting_agent_id="").wake
+            assert wake is not None and wake.run_id == "1", (turn, wake)
+        finally:
+            driver.close()
