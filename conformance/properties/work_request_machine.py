@@ -1170,16 +1170,29 @@ class WorkRequestMachine(RuleBasedStateMachine):
             self.budget_readings.add(PAST_COMPLETED_PARENT)
 
     # -- races: concurrent batches judged by the history checker ------------------------
-    @precondition(lambda self: self.concurrent and any(s not in ROOTS for s in self.campaign_of))
-    @rule(data=st.data())
+    @precondition(lambda self: self.concurrent)
+    @rule(target=leases, request=requests, data=st.data())
     @followed_step
-    def race_usage(self, data: Draws) -> None:
+    def race(self, request: str, data: Draws) -> object:
+        """One of three races on a request, as one rule (three would take three times the share
+        of a program's steps): its child's usages, publishes with its newest lease, or a claim
+        followed at once by rivals' claims, the heartbeat and the publish."""
+        kind = data.draw(st.sampled_from(["usages", "publishes", "lease"]), label="race")
+        if kind == "usages":
+            self.race_usage(request, data)
+            return multiple()
+        if kind == "publishes":
+            refs = data.draw(st.lists(result_refs, min_size=2, max_size=4), label="results")
+            self.race_publishes(request, refs)
+            return multiple()
+        held = self.race_lease(request, data.draw(result_refs, label="result"), data)
+        return multiple() if held is None else held
+
+    def race_usage(self, request: str, data: Draws) -> None:
         """Usages of one child's slice made at once, often more than it has left between them:
         judged by the checker's usage ledger, then the model takes what they charged together
         from the implementation's own read of the request."""
-        children = [session for session in self.campaign_of if session not in ROOTS]
-        session = data.draw(st.sampled_from(children), label="racing session")
-        request_id = self.request_of[session]
+        session, request_id = self.child_session_of[request], request
         room = self.oracle.remaining_of(session)
         amounts = data.draw(st.lists(up_to(room), min_size=2, max_size=5), label="usages at once")
         what = f"record_usage({session}) of {amounts} at once"
@@ -1189,7 +1202,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             ConcurrentCall(operation="record_usage", arguments={"session_id": session, "amount": a})
             for a in amounts
         ]
-        outcomes = self.race(recorder, calls)
+        outcomes = self.batch(recorder, calls)
         after = self.race_read(recorder, request_id)
         self.scenario.usage_race(session, amounts)
         self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
@@ -1215,9 +1228,6 @@ class WorkRequestMachine(RuleBasedStateMachine):
         if charged:
             self.budget_readings.add(USAGE_FROM_SLICE)
 
-    @precondition(lambda self: self.concurrent)
-    @rule(request=requests, refs=st.lists(result_refs, min_size=2, max_size=4))
-    @followed_step
     def race_publishes(self, request: str, refs: list[str]) -> None:
         """Publishes of one request made at once with its newest lease, exact retries among
         them: one completion at most, every accepted one answering it, the lease closed once."""
@@ -1239,7 +1249,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         ]
         completed_before = self.completions.get(request_id)
         serial = [self.publish_expectation(lease, ref) for ref in refs]
-        outcomes = self.race(recorder, calls)
+        outcomes = self.batch(recorder, calls)
         view = self.race_read(recorder, request_id)
         self.scenario.publish_race(request_id, lease.holder, lease.generation, refs)
         self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
@@ -1266,10 +1276,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 self.judge_serial_publish(what, ref, outcome, refusals, recorded)
         self.settle_publish_race(what, lease, view, won, outcomes, serial)
 
-    @precondition(lambda self: self.concurrent)
-    @rule(target=leases, request=requests, result_ref=result_refs, data=st.data())
-    @followed_step
-    def race_lease(self, request: str, result_ref: str, data: Draws) -> object:
+    def race_lease(self, request: str, result_ref: str, data: Draws) -> HeldLease | None:
         """A claim, then at once: other principals' claims, the holder's heartbeat and its
         publish. The live lease keeps every rival out, the heartbeat renews it or meets the
         completion, the publish completes it: one lease at a time, one completion."""
@@ -1284,7 +1291,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         claiming = partial(recorder.invoke, "claim", request_id=request, holder=holder)
         held = self.try_claim(request, holder, call=claiming, racing=True)
         if held is None:
-            return multiple()
+            return None
         fencing = {"request_id": request, "holder": holder, "generation": held.generation}
         calls = [
             *(
@@ -1298,7 +1305,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         ]
         claim_refusals = [self.oracle.claim_refusals(request, rival) for rival in rivals]
         before = self.predicted(request).lease
-        outcomes = self.race(recorder, calls)
+        outcomes = self.batch(recorder, calls)
         view = self.race_read(recorder, request)
         what = f"claims by {rivals} at once with {held!r}'s heartbeat and publish {result_ref}"
         self.scenario.lease_race(request, holder, rivals, result_ref)
@@ -1319,7 +1326,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.settle_lease_race(what, held, before, renewed, published, result_ref, view)
         return held
 
-    def race(self, recorder: HistoryRecorder, calls: list[ConcurrentCall]) -> list[CallOutcome]:
+    def batch(self, recorder: HistoryRecorder, calls: list[ConcurrentCall]) -> list[CallOutcome]:
         """One batch through `run_concurrently`; too many unknown outcomes judge nothing."""
         outcomes = recorder.run_concurrently(calls)
         share = check_definite_share(recorder.operations(), minimum=MINIMUM_DEFINITE_SHARE)
