@@ -161,9 +161,7 @@ def test_a_read_overlapping_the_usages_may_or_may_not_see_them() -> None:
     assert check_usage_exact(history.operations()).ok
 
 
-def test_a_stale_publish_is_justified_by_a_heartbeat_renewing_under_another_generation() -> (
-    None
-):
+def test_a_stale_publish_is_justified_by_a_heartbeat_renewing_under_another_generation() -> None:
     """WR-7 read as heartbeat-regenerates: the heartbeat's own check says whether it may."""
     history = _claimed()
     renewed = {"holder": "a", "generation": 2, "expires_at": None, "closed_at": None}
