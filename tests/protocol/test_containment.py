@@ -240,11 +240,18 @@ def test_a_sigkilled_harness_takes_its_implementation_with_it(
             os.kill(pid, signal.SIGKILL)
 
 
+FLOOD_GROWTH_MIB = 48
+"""A fifth of the flood: a harness that held that much of it at once fails the check."""
+
+
 def test_a_spare_that_floods_stdout_before_its_handshake_cannot_swell_the_harness(
     tmp_path: Path,
 ) -> None:
     """256 MB written before the handshake, into a harness that reads at most two lines ahead:
-    its peak memory stays near its size at rest, and the restart reports the garbage."""
+    its peak memory stays near its size at rest, and the restart reports the garbage. The
+    size at rest is measured in the same process (after its imports and the spare's launch),
+    not assumed: it varies with the interpreter's build and what traces it, and CI's clean
+    clone measured 177 MiB peaks where this machine's checkout measures 80."""
     probe = f"""
 import resource, sys
 from pathlib import Path
@@ -253,6 +260,7 @@ from conformance.adapters.faults import ImplementationFault
 driver = ExecDriver([sys.executable, {str(FAKES / "flooding_spare.py")!r}],
     Path({str(tmp_path / "store")!r}), prelaunch=True, restarts_ahead=1, timeout=5)
 import time; time.sleep(3)
+print("rest_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 try:
     driver.restart()
     print("restarted")
@@ -266,9 +274,13 @@ print("peak_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     lines = completed.stdout.split()
-    peak_mib = int(lines[lines.index("peak_kib") + 1]) / 1024
+    rest_mib, peak_mib = (
+        int(lines[lines.index(f"{kind}_kib") + 1]) / 1024 for kind in ("rest", "peak")
+    )
     assert "fault" in lines and "garbage" in lines, completed.stdout
-    assert peak_mib < 160, f"the harness peaked at {peak_mib:.0f} MiB"
+    assert peak_mib - rest_mib < FLOOD_GROWTH_MIB, (
+        f"{rest_mib:.0f} MiB at rest, {peak_mib:.0f} at peak"
+    )
 
 
 def _run_folders_of(harness: int) -> list[Path]:
