@@ -30,10 +30,10 @@ from bench.history import NOW
 from bench.report import Measure, Row
 from bench.stats import MILLIS, rate
 from bench.stores import Store, postgres_store, sqlite_store
-from reference.app import Coordinator
-from reference.clock import ManualClock
-from reference.office.constants import AGENT_ACTOR, TASK_ASSIGNED
-from reference.office.wake import Outcome
+from conformance.reference.app import Coordinator
+from conformance.reference.clock import ManualClock
+from conformance.reference.office.constants import AGENT_ACTOR, TASK_ASSIGNED
+from conformance.reference.office.wake import Outcome
 
 SECTION = "2. Enqueue throughput"
 WORKSPACE = "ws-enqueue"

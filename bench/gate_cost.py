@@ -28,14 +28,14 @@ from bench.history import IN_WINDOW_RUNS, NOW, WORKSPACE, HistoryShape, agent_na
 from bench.report import Measure, Row
 from bench.stats import MICROS, median
 from bench.stores import SQLITE, Store, postgres_store, sqlite_store
-from reference.db import Database
-from reference.office.allowance_count import allowance_count
-from reference.office.classifier import read_payload
-from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
-from reference.office.gate import AllowanceGate, CountReadFault
-from reference.office.models import Run
-from reference.office.telemetry import OfficeTelemetry
-from reference.office.wake import Wake
+from conformance.reference.db import Database
+from conformance.reference.office.allowance_count import allowance_count
+from conformance.reference.office.classifier import read_payload
+from conformance.reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
+from conformance.reference.office.gate import AllowanceGate, CountReadFault
+from conformance.reference.office.models import Run
+from conformance.reference.office.telemetry import OfficeTelemetry
+from conformance.reference.office.wake import Wake
 
 SECTION = "1. Gate cost"
 HISTORY_TARGET = 1.5

@@ -20,10 +20,10 @@ from typing import Any
 from sqlalchemy.dialects import sqlite
 
 from bench.stores import SQLITE, Store
-from reference.app import Coordinator
-from reference.clock import ManualClock
-from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
-from reference.office.models import Run
+from conformance.reference.app import Coordinator
+from conformance.reference.clock import ManualClock
+from conformance.reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
+from conformance.reference.office.models import Run
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 """The instant every timed decision is taken at."""

@@ -32,10 +32,10 @@ from sqlalchemy import Connection, event
 
 from bench.lease_rate import _delegate, _prepare_environment, holder_name
 from bench.stores import postgres_base_url, postgres_store, postgres_unavailable
-from reference.app import Coordinator
-from reference.clock import SystemClock
-from reference.errors import LeaseHeld
-from reference.workreq.service import WorkRequestService
+from conformance.reference.app import Coordinator
+from conformance.reference.clock import SystemClock
+from conformance.reference.errors import LeaseHeld
+from conformance.reference.workreq.service import WorkRequestService
 
 CYCLES = 300
 WARM_UP = 50

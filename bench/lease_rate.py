@@ -30,11 +30,11 @@ from typing import Any
 from bench.report import Measure, Row
 from bench.stats import MILLIS, percentile, rate
 from bench.stores import Store, postgres_store
-from reference.app import Coordinator
-from reference.clock import SystemClock
-from reference.errors import DomainError
-from reference.workreq.permissions import PermissionSet
-from reference.workreq.settings import SETTINGS
+from conformance.reference.app import Coordinator
+from conformance.reference.clock import SystemClock
+from conformance.reference.errors import DomainError
+from conformance.reference.workreq.permissions import PermissionSet
+from conformance.reference.workreq.settings import SETTINGS
 
 SECTION = "3. Lease throughput (PostgreSQL)"
 ENVIRONMENT = "env-bench"

@@ -1,10 +1,12 @@
 """Where the Gherkin suite lives, and how pytest is pointed at it, installed or in a checkout.
 
 The feature files stay at the top of the repository; `conformance/features` links to them,
-and a wheel carries a copy there. The step modules are the `steps` package. So `conformance
-run` needs nothing from the folder it runs in: its pytest configuration (suite.ini) and its
-plugins travel with the package, and no conftest.py is read (`--noconftest`), so a file
-dropped into the kit's folders cannot join the suite.
+and a wheel carries a copy there. So do the packages beside the harness: `conformance/steps`,
+`reference`, `mutants` and `variants` link to the top-level folders, so that an installed kit
+owns one import name, `conformance`, and a user's own `steps` or `reference` package cannot
+shadow the kit's. So `conformance run` needs nothing from the folder it runs in: its pytest
+configuration (suite.ini) and its plugins travel with the package, and no conftest.py is read
+(`--noconftest`), so a file dropped into the kit's folders cannot join the suite.
 """
 
 from __future__ import annotations
@@ -20,23 +22,23 @@ SUITE_INI: Final = PACKAGE_DIR / "suite.ini"
 PLUGINS: Final = (
     "conformance.running.pytest_plugin",
     "conformance.properties.plugin",
-    "steps.common",
-    "steps.office_scene",
-    "steps.office_actions",
-    "steps.office_checks",
-    "steps.office_telemetry",
-    "steps.concurrency",
-    "steps.workreq_world",
-    "steps.workreq_actions",
-    "steps.workreq_checks",
+    "conformance.steps.common",
+    "conformance.steps.office_scene",
+    "conformance.steps.office_actions",
+    "conformance.steps.office_checks",
+    "conformance.steps.office_telemetry",
+    "conformance.steps.concurrency",
+    "conformance.steps.workreq_world",
+    "conformance.steps.workreq_actions",
+    "conformance.steps.workreq_checks",
 )
 """The kit's plugin and the step libraries, loaded by name (the checkout's conftest.py too)."""
 
 
 def steps_dir() -> Path:
-    import steps
-
-    return Path(steps.__file__).resolve().parent
+    """Beside the package's own modules, unresolved: in a checkout it is a link to the top-level
+    `steps/`, and pytest must import the modules there as `conformance.steps`."""
+    return PACKAGE_DIR / "steps"
 
 
 def pytest_arguments(properties: Budget = Budget.NONE) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.adapters.patched import Capability, PatchedDriver, open_patched
-from mutants import (
+from conformance.mutants import (
     false_passes,
     office_count,
     office_decision,
@@ -32,7 +32,7 @@ from mutants import (
     workreq_races,
     workreq_restart,
 )
-from mutants.mutant import Mutant
+from conformance.mutants.mutant import Mutant
 
 __all__ = [
     "MUTANTS",

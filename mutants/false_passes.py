@@ -22,33 +22,33 @@ from sqlalchemy import Select, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from mutants.office_count import counting_with
-from reference import app
-from reference.errors import InsufficientBudget
-from reference.office import service as office_service
-from reference.office.constants import ASSIGNMENT_WINDOW, TASK_ASSIGNED
-from reference.office.gate import AllowanceGate
-from reference.office.models import Run
-from reference.office.wake import Wake
-from reference.workreq import budget_ledger, delegation, lease
-from reference.workreq import service as workreq_service
-from reference.workreq.budget_ledger import snapshot as reference_snapshot
-from reference.workreq.delegation import DelegationKind, DelegationOrder
-from reference.workreq.lease import Completion, refuse_unless_current
-from reference.workreq.lease import claim as reference_claim
-from reference.workreq.models import (
+from conformance.mutants.mutant import Mutant
+from conformance.mutants.office_count import counting_with
+from conformance.reference import app
+from conformance.reference.errors import InsufficientBudget
+from conformance.reference.office import service as office_service
+from conformance.reference.office.constants import ASSIGNMENT_WINDOW, TASK_ASSIGNED
+from conformance.reference.office.gate import AllowanceGate
+from conformance.reference.office.models import Run
+from conformance.reference.office.wake import Wake
+from conformance.reference.workreq import budget_ledger, delegation, lease
+from conformance.reference.workreq import service as workreq_service
+from conformance.reference.workreq.budget_ledger import snapshot as reference_snapshot
+from conformance.reference.workreq.delegation import DelegationKind, DelegationOrder
+from conformance.reference.workreq.lease import Completion, refuse_unless_current
+from conformance.reference.workreq.lease import claim as reference_claim
+from conformance.reference.workreq.models import (
     Campaign,
     DelegationSession,
     State,
     WorkRequestRecord,
     remaining_expression,
 )
-from reference.workreq.registry import require_amount, require_id
-from reference.workreq.service import WorkRequestService
-from reference.workreq.settings import WorkRequestSettings
-from reference.workreq.store import Executor, find_campaign, find_session
-from reference.workreq.views import BudgetView, CompletionView, LeaseView
+from conformance.reference.workreq.registry import require_amount, require_id
+from conformance.reference.workreq.service import WorkRequestService
+from conformance.reference.workreq.settings import WorkRequestSettings
+from conformance.reference.workreq.store import Executor, find_campaign, find_session
+from conformance.reference.workreq.views import BudgetView, CompletionView, LeaseView
 
 # --------------------------------------------------------------------------
 # Office

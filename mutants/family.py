@@ -4,6 +4,6 @@ that the harness (conformance/) never imports this package (conformance.implemen
 from __future__ import annotations
 
 from conformance.implementations import Family
-from mutants import MUTANTS, Mutant, driver_on, open_mutant
+from conformance.mutants import MUTANTS, Mutant, driver_on, open_mutant
 
 FAMILY: Family[Mutant] = Family("mutant", MUTANTS, open_mutant, driver_on)

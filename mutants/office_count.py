@@ -10,16 +10,18 @@ from sqlalchemy import ColumnElement, Select, distinct, func, select
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference.office import allowance_count as reference_count
-from reference.office import constants as office_constants
-from reference.office import gate as reference_gate
-from reference.office import service as office_service
-from reference.office.allowance_count import allowance_count as reference_allowance_count
-from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
-from reference.office.gate import AllowanceGate
-from reference.office.models import Run
-from reference.office.wake import Wake
+from conformance.mutants.mutant import Mutant
+from conformance.reference.office import allowance_count as reference_count
+from conformance.reference.office import constants as office_constants
+from conformance.reference.office import gate as reference_gate
+from conformance.reference.office import service as office_service
+from conformance.reference.office.allowance_count import (
+    allowance_count as reference_allowance_count,
+)
+from conformance.reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
+from conformance.reference.office.gate import AllowanceGate
+from conformance.reference.office.models import Run
+from conformance.reference.office.wake import Wake
 
 ACTIVE_STATUSES = ("queued", "claimed", "running")
 

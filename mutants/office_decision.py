@@ -7,10 +7,10 @@ rule (`refuses`) or the answer when the count cannot be read (`admits_unread`).
 from __future__ import annotations
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference.office import service as office_service
-from reference.office.constants import ASSIGNMENT_ALLOWANCE
-from reference.office.gate import AllowanceGate
+from conformance.mutants.mutant import Mutant
+from conformance.reference.office import service as office_service
+from conformance.reference.office.constants import ASSIGNMENT_ALLOWANCE
+from conformance.reference.office.gate import AllowanceGate
 
 
 class OffByOneGate(AllowanceGate):

@@ -12,15 +12,15 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from mutants.office_count import count_within
-from reference.office import service as office_service
-from reference.office.classifier import Scope, gate_subject
-from reference.office.constants import ASSIGNMENT_WINDOW
-from reference.office.gate import AllowanceGate, CountReadFault
-from reference.office.models import Run
-from reference.office.telemetry import OfficeTelemetry
-from reference.office.wake import Wake
+from conformance.mutants.mutant import Mutant
+from conformance.mutants.office_count import count_within
+from conformance.reference.office import service as office_service
+from conformance.reference.office.classifier import Scope, gate_subject
+from conformance.reference.office.constants import ASSIGNMENT_WINDOW
+from conformance.reference.office.gate import AllowanceGate, CountReadFault
+from conformance.reference.office.models import Run
+from conformance.reference.office.telemetry import OfficeTelemetry
+from conformance.reference.office.wake import Wake
 
 
 class RememberingGate(AllowanceGate):

@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 from sqlalchemy import select
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference.office import service as office_service
-from reference.office.assignment import AssigneeMutation, AssignmentResult
-from reference.office.models import OfficeSessionRow, Task
-from reference.office.wake import Outcome
+from conformance.mutants.mutant import Mutant
+from conformance.reference.office import service as office_service
+from conformance.reference.office.assignment import AssigneeMutation, AssignmentResult
+from conformance.reference.office.models import OfficeSessionRow, Task
+from conformance.reference.office.wake import Outcome
 
 
 @dataclass(frozen=True)

@@ -15,16 +15,16 @@ from prometheus_client import Counter
 from sqlalchemy import Select, func, select
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from mutants.office_count import counting_with
-from mutants.office_reporting import RATE_LIMIT_HELP, ReportingGate
-from reference.office import service as office_service
-from reference.office.classifier import GateSubject
-from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
-from reference.office.gate import AllowanceGate
-from reference.office.models import Run
-from reference.office.telemetry import OfficeTelemetry, RateLimitReason
-from reference.office.wake import Wake
+from conformance.mutants.mutant import Mutant
+from conformance.mutants.office_count import counting_with
+from conformance.mutants.office_reporting import RATE_LIMIT_HELP, ReportingGate
+from conformance.reference.office import service as office_service
+from conformance.reference.office.classifier import GateSubject
+from conformance.reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
+from conformance.reference.office.gate import AllowanceGate
+from conformance.reference.office.models import Run
+from conformance.reference.office.telemetry import OfficeTelemetry, RateLimitReason
+from conformance.reference.office.wake import Wake
 
 LOG_THROTTLE = timedelta(minutes=1)
 

@@ -8,15 +8,15 @@ from datetime import datetime, timedelta
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference.office import dedup as office_dedup
-from reference.office import service as office_service
-from reference.office.coalescer import coalesce
-from reference.office.dedup import recent_duplicate
-from reference.office.gate import GateVerdict
-from reference.office.run_queue import RunQueue, _insert
-from reference.office.telemetry import DedupKind
-from reference.office.wake import EnqueueResult, Outcome, Wake
+from conformance.mutants.mutant import Mutant
+from conformance.reference.office import dedup as office_dedup
+from conformance.reference.office import service as office_service
+from conformance.reference.office.coalescer import coalesce
+from conformance.reference.office.dedup import recent_duplicate
+from conformance.reference.office.gate import GateVerdict
+from conformance.reference.office.run_queue import RunQueue, _insert
+from conformance.reference.office.telemetry import DedupKind
+from conformance.reference.office.wake import EnqueueResult, Outcome, Wake
 
 
 class ReorderedQueue(RunQueue):

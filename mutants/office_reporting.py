@@ -10,12 +10,12 @@ from prometheus_client import CollectorRegistry, Counter
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference.office import gate as reference_gate
-from reference.office import service as office_service
-from reference.office.constants import ASSIGNMENT_ALLOWANCE
-from reference.office.gate import AllowanceGate
-from reference.office.telemetry import OfficeTelemetry, RateLimitReason
+from conformance.mutants.mutant import Mutant
+from conformance.reference.office import gate as reference_gate
+from conformance.reference.office import service as office_service
+from conformance.reference.office.constants import ASSIGNMENT_ALLOWANCE
+from conformance.reference.office.gate import AllowanceGate
+from conformance.reference.office.telemetry import OfficeTelemetry, RateLimitReason
 
 RATE_LIMIT_HELP = "Assignment wakes refused or admitted degraded by the allowance gate."
 

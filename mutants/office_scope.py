@@ -10,23 +10,23 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference.office import assignment as office_assignment
-from reference.office import gate as reference_gate
-from reference.office import models as office_models
-from reference.office import service as office_service
-from reference.office import wake as office_wake
-from reference.office.classifier import (
+from conformance.mutants.mutant import Mutant
+from conformance.reference.office import assignment as office_assignment
+from conformance.reference.office import gate as reference_gate
+from conformance.reference.office import models as office_models
+from conformance.reference.office import service as office_service
+from conformance.reference.office import wake as office_wake
+from conformance.reference.office.classifier import (
     GateSubject,
     PayloadFacts,
     gate_subject,
     parse_object,
     read_payload,
 )
-from reference.office.gate import AllowanceGate
-from reference.office.models import Task
-from reference.office.producers import Producer, actorless_wake, assignment_wake
-from reference.office.wake import Wake
+from conformance.reference.office.gate import AllowanceGate
+from conformance.reference.office.models import Task
+from conformance.reference.office.producers import Producer, actorless_wake, assignment_wake
+from conformance.reference.office.wake import Wake
 
 
 def _rewritten(payload: str, change: dict[str, Any], drop: tuple[str, ...] = ()) -> str:

@@ -6,15 +6,20 @@ from sqlalchemy import ColumnElement, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference import app
-from reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
-from reference.workreq import budget_ledger, delegation, lease
-from reference.workreq.budget_ledger import _return_upwards
-from reference.workreq.models import Campaign, DelegationSession, State, WorkRequestRecord
-from reference.workreq.service import WorkRequestService, is_exact_retry
-from reference.workreq.store import conditional_update, find_campaign, find_request
-from reference.workreq.views import CompletionView
+from conformance.mutants.mutant import Mutant
+from conformance.reference import app
+from conformance.reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
+from conformance.reference.workreq import budget_ledger, delegation, lease
+from conformance.reference.workreq.budget_ledger import _return_upwards
+from conformance.reference.workreq.models import (
+    Campaign,
+    DelegationSession,
+    State,
+    WorkRequestRecord,
+)
+from conformance.reference.workreq.service import WorkRequestService, is_exact_retry
+from conformance.reference.workreq.store import conditional_update, find_campaign, find_request
+from conformance.reference.workreq.views import CompletionView
 
 
 def check_without_reserving(tx: Session, originator: DelegationSession, amount: int) -> None:

@@ -9,17 +9,17 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference.errors import CountCap, DepthCap, PermissionEscalation
-from reference.workreq import delegation
-from reference.workreq import service as workreq_service
-from reference.workreq.budget_ledger import reserve_slice
-from reference.workreq.delegation import DelegationKind, DelegationOrder
-from reference.workreq.delegation import _record_request as reference_record_request
-from reference.workreq.models import Campaign, DelegationSession, WorkRequestRecord
-from reference.workreq.permissions import PermissionSet, ensure_narrowing
-from reference.workreq.settings import WorkRequestSettings
-from reference.workreq.store import conditional_update, find_campaign, find_session
+from conformance.mutants.mutant import Mutant
+from conformance.reference.errors import CountCap, DepthCap, PermissionEscalation
+from conformance.reference.workreq import delegation
+from conformance.reference.workreq import service as workreq_service
+from conformance.reference.workreq.budget_ledger import reserve_slice
+from conformance.reference.workreq.delegation import DelegationKind, DelegationOrder
+from conformance.reference.workreq.delegation import _record_request as reference_record_request
+from conformance.reference.workreq.models import Campaign, DelegationSession, WorkRequestRecord
+from conformance.reference.workreq.permissions import PermissionSet, ensure_narrowing
+from conformance.reference.workreq.settings import WorkRequestSettings
+from conformance.reference.workreq.store import conditional_update, find_campaign, find_session
 
 
 def no_narrowing_check(requested: PermissionSet, held: PermissionSet) -> None:

@@ -14,15 +14,15 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference import app
-from reference.errors import NotFound, PermissionEscalation
-from reference.workreq import delegation
-from reference.workreq.models import EnvironmentMember, State, WorkRequestRecord
-from reference.workreq.permissions import PermissionSet
-from reference.workreq.service import LISTING_REFUSAL, WorkRequestService
-from reference.workreq.store import is_member
-from reference.workreq.views import RequestView, request_view
+from conformance.mutants.mutant import Mutant
+from conformance.reference import app
+from conformance.reference.errors import NotFound, PermissionEscalation
+from conformance.reference.workreq import delegation
+from conformance.reference.workreq.models import EnvironmentMember, State, WorkRequestRecord
+from conformance.reference.workreq.permissions import PermissionSet
+from conformance.reference.workreq.service import LISTING_REFUSAL, WorkRequestService
+from conformance.reference.workreq.store import is_member
+from conformance.reference.workreq.views import RequestView, request_view
 
 
 def _refuse(excess: list[str]) -> None:

@@ -8,15 +8,15 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, bindparam, update
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference.errors import LeaseHeld
-from reference.workreq import lease
-from reference.workreq.lease import LeaseStatements, LiveRule
-from reference.workreq.lease import claim as reference_claim
-from reference.workreq.lease import heartbeat as reference_heartbeat
-from reference.workreq.models import REQUESTS, State, WorkRequestRecord
-from reference.workreq.store import Executor
-from reference.workreq.views import LeaseView
+from conformance.mutants.mutant import Mutant
+from conformance.reference.errors import LeaseHeld
+from conformance.reference.workreq import lease
+from conformance.reference.workreq.lease import LeaseStatements, LiveRule
+from conformance.reference.workreq.lease import claim as reference_claim
+from conformance.reference.workreq.lease import heartbeat as reference_heartbeat
+from conformance.reference.workreq.models import REQUESTS, State, WorkRequestRecord
+from conformance.reference.workreq.store import Executor
+from conformance.reference.workreq.views import LeaseView
 
 
 def holds_lease_on_any_request(live: LiveRule) -> ColumnElement[bool]:

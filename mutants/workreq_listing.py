@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference import app
-from reference.workreq.service import WorkRequestService
-from reference.workreq.store import find_environment, is_member
-from reference.workreq.views import RequestView
+from conformance.mutants.mutant import Mutant
+from conformance.reference import app
+from conformance.reference.workreq.service import WorkRequestService
+from conformance.reference.workreq.store import find_environment, is_member
+from conformance.reference.workreq.views import RequestView
 
 
 class EmptyForOutsidersService(WorkRequestService):

@@ -14,11 +14,11 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference.errors import AlreadyCompleted, UsageExceedsSlice
-from reference.workreq import budget_ledger
-from reference.workreq.models import State, WorkRequestRecord
-from reference.workreq.store import find_request
+from conformance.mutants.mutant import Mutant
+from conformance.reference.errors import AlreadyCompleted, UsageExceedsSlice
+from conformance.reference.workreq import budget_ledger
+from conformance.reference.workreq.models import State, WorkRequestRecord
+from conformance.reference.workreq.store import find_request
 
 
 def _read_and_check(tx: Session, request_id: str, amount: int) -> WorkRequestRecord:

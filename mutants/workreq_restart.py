@@ -7,14 +7,14 @@ from dataclasses import replace
 from sqlalchemy import update
 
 from conformance.adapters.patched import Capability, Patch
-from mutants.mutant import Mutant
-from reference import app
-from reference.clock import Clock
-from reference.db import Database
-from reference.workreq.models import State, WorkRequestRecord
-from reference.workreq.service import WorkRequestService
-from reference.workreq.settings import SETTINGS, WorkRequestSettings
-from reference.workreq.views import LeaseView
+from conformance.mutants.mutant import Mutant
+from conformance.reference import app
+from conformance.reference.clock import Clock
+from conformance.reference.db import Database
+from conformance.reference.workreq.models import State, WorkRequestRecord
+from conformance.reference.workreq.service import WorkRequestService
+from conformance.reference.workreq.settings import SETTINGS, WorkRequestSettings
+from conformance.reference.workreq.views import LeaseView
 
 
 class ForgetfulLeaseService(WorkRequestService):

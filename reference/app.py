@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from reference.clock import Clock
-from reference.db import Database
-from reference.office.service import OfficeService
-from reference.schema import create_schema
-from reference.workreq.service import WorkRequestService
+from conformance.reference.clock import Clock
+from conformance.reference.db import Database
+from conformance.reference.office.service import OfficeService
+from conformance.reference.schema import create_schema
+from conformance.reference.workreq.service import WorkRequestService
 
 
 class Coordinator:

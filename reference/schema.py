@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, inspect, text
 
-import reference.office.models
-import reference.workreq.models  # noqa: F401  (registers the work-request tables)
-from reference.db import Base
+import conformance.reference.office.models
+import conformance.reference.workreq.models  # noqa: F401  (registers the work-request tables)
+from conformance.reference.db import Base
 
 
 def create_schema(engine: Engine) -> None:

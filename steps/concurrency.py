@@ -50,7 +50,7 @@ from conformance.spec.clause_check import (
     scenario_requires,
     scenario_value,
 )
-from steps.office_scene import OfficeScene, Wake
+from conformance.steps.office_scene import OfficeScene, Wake
 
 RACE_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

@@ -30,8 +30,8 @@ from conformance.oracle.office_shapes import (
 )
 from conformance.running.pytest_plugin import require
 from conformance.spec.clause_check import expect, port_requires, port_value, scenario_value
-from steps.common import _DURATION, parse_duration, quoted
-from steps.office_scene import (
+from conformance.steps.common import _DURATION, parse_duration, quoted
+from conformance.steps.office_scene import (
     OfficeScene,
     Wake,
     outcome_cites,

@@ -19,8 +19,8 @@ from conformance.oracle.office_shapes import (
     parse_payload,
 )
 from conformance.spec.clause_check import expect, port_requires, scenario_requires, scenario_value
-from steps.common import _DURATION, parse_duration
-from steps.office_scene import (
+from conformance.steps.common import _DURATION, parse_duration
+from conformance.steps.office_scene import (
     OfficeScene,
     Wake,
     describe_runs,

@@ -45,7 +45,7 @@ from conformance.spec.clause_check import (
     scenario_requires,
     scenario_value,
 )
-from steps.common import BEFORE_THEN
+from conformance.steps.common import BEFORE_THEN
 
 T = TypeVar("T")
 

@@ -27,7 +27,7 @@ from conformance.oracle.office_telemetry import (
     moves_between,
 )
 from conformance.spec.clause_check import expect, scenario_requires
-from steps.office_scene import SINCE, OfficeScene, quiet_cites
+from conformance.steps.office_scene import SINCE, OfficeScene, quiet_cites
 
 _MOVE = re.compile(r"(\w+) \+(\d+)")
 

@@ -28,9 +28,9 @@ from conformance.driver import (
     WorkRequest,
 )
 from conformance.spec.clause_check import Cite, PortViolation, expect, scenario_value
-from steps.common import READING, parse_duration, quoted
-from steps.concurrency import crash_during, timed_warm_up
-from steps.workreq_world import (
+from conformance.steps.common import READING, parse_duration, quoted
+from conformance.steps.concurrency import crash_during, timed_warm_up
+from conformance.steps.workreq_world import (
     CLAIMABLE_AGAIN,
     CREATES,
     FENCED,

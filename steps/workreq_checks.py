@@ -46,9 +46,9 @@ from conformance.spec.clause_check import (
     violated,
 )
 from conformance.spec.registry import INTERPRETATION_ID
-from steps.common import READING, quoted, readings_named
-from steps.workreq_actions import parse_grants
-from steps.workreq_world import (
+from conformance.steps.common import READING, quoted, readings_named
+from conformance.steps.workreq_actions import parse_grants
+from conformance.steps.workreq_world import (
     CLAIMABLE_AGAIN,
     CLOSES_ONCE,
     CONTRACT,

@@ -50,7 +50,7 @@ from conformance.spec.clause_check import (
     scenario_value,
     violated,
 )
-from steps.common import BEFORE_RESTART, BEFORE_THEN
+from conformance.steps.common import BEFORE_RESTART, BEFORE_THEN
 
 T = TypeVar("T")
 

@@ -1,16 +1,19 @@
-"""The harness stands on its own: nothing in conformance/ imports its strength tests' packages,
-and no module of conformance/ or reference/ imports itself back through another.
+"""The kit's import boundaries: one import name, layers that point one way, no circles.
 
-conformance/ used to import mutants/ and variants/ (strength, the adapter factory, the CLI, the
-served reference): now their packages hand their families in as entry points
-(conformance.implementations). reference/db.py imported the two model modules that import it,
-and the in-process adapter the store shelf that imported it. Every import counts, the ones
-inside functions too: a lazy import is still a circle, only hidden.
+An installed kit owns the one name `conformance`: the step library, the reference, the mutants
+and the variants stay top-level folders of the checkout and are imported through the links
+beside the harness (`conformance.steps`, ...), so a user's own `steps` or `reference` package
+cannot shadow them. The layers: steps never reach the reference, the reference never reaches
+the harness, and the harness never imports its strength tests' packages (they hand their
+families in as entry points, conformance.implementations). No module imports itself back
+through another (reference/db.py once imported the two model modules that import it). Every
+import counts, the ones inside functions too: a lazy import is still a circle, only hidden.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,18 +22,33 @@ import pytest
 from conformance.implementations import mutants, variants
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-HARNESS = "conformance"
-PACKAGES = ("conformance", "reference")
-UPWARD = ("mutants", "variants")
+KIT = "conformance"
+LINKED = ("steps", "reference", "mutants", "variants")
+"""The top-level folders an installed kit carries inside its own package."""
+FORBIDDEN = {
+    "steps": ("reference",),
+    "reference": ("harness", "steps"),
+    "harness": ("mutants", "variants"),
+}
+"""Which layer may not import which: the harness is conformance/ without the linked folders."""
 
 
 def modules() -> dict[str, Path]:
-    found = {}
-    for package in PACKAGES:
+    """Every module of the kit by the name it is imported as."""
+    found: dict[str, Path] = {}
+    for package in (KIT, *LINKED):
+        prefix = [KIT] if package in LINKED else []
         for path in sorted((CHECKOUT / package).rglob("*.py")):
-            parts = list(path.relative_to(CHECKOUT).with_suffix("").parts)
+            parts = [*prefix, *path.relative_to(CHECKOUT).with_suffix("").parts]
             found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
+
+
+def layer(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] != KIT:
+        return parts[0]
+    return parts[1] if len(parts) > 1 and parts[1] in LINKED else "harness"
 
 
 def imported(path: Path) -> Iterator[str]:
@@ -43,15 +61,43 @@ def imported(path: Path) -> Iterator[str]:
             yield from (f"{node.module}.{alias.name}" for alias in node.names)
 
 
-def test_nothing_in_the_harness_imports_mutants_or_variants() -> None:
-    upward = [
+def python_files_of_the_checkout() -> list[Path]:
+    listed = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=CHECKOUT, capture_output=True, text=True, check=True
+    )
+    return [CHECKOUT / name for name in listed.stdout.split()]
+
+
+def test_nothing_imports_the_linked_folders_by_their_top_level_names() -> None:
+    """`import reference` would load a second copy of the reference beside
+    `conformance.reference`, and an installed kit has no such package at all."""
+    offenders = [
+        (path.relative_to(CHECKOUT).as_posix(), target)
+        for path in python_files_of_the_checkout()
+        for target in imported(path)
+        if target.split(".")[0] in LINKED
+    ]
+    assert not offenders, offenders
+
+
+@pytest.mark.parametrize(("importer", "forbidden"), sorted(FORBIDDEN.items()))
+def test_no_layer_imports_what_the_layering_forbids(
+    importer: str, forbidden: tuple[str, ...]
+) -> None:
+    offenders = [
         (name, target)
         for name, path in modules().items()
-        if name.startswith(HARNESS)
+        if layer(name) == importer
         for target in imported(path)
-        if target.split(".")[0] in UPWARD
+        if layer(target) in forbidden
     ]
-    assert not upward, upward
+    assert not offenders, offenders
+
+
+def test_the_layers_are_read_from_real_files() -> None:
+    found = {layer(name) for name in modules()}
+    assert found == {"harness", *LINKED}, found
+    assert "conformance.reference.office.gate" in modules()
 
 
 def test_the_families_come_in_through_their_entry_points() -> None:
@@ -88,12 +134,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", ["harness", "reference"])
 def test_no_import_circle(package: str) -> None:
     known = modules()
     graph = {
         name: {target for target in imported(path) if target in known and target != name}
         for name, path in known.items()
     }
-    circles = [c for c in cycles(graph) if any(m.split(".")[0] == package for m in c)]
+    circles = [c for c in cycles(graph) if any(layer(m) == package for m in c)]
     assert not circles, circles

@@ -10,7 +10,7 @@ import pytest
 from conformance.adapters.factory import open_driver, open_reference
 from conformance.adapters.inprocess import InProcessDriver
 from conformance.driver import DriverError, ErrorCode
-from reference.db import Database, shared_engine
+from conformance.reference.db import Database, shared_engine
 
 
 def test_a_closed_driver_s_store_goes_emptied_to_the_next(tmp_path: Path) -> None:

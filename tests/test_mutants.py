@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-import mutants
+from conformance import mutants
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.adapters.patched import Capability, Patch, open_patched
 from conformance.driver import Driver, Outcome
+from conformance.mutants.mutant import Mutant
+from conformance.mutants.office_count import StatementGate
+from conformance.mutants.office_pipeline import ReorderedQueue
+from conformance.mutants.office_reporting import ReportingGate
+from conformance.reference.office import service as office_service
 from conformance.spec.registry import default_registry
-from mutants.mutant import Mutant
-from mutants.office_count import StatementGate
-from mutants.office_pipeline import ReorderedQueue
-from mutants.office_reporting import ReportingGate
-from reference.office import service as office_service
 
 
 def test_every_criterion_is_targeted_by_a_mutant_or_says_why_not() -> None:

@@ -15,13 +15,12 @@ from typing import Any
 
 import pytest
 
-import mutants
-import variants
+from conformance import mutants, variants
 from conformance.adapters.patched import open_patched
 from conformance.driver import DelegationKind, Driver, Permissions
 from conformance.properties.work_request_machine import WorkRequestMachine
 from conformance.spec.clause_check import ClauseViolation
-from variants.variant import Variant
+from conformance.variants.variant import Variant
 
 ZERO_USAGE = variants.VARIANTS["zero_usage_accepted"]
 

@@ -265,7 +265,9 @@ def test_the_header_records_the_run_s_provenance(signed_run: tuple[Path, Path]) 
     for feature in (KIT_ROOT / "features").glob("*.feature"):
         digest = "sha256:" + hashlib.sha256(feature.read_bytes()).hexdigest()
         assert provenance.suite[f"conformance/features/{feature.name}"] == digest
-    assert {"steps/common.py", "conformance/data/criteria.toml"} <= set(provenance.suite)
+    assert {"conformance/steps/common.py", "conformance/data/criteria.toml"} <= set(
+        provenance.suite
+    )
     checked = load_inventory(properties=header.properties != "none")
     assert provenance.inventory == inventory_digest([entry.key for entry in checked])
     assert set(provenance.implementation_digests) == {"reference/"}

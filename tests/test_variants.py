@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-import variants
+from conformance import variants
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.driver import Description
+from conformance.reference.office import service as office_service
 from conformance.spec.registry import default_registry
 from conformance.wire.serve import main as serve_main
-from reference.office import service as office_service
 
 
 def test_there_are_at_least_fifteen_variants_and_most_diverge_from_nothing() -> None:

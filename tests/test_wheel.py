@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ import yaml
 from conformance import __version__
 from conformance.reports.summary import criterion_verdicts
 from conformance.spec.registry import default_registry
-from conformance.stream.provenance import kit_commit
+from conformance.stream.provenance import IMPLEMENTATION_FOLDERS, kit_commit
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
 from tests.sandbox import SANDBOXED
@@ -40,6 +41,7 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 CHECKOUT_CONFORMANCE = Path(sys.executable).with_name("conformance")
 """The checkout's kit, installed beside this interpreter by `pip install -e .`."""
 TIMEOUT = 900
+IMPLEMENTATION_PATHS = tuple(f"conformance/{name}/" for name in IMPLEMENTATION_FOLDERS)
 SEED = 20261130
 """One seed for both runs: their property checks try the same examples."""
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3 * TIMEOUT)]
@@ -128,16 +130,42 @@ def test_the_installed_kit_names_its_commit_and_prints_no_path_of_its_own(
     version = run(installed.bin / "conformance", "--version", cwd=tmp_path)
     commit = kit_commit(CHECKOUT)
     assert commit and version.stdout.startswith(f"conformance {__version__} (commit {commit})")
-    results = tmp_path / "results.jsonl"
-    arguments = ["--impl", "mutant:allowance_off_by_one", "--claim", "office", "-k", "sixth"]
-    failing = run(installed.bin / "conformance", "run", *arguments, "--results", results,
-                  cwd=tmp_path, check=False)  # fmt: skip
-    assert failing.returncode == 1, failing.stdout[-3000:] + failing.stderr[-3000:]
-    assert "Step: " in failing.stdout and "Trace:" in failing.stdout
+    failing, results = failing_mutant_run(installed, tmp_path)
     for path in ("site-packages", str(installed.venv), str(CHECKOUT)):
         assert path not in failing.stdout + failing.stderr, path
     provenance = verify_stream(results).header.provenance
     assert provenance is not None and provenance.kit_commit == commit
+    assert not [p for p in provenance.suite if p.startswith(IMPLEMENTATION_PATHS)], "not suite"
+
+
+def test_the_installed_kit_owns_one_import_name_and_a_user_s_packages_cannot_shadow_it(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """A repository that uses pytest-bdd often has a `steps` package of its own on the path,
+    and may have a `reference`: the kit's run imports neither, and fails the mutant as usual."""
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        top_level = {name.split("/")[0] for name in wheel.namelist()}
+    assert {name for name in top_level if not name.endswith(".dist-info")} == {"conformance"}
+    users = tmp_path / "users-code"
+    for package in ("steps", "reference", "mutants", "variants"):
+        (users / package).mkdir(parents=True)
+        (users / package / "__init__.py").write_text(f"raise ImportError('the user's {package}')\n")
+    failing, _ = failing_mutant_run(installed, tmp_path, {"PYTHONPATH": str(users)})
+    assert "the user's" not in failing.stdout + failing.stderr
+
+
+def failing_mutant_run(
+    installed: Installed, folder: Path, environment: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The installed kit against a mutant it must fail, with the kit's account of the failure."""
+    results = folder / "results.jsonl"
+    arguments = ["--impl", "mutant:allowance_off_by_one", "--claim", "office", "-k", "sixth"]
+    failing = run(installed.bin / "conformance", "run", *arguments, "--results", results,
+                  cwd=folder, check=False, environment=environment)  # fmt: skip
+    assert failing.returncode == 1, failing.stdout[-3000:] + failing.stderr[-3000:]
+    assert "Step: " in failing.stdout and "Trace:" in failing.stdout
+    assert "AC-OFFICE-ASSIGN-RATE-001.2" in failing.stdout, failing.stdout[-3000:]
+    return failing, results
 
 
 def run_at_once(
@@ -280,7 +308,10 @@ def read_outputs(path: Path, step: str) -> dict[str, str]:
 
 
 def run(
-    *command: object, cwd: Path | None = None, check: bool = True
+    *command: object,
+    cwd: Path | None = None,
+    check: bool = True,
+    environment: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(part) for part in command],
@@ -289,4 +320,5 @@ def run(
         timeout=TIMEOUT,
         cwd=cwd or CHECKOUT,
         check=check,
+        env=None if environment is None else {**os.environ, **environment},
     )

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-import mutants
+from conformance import mutants
 from conformance.adapters.patched import Capability, open_patched
 from conformance.driver import DelegationKind, Driver, Permissions
 from conformance.properties.hostile_data import ROOT_SESSIONS
 from conformance.properties.work_request_machine import Delegation, WorkRequestMachine
 from conformance.spec.clause_check import ClauseViolation
+from conformance.variants.variant import Variant
 from tests.test_readings_followed import Scripted
-from variants.variant import Variant
 
 REFERENCE = Variant("reference", Capability.WORK_REQUESTS, "the reference itself", lambda: [])
 SLICES = 4

@@ -14,14 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.adapters.patched import PatchedDriver, open_patched
-from variants import (
+from conformance.variants import (
     instant_precision,
     office_behaviour,
     office_vocabulary,
     workreq_readings,
     workreq_variants,
 )
-from variants.variant import Variant
+from conformance.variants.variant import Variant
 
 __all__ = ["VARIANTS", "UnknownVariant", "Variant", "driver_on", "open_variant"]
 

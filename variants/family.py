@@ -4,6 +4,6 @@ that the harness (conformance/) never imports this package (conformance.implemen
 from __future__ import annotations
 
 from conformance.implementations import Family
-from variants import VARIANTS, Variant, driver_on, open_variant
+from conformance.variants import VARIANTS, Variant, driver_on, open_variant
 
 FAMILY: Family[Variant] = Family("variant", VARIANTS, open_variant, driver_on)

@@ -13,14 +13,14 @@ from datetime import datetime, timedelta
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from reference.office import run_queue
-from reference.office.models import Run
-from reference.office.wake import Wake
-from reference.workreq import lease
-from reference.workreq.lease import Completion
-from reference.workreq.store import Executor
-from reference.workreq.views import LeaseView
-from variants.variant import Variant
+from conformance.reference.office import run_queue
+from conformance.reference.office.models import Run
+from conformance.reference.office.wake import Wake
+from conformance.reference.workreq import lease
+from conformance.reference.workreq.lease import Completion
+from conformance.reference.workreq.store import Executor
+from conformance.reference.workreq.views import LeaseView
+from conformance.variants.variant import Variant
 
 reference_insert = run_queue._insert
 reference_claim = lease.claim

@@ -15,14 +15,14 @@ from sqlalchemy import CursorResult, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from reference.errors import NotFound
-from reference.office import assignment, coalescer, run_queue, service
-from reference.office.coalescer import _merge_target
-from reference.office.constants import QUEUED
-from reference.office.models import Run, Task
-from reference.office.run_queue import RunQueue
-from reference.office.wake import EnqueueResult, Outcome, Wake
-from variants.variant import Variant
+from conformance.reference.errors import NotFound
+from conformance.reference.office import assignment, coalescer, run_queue, service
+from conformance.reference.office.coalescer import _merge_target
+from conformance.reference.office.constants import QUEUED
+from conformance.reference.office.models import Run, Task
+from conformance.reference.office.run_queue import RunQueue
+from conformance.reference.office.wake import EnqueueResult, Outcome, Wake
+from conformance.variants.variant import Variant
 
 
 def coalesce_keeping_payload(session: Session, wake: Wake, now: datetime) -> Run | None:

@@ -21,15 +21,19 @@ from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from conformance.driver import Description, ReasonLabels
-from reference import app
-from reference.office import assignment, dedup, gate, producers, run_queue, service
-from reference.office.assignment import AssigneeMutation, PublishedEvent, SessionInterrupt
-from reference.office.constants import ASSIGNMENT_ALLOWANCE, TASK_ASSIGNED
-from reference.office.lookup import fetch
-from reference.office.models import OfficeSessionRow, Run, Task
-from reference.office.telemetry import OfficeTelemetry, RateLimitReason
-from reference.office.wake import Wake
-from variants.variant import Variant
+from conformance.reference import app
+from conformance.reference.office import assignment, dedup, gate, producers, run_queue, service
+from conformance.reference.office.assignment import (
+    AssigneeMutation,
+    PublishedEvent,
+    SessionInterrupt,
+)
+from conformance.reference.office.constants import ASSIGNMENT_ALLOWANCE, TASK_ASSIGNED
+from conformance.reference.office.lookup import fetch
+from conformance.reference.office.models import OfficeSessionRow, Run, Task
+from conformance.reference.office.telemetry import OfficeTelemetry, RateLimitReason
+from conformance.reference.office.wake import Wake
+from conformance.variants.variant import Variant
 
 logger = logging.getLogger("reference.office")
 

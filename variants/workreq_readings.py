@@ -13,16 +13,19 @@ from datetime import datetime, timedelta
 from sqlalchemy import update
 
 from conformance.adapters.patched import Capability, Patch
-from reference import app
-from reference.errors import AlreadyCompleted, Forbidden, InvalidInput, NotFound
-from reference.workreq import budget_ledger, lease, service, views
-from reference.workreq.budget_ledger import _GIVE_BACK_TO_CAMPAIGN, _GIVE_BACK_TO_REQUEST
-from reference.workreq.lease import Completion, StoredLease, read_lease
-from reference.workreq.models import Campaign, Environment, State, WorkRequestRecord
-from reference.workreq.service import WorkRequestService
-from reference.workreq.store import Executor, conditional_update, find_session
-from reference.workreq.views import CompletionView, LeaseView
-from variants.variant import Variant
+from conformance.reference import app
+from conformance.reference.errors import AlreadyCompleted, Forbidden, InvalidInput, NotFound
+from conformance.reference.workreq import budget_ledger, lease, service, views
+from conformance.reference.workreq.budget_ledger import (
+    _GIVE_BACK_TO_CAMPAIGN,
+    _GIVE_BACK_TO_REQUEST,
+)
+from conformance.reference.workreq.lease import Completion, StoredLease, read_lease
+from conformance.reference.workreq.models import Campaign, Environment, State, WorkRequestRecord
+from conformance.reference.workreq.service import WorkRequestService
+from conformance.reference.workreq.store import Executor, conditional_update, find_session
+from conformance.reference.workreq.views import CompletionView, LeaseView
+from conformance.variants.variant import Variant
 
 reference_fence_completion = lease.fence_completion
 reference_refuse_claim = lease.refuse_claim

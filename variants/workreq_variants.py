@@ -17,22 +17,28 @@ from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
-from reference import app
-from reference.db import Database
-from reference.errors import CountCap, InsufficientBudget, NotFound
-from reference.workreq import budget_ledger, delegation, lease, liveness, service
-from reference.workreq.budget_ledger import _draw_from_campaign, reserve_slice
-from reference.workreq.delegation import DelegationOrder
-from reference.workreq.lease import LeaseStatements, refuse_unless_current
-from reference.workreq.lease import claim as reference_claim
-from reference.workreq.lease import heartbeat as reference_heartbeat
-from reference.workreq.models import DelegationSession, State, WorkRequestRecord
-from reference.workreq.permissions import PermissionSet, ensure_narrowing
-from reference.workreq.service import LISTING_REFUSAL, WorkRequestService
-from reference.workreq.settings import WorkRequestSettings
-from reference.workreq.store import Executor, find_campaign, find_request, find_session, is_member
-from reference.workreq.views import LeaseView, RequestView, request_view
-from variants.variant import Variant
+from conformance.reference import app
+from conformance.reference.db import Database
+from conformance.reference.errors import CountCap, InsufficientBudget, NotFound
+from conformance.reference.workreq import budget_ledger, delegation, lease, liveness, service
+from conformance.reference.workreq.budget_ledger import _draw_from_campaign, reserve_slice
+from conformance.reference.workreq.delegation import DelegationOrder
+from conformance.reference.workreq.lease import LeaseStatements, refuse_unless_current
+from conformance.reference.workreq.lease import claim as reference_claim
+from conformance.reference.workreq.lease import heartbeat as reference_heartbeat
+from conformance.reference.workreq.models import DelegationSession, State, WorkRequestRecord
+from conformance.reference.workreq.permissions import PermissionSet, ensure_narrowing
+from conformance.reference.workreq.service import LISTING_REFUSAL, WorkRequestService
+from conformance.reference.workreq.settings import WorkRequestSettings
+from conformance.reference.workreq.store import (
+    Executor,
+    find_campaign,
+    find_request,
+    find_session,
+    is_member,
+)
+from conformance.reference.workreq.views import LeaseView, RequestView, request_view
+from conformance.variants.variant import Variant
 
 reference_delegate = delegation.delegate
 reference_take_child_slot = delegation._take_child_slot

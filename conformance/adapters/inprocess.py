@@ -19,11 +19,11 @@ from conformance.driver import (
     ErrorCode,
     WarningLog,
 )
-from reference import __version__ as reference_version
-from reference.app import Coordinator
-from reference.clock import ManualClock
-from reference.errors import DomainError
-from reference.office.telemetry import render_summed
+from conformance.reference import __version__ as reference_version
+from conformance.reference.app import Coordinator
+from conformance.reference.clock import ManualClock
+from conformance.reference.errors import DomainError
+from conformance.reference.office.telemetry import render_summed
 
 T = TypeVar("T")
 

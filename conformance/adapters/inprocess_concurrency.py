@@ -28,8 +28,8 @@ from conformance.driver import (
     DriverError,
     ErrorCode,
 )
-from reference.app import Coordinator
-from reference.clock import ManualClock
+from conformance.reference.app import Coordinator
+from conformance.reference.clock import ManualClock
 
 T = TypeVar("T")
 

@@ -19,17 +19,17 @@ from conformance.driver import (
     TaskView,
     WakeResult,
 )
-from reference.office import constants
-from reference.office import producers as reference_producers
-from reference.office.assignment import COMPLETED
-from reference.office.assignment import AssignmentResult as ReferenceAssignment
-from reference.office.models import Run as RunRow
-from reference.office.models import Task
-from reference.office.wake import EnqueueResult
+from conformance.reference.office import constants
+from conformance.reference.office import producers as reference_producers
+from conformance.reference.office.assignment import COMPLETED
+from conformance.reference.office.assignment import AssignmentResult as ReferenceAssignment
+from conformance.reference.office.models import Run as RunRow
+from conformance.reference.office.models import Task
+from conformance.reference.office.wake import EnqueueResult
 
 if TYPE_CHECKING:
-    from reference.app import Coordinator
-    from reference.office.service import OfficeService
+    from conformance.reference.app import Coordinator
+    from conformance.reference.office.service import OfficeService
 
 T = TypeVar("T")
 

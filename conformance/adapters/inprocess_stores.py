@@ -73,8 +73,8 @@ def empty_store(url: str) -> None:
     store left by an older version gets today's tables; after that, deleting
     every row is enough, and much faster on PostgreSQL.
     """
-    from reference.db import Database
-    from reference.schema import create_schema, delete_all_rows, drop_schema
+    from conformance.reference.db import Database
+    from conformance.reference.schema import create_schema, delete_all_rows, drop_schema
 
     database = Database(url)
     try:

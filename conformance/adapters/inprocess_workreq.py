@@ -16,12 +16,12 @@ from conformance.driver import (
     WorkRequest,
     WorkRequestLimits,
 )
-from reference.workreq.permissions import PermissionSet
-from reference.workreq.views import CompletionView, LeaseView, RequestView
+from conformance.reference.workreq.permissions import PermissionSet
+from conformance.reference.workreq.views import CompletionView, LeaseView, RequestView
 
 if TYPE_CHECKING:
-    from reference.app import Coordinator
-    from reference.workreq.service import WorkRequestService
+    from conformance.reference.app import Coordinator
+    from conformance.reference.workreq.service import WorkRequestService
 
 T = TypeVar("T")
 

@@ -35,13 +35,13 @@ WARM_MODULES = (
     "pytest",
     "pytest_bdd",
     "sqlalchemy.orm",
-    "reference.app",
+    "conformance.reference.app",
     "conformance.adapters.factory",
     "conformance.adapters.inprocess",
     "conformance.adapters.exec_adapter",
     "conformance.running.feature_scope",
-    "mutants",
-    "variants",
+    "conformance.mutants",
+    "conformance.variants",
     *PLUGINS,
 )
 """What every run imports; the server imports it before its first fork."""

@@ -25,7 +25,7 @@ from typing import Final
 KIT_ROOT: Final = Path(__file__).resolve().parents[2]
 SUITE_FILES: Final = (
     "conformance/features/*.feature",
-    "steps/**/*.py",
+    "conformance/steps/**/*.py",
     "conformance/**/*.py",
     "conformance/data/**/*",
     "conformance/schemas/**/*.json",
@@ -35,6 +35,9 @@ SUITE_FILES: Final = (
 )
 """Relative to KIT_ROOT: the checkout, or site-packages for an installed kit (which has no
 conftest.py or pyproject.toml to hash)."""
+IMPLEMENTATION_FOLDERS: Final = ("reference", "mutants", "variants")
+"""Inside the package, but not the suite: what runs in-process is the implementation's
+(IN_PROCESS_PACKAGES), and decides no verdict of another implementation's run."""
 IN_PROCESS_PACKAGES: Final = {
     "reference": ("reference",),
     "mutant": ("reference", "mutants"),
@@ -77,8 +80,15 @@ def suite_digests(root: Path = KIT_ROOT) -> dict[str, str]:
     return {
         path.relative_to(root).as_posix(): file_digest(path)
         for path in files
-        if path.is_file() and "__pycache__" not in path.parts
+        if path.is_file()
+        and "__pycache__" not in path.parts
+        and not _implementation_file(root, path)
     }
+
+
+def _implementation_file(root: Path, path: Path) -> bool:
+    """A wheel holds the linked folders as real ones, which `conformance/**` would reach."""
+    return any(path.is_relative_to(root / "conformance" / name) for name in IMPLEMENTATION_FOLDERS)
 
 
 def implementation_digests(impl: str) -> dict[str, str]:
@@ -94,7 +104,7 @@ def implementation_digests(impl: str) -> dict[str, str]:
         module = _module_file(rest.partition(":")[0])
         return {} if module is None else {str(module): file_digest(module)}
     packages = IN_PROCESS_PACKAGES.get(kind, ())
-    return {f"{name}/": tree_digest(KIT_ROOT / name) for name in packages}
+    return {f"{name}/": tree_digest(KIT_ROOT / "conformance" / name) for name in packages}
 
 
 def machine() -> dict[str, str]:

@@ -154,7 +154,7 @@ def hold_sqlite_open(url: str) -> Engine | None:
     """
     if not url.startswith("sqlite"):
         return None
-    from reference.db import make_engine
+    from conformance.reference.db import make_engine
 
     engine = make_engine(url)
     with engine.connect() as connection:

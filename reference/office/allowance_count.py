@@ -20,9 +20,9 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
-from reference.db import UTCDateTime, naive_utc
-from reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
-from reference.office.models import Run
+from conformance.reference.db import UTCDateTime, naive_utc
+from conformance.reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
+from conformance.reference.office.models import Run
 
 
 class CountReadError(Exception):

@@ -12,15 +12,15 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, update
 from sqlalchemy.orm import Session
 
-from reference.db import Database
-from reference.errors import Forbidden, NotFound
-from reference.office.constants import TASK_ASSIGNED
-from reference.office.lookup import fetch
-from reference.office.models import Agent, OfficeSessionRow, Task
-from reference.office.producers import assignment_wake
-from reference.office.run_queue import RunQueue
-from reference.office.telemetry import GENERATION_UNRESOLVED, OfficeTelemetry
-from reference.office.wake import EnqueueResult
+from conformance.reference.db import Database
+from conformance.reference.errors import Forbidden, NotFound
+from conformance.reference.office.constants import TASK_ASSIGNED
+from conformance.reference.office.lookup import fetch
+from conformance.reference.office.models import Agent, OfficeSessionRow, Task
+from conformance.reference.office.producers import assignment_wake
+from conformance.reference.office.run_queue import RunQueue
+from conformance.reference.office.telemetry import GENERATION_UNRESOLVED, OfficeTelemetry
+from conformance.reference.office.wake import EnqueueResult
 
 ACTIVE = "active"
 COMPLETED = "completed"

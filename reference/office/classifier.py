@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
-from reference.office.constants import AGENT_ACTOR, TASK_ASSIGNED
+from conformance.reference.office.constants import AGENT_ACTOR, TASK_ASSIGNED
 
 
 class Scope(Enum):

@@ -11,9 +11,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from reference.office.constants import COALESCE_WINDOW, NO_COALESCE_KEY_PREFIX, QUEUED
-from reference.office.models import Run
-from reference.office.wake import Wake
+from conformance.reference.office.constants import COALESCE_WINDOW, NO_COALESCE_KEY_PREFIX, QUEUED
+from conformance.reference.office.models import Run
+from conformance.reference.office.wake import Wake
 
 MERGEABLE: tuple[str, ...] = (QUEUED,)
 """The run statuses a wake may merge into: a run that has not started."""

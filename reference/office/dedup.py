@@ -7,9 +7,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from reference.office.constants import DEDUP_LOOKBACK
-from reference.office.models import Run
-from reference.office.wake import Wake
+from conformance.reference.office.constants import DEDUP_LOOKBACK
+from conformance.reference.office.models import Run
+from conformance.reference.office.wake import Wake
 
 
 def recent_duplicate(session: Session, wake: Wake, now: datetime) -> Run | None:

@@ -15,13 +15,13 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from reference import crash_points
-from reference.crash_points import CrashPoint
-from reference.office.allowance_count import AllowanceCounter, CountReadError
-from reference.office.classifier import GateSubject, Scope, gate_subject
-from reference.office.constants import ASSIGNMENT_ALLOWANCE
-from reference.office.telemetry import OfficeTelemetry, RateLimitReason
-from reference.office.wake import Wake
+from conformance.reference import crash_points
+from conformance.reference.crash_points import CrashPoint
+from conformance.reference.office.allowance_count import AllowanceCounter, CountReadError
+from conformance.reference.office.classifier import GateSubject, Scope, gate_subject
+from conformance.reference.office.constants import ASSIGNMENT_ALLOWANCE
+from conformance.reference.office.telemetry import OfficeTelemetry, RateLimitReason
+from conformance.reference.office.wake import Wake
 
 logger = logging.getLogger("reference.office")
 

@@ -6,8 +6,8 @@ from typing import TypeVar
 
 from sqlalchemy.orm import Session
 
-from reference.db import Base
-from reference.errors import InvalidInput, NotFound
+from conformance.reference.db import Base
+from conformance.reference.errors import InvalidInput, NotFound
 
 M = TypeVar("M", bound=Base)
 

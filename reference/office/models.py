@@ -14,8 +14,8 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from reference.db import Base, UTCDateTime
-from reference.office.classifier import PayloadFacts, read_payload
+from conformance.reference.db import Base, UTCDateTime
+from conformance.reference.office.classifier import PayloadFacts, read_payload
 
 
 class Workspace(Base):

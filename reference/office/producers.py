@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 
-from reference.errors import InvalidInput
-from reference.office.constants import AGENT_ACTOR, TASK_ASSIGNED
-from reference.office.models import Task
-from reference.office.wake import Wake
+from conformance.reference.errors import InvalidInput
+from conformance.reference.office.constants import AGENT_ACTOR, TASK_ASSIGNED
+from conformance.reference.office.models import Task
+from conformance.reference.office.wake import Wake
 
 
 class Producer(StrEnum):

@@ -14,15 +14,15 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from reference.clock import Clock
-from reference.db import Database
-from reference.office.coalescer import coalesce
-from reference.office.constants import QUEUED
-from reference.office.dedup import recent_duplicate
-from reference.office.gate import AllowanceGate, CountUnavailable, GateVerdict
-from reference.office.models import Run
-from reference.office.telemetry import DedupKind, OfficeTelemetry
-from reference.office.wake import EnqueueResult, Outcome, Wake
+from conformance.reference.clock import Clock
+from conformance.reference.db import Database
+from conformance.reference.office.coalescer import coalesce
+from conformance.reference.office.constants import QUEUED
+from conformance.reference.office.dedup import recent_duplicate
+from conformance.reference.office.gate import AllowanceGate, CountUnavailable, GateVerdict
+from conformance.reference.office.models import Run
+from conformance.reference.office.telemetry import DedupKind, OfficeTelemetry
+from conformance.reference.office.wake import EnqueueResult, Outcome, Wake
 
 logger = logging.getLogger("reference.office")
 

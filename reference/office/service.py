@@ -9,18 +9,23 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from reference.clock import Clock
-from reference.db import Database
-from reference.errors import InvalidInput, NotFound
-from reference.office.assignment import ACTIVE, AssigneeMutation, AssignmentResult, EffectLog
-from reference.office.constants import RUN_STATUSES
-from reference.office.gate import AllowanceGate, CountReadFault
-from reference.office.lookup import ensure_absent, fetch, require_id
-from reference.office.models import Agent, OfficeSessionRow, Run, Task, Workspace
-from reference.office.producers import Producer, actorless_wake, require_actorless
-from reference.office.run_queue import RunQueue
-from reference.office.telemetry import OfficeTelemetry
-from reference.office.wake import EnqueueResult, Wake
+from conformance.reference.clock import Clock
+from conformance.reference.db import Database
+from conformance.reference.errors import InvalidInput, NotFound
+from conformance.reference.office.assignment import (
+    ACTIVE,
+    AssigneeMutation,
+    AssignmentResult,
+    EffectLog,
+)
+from conformance.reference.office.constants import RUN_STATUSES
+from conformance.reference.office.gate import AllowanceGate, CountReadFault
+from conformance.reference.office.lookup import ensure_absent, fetch, require_id
+from conformance.reference.office.models import Agent, OfficeSessionRow, Run, Task, Workspace
+from conformance.reference.office.producers import Producer, actorless_wake, require_actorless
+from conformance.reference.office.run_queue import RunQueue
+from conformance.reference.office.telemetry import OfficeTelemetry
+from conformance.reference.office.wake import EnqueueResult, Wake
 
 
 class OfficeService:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from reference.office.classifier import PayloadFacts, read_payload
+from conformance.reference.office.classifier import PayloadFacts, read_payload
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
-from reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
-from reference.workreq.lease import Completion
-from reference.workreq.models import (
+from conformance.reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
+from conformance.reference.workreq.lease import Completion
+from conformance.reference.workreq.models import (
     CAMPAIGNS,
     REQUESTS,
     Campaign,
@@ -22,8 +22,13 @@ from reference.workreq.models import (
     WorkRequestRecord,
     remaining_expression,
 )
-from reference.workreq.store import Executor, conditional_update, find_campaign, find_request
-from reference.workreq.views import BudgetView
+from conformance.reference.workreq.store import (
+    Executor,
+    conditional_update,
+    find_campaign,
+    find_request,
+)
+from conformance.reference.workreq.views import BudgetView
 
 
 def reserve_slice(tx: Session, originator: DelegationSession, amount: int) -> None:

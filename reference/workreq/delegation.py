@@ -15,13 +15,23 @@ from uuid import uuid4
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from reference.errors import CountCap, DepthCap, InvalidInput
-from reference.workreq.budget_ledger import reserve_slice
-from reference.workreq.models import Campaign, DelegationSession, State, WorkRequestRecord
-from reference.workreq.permissions import PermissionSet, ensure_narrowing
-from reference.workreq.registry import require_amount, require_id
-from reference.workreq.settings import WorkRequestSettings
-from reference.workreq.store import conditional_update, find_campaign, find_session, is_member
+from conformance.reference.errors import CountCap, DepthCap, InvalidInput
+from conformance.reference.workreq.budget_ledger import reserve_slice
+from conformance.reference.workreq.models import (
+    Campaign,
+    DelegationSession,
+    State,
+    WorkRequestRecord,
+)
+from conformance.reference.workreq.permissions import PermissionSet, ensure_narrowing
+from conformance.reference.workreq.registry import require_amount, require_id
+from conformance.reference.workreq.settings import WorkRequestSettings
+from conformance.reference.workreq.store import (
+    conditional_update,
+    find_campaign,
+    find_session,
+    is_member,
+)
 
 
 class DelegationKind(StrEnum):

@@ -28,8 +28,8 @@ from sqlalchemy import (
     update,
 )
 
-from reference.db import UTCDateTime
-from reference.errors import (
+from conformance.reference.db import UTCDateTime
+from conformance.reference.errors import (
     AlreadyCompleted,
     LeaseExpired,
     LeaseHeld,
@@ -37,10 +37,10 @@ from reference.errors import (
     NotFound,
     StaleGeneration,
 )
-from reference.workreq import liveness
-from reference.workreq.models import MEMBERS, REQUESTS, State, remaining_expression
-from reference.workreq.store import Executor, single_row
-from reference.workreq.views import CompletionView, LeaseView
+from conformance.reference.workreq import liveness
+from conformance.reference.workreq.models import MEMBERS, REQUESTS, State, remaining_expression
+from conformance.reference.workreq.store import Executor, single_row
+from conformance.reference.workreq.views import CompletionView, LeaseView
 
 LiveRule = Callable[[ColumnElement[Any], ColumnElement[Any]], ColumnElement[bool]]
 """A lease's liveness in SQL, from its expiry column and the bound instant."""

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from sqlalchemy import ColumnElement
 
-from reference.workreq.models import State, WorkRequestRecord
+from conformance.reference.workreq.models import State, WorkRequestRecord
 
 
 def is_live(expires_at: datetime | None, now: datetime) -> bool:

@@ -15,7 +15,7 @@ from typing import cast
 from sqlalchemy import JSON, ColumnElement, ForeignKey, Integer, String, Table, func
 from sqlalchemy.orm import Mapped, mapped_column
 
-from reference.db import Base, UTCDateTime
+from conformance.reference.db import Base, UTCDateTime
 
 ID_LENGTH = 200
 

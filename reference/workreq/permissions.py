@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reference.errors import PermissionEscalation
+from conformance.reference.errors import PermissionEscalation
 
 
 @dataclass(frozen=True)

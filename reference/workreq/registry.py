@@ -6,10 +6,15 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from reference.errors import InvalidInput, NotFound
-from reference.workreq.models import Campaign, DelegationSession, Environment, EnvironmentMember
-from reference.workreq.permissions import PermissionSet
-from reference.workreq.store import find_campaign, find_environment, is_member
+from conformance.reference.errors import InvalidInput, NotFound
+from conformance.reference.workreq.models import (
+    Campaign,
+    DelegationSession,
+    Environment,
+    EnvironmentMember,
+)
+from conformance.reference.workreq.permissions import PermissionSet
+from conformance.reference.workreq.store import find_campaign, find_environment, is_member
 
 
 def require_id(value: str, what: str) -> None:

@@ -12,19 +12,19 @@ from collections.abc import Sequence
 
 from sqlalchemy import select
 
-from reference import crash_points
-from reference.clock import Clock
-from reference.crash_points import CrashPoint
-from reference.db import Database
-from reference.errors import AlreadyCompleted, NotFound
-from reference.workreq import budget_ledger, lease, registry
-from reference.workreq.delegation import DelegationOrder
-from reference.workreq.delegation import delegate as delegate_request
-from reference.workreq.models import DelegationSession, State, WorkRequestRecord
-from reference.workreq.permissions import PermissionSet
-from reference.workreq.settings import SETTINGS, WorkRequestSettings
-from reference.workreq.store import find_campaign, find_request, find_session, is_member
-from reference.workreq.views import (
+from conformance.reference import crash_points
+from conformance.reference.clock import Clock
+from conformance.reference.crash_points import CrashPoint
+from conformance.reference.db import Database
+from conformance.reference.errors import AlreadyCompleted, NotFound
+from conformance.reference.workreq import budget_ledger, lease, registry
+from conformance.reference.workreq.delegation import DelegationOrder
+from conformance.reference.workreq.delegation import delegate as delegate_request
+from conformance.reference.workreq.models import DelegationSession, State, WorkRequestRecord
+from conformance.reference.workreq.permissions import PermissionSet
+from conformance.reference.workreq.settings import SETTINGS, WorkRequestSettings
+from conformance.reference.workreq.store import find_campaign, find_request, find_session, is_member
+from conformance.reference.workreq.views import (
     BudgetView,
     CompletionView,
     LeaseView,

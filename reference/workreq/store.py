@@ -14,8 +14,8 @@ from typing import Any, TypeAlias, cast
 from sqlalchemy import Connection, CursorResult, Result, Row, Update, select
 from sqlalchemy.orm import Session
 
-from reference.errors import NotFound
-from reference.workreq.models import (
+from conformance.reference.errors import NotFound
+from conformance.reference.workreq.models import (
     Campaign,
     DelegationSession,
     Environment,

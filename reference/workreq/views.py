@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from reference.workreq.liveness import reported_state
-from reference.workreq.models import DelegationSession, WorkRequestRecord
-from reference.workreq.permissions import PermissionSet
+from conformance.reference.workreq.liveness import reported_state
+from conformance.reference.workreq.models import DelegationSession, WorkRequestRecord
+from conformance.reference.workreq.permissions import PermissionSet
 
 
 @dataclass(frozen=True)

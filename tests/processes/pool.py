@@ -17,7 +17,7 @@ from pathlib import Path
 
 from conformance.adapters.exec_adapter import CLOCK_START, ExecDriver
 from conformance.concurrency.process_pool import ProcessPool
-from reference.crash_points import CRASH_ENV, CrashPoint
+from conformance.reference.crash_points import CRASH_ENV, CrashPoint
 
 REQUEST_TIMEOUT_SECONDS = 60.0
 """Generous: on SQLite a write may wait its turn behind every other process's."""

@@ -27,7 +27,7 @@ from conformance.driver import (
     Lease,
     RequestState,
 )
-from reference.crash_points import CrashPoint
+from conformance.reference.crash_points import CrashPoint
 
 from .evidence import assert_holds, conclude, work_request_checks
 from .pool import CoordinatorPool, Store

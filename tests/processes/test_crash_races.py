@@ -16,7 +16,7 @@ from datetime import timedelta
 from conformance.concurrency.checker import check_allowance, check_assignment_generations
 from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import ConcurrentCall, ErrorCode, RequestState
-from reference.crash_points import CrashPoint
+from conformance.reference.crash_points import CrashPoint
 
 from .evidence import assert_holds, conclude, work_request_checks
 from .pool import CoordinatorPool, Store

@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reference.clock import ManualClock
-from reference.db import Database
-from reference.office.service import OfficeService
-from reference.schema import create_schema, drop_schema
+from conformance.reference.clock import ManualClock
+from conformance.reference.db import Database
+from conformance.reference.office.service import OfficeService
+from conformance.reference.schema import create_schema, drop_schema
 from tests.conftest import SchemaFactory
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

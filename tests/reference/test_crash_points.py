@@ -9,14 +9,14 @@ import sys
 
 import pytest
 
-from reference.crash_points import CRASH_ENV, CrashPoint
+from conformance.reference.crash_points import CRASH_ENV, CrashPoint
 
 
 def run_reaching(points: list[CrashPoint], named: str | None) -> subprocess.CompletedProcess[str]:
     """A fresh interpreter launched with `named` in the environment reaches `points` in turn."""
     program = "\n".join(
         [
-            "from reference.crash_points import CrashPoint, reached",
+            "from conformance.reference.crash_points import CrashPoint, reached",
             *(f"reached(CrashPoint.{point.name})" for point in points),
             "print('survived')",
         ]

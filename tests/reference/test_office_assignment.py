@@ -7,14 +7,14 @@ import json
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from reference.clock import ManualClock
-from reference.errors import Forbidden, InvalidInput, NotFound
-from reference.office import run_queue
-from reference.office.assignment import PublishedEvent, SessionInterrupt
-from reference.office.constants import ASSIGNMENT_ALLOWANCE, COALESCE_WINDOW
-from reference.office.producers import Producer
-from reference.office.service import OfficeService
-from reference.office.wake import EnqueueResult, Outcome
+from conformance.reference.clock import ManualClock
+from conformance.reference.errors import Forbidden, InvalidInput, NotFound
+from conformance.reference.office import run_queue
+from conformance.reference.office.assignment import PublishedEvent, SessionInterrupt
+from conformance.reference.office.constants import ASSIGNMENT_ALLOWANCE, COALESCE_WINDOW
+from conformance.reference.office.producers import Producer
+from conformance.reference.office.service import OfficeService
+from conformance.reference.office.wake import EnqueueResult, Outcome
 
 TASK_UPDATED = PublishedEvent("task.updated", "t", ("assignee_agent_id",))
 

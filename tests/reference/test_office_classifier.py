@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reference.office.classifier import GateSubject, Scope, gate_subject, read_payload
+from conformance.reference.office.classifier import GateSubject, Scope, gate_subject, read_payload
 
 ABSENT = object()
 

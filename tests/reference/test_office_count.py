@@ -12,10 +12,14 @@ from hypothesis import strategies as st
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
 
-from reference.db import Database
-from reference.office.allowance_count import AllowanceCounter, CompiledCount, allowance_count
-from reference.office.constants import ASSIGNMENT_WINDOW
-from reference.office.models import Agent, Run, Workspace
+from conformance.reference.db import Database
+from conformance.reference.office.allowance_count import (
+    AllowanceCounter,
+    CompiledCount,
+    allowance_count,
+)
+from conformance.reference.office.constants import ASSIGNMENT_WINDOW
+from conformance.reference.office.models import Agent, Run, Workspace
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 ABSENT = object()

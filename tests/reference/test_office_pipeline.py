@@ -11,14 +11,18 @@ import sqlalchemy
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.exc import OperationalError
 
-from reference.clock import ManualClock
-from reference.db import Database
-from reference.office import allowance_count as allowance_count_module
-from reference.office import run_queue
-from reference.office.allowance_count import allowance_count
-from reference.office.constants import ASSIGNMENT_ALLOWANCE, COALESCE_WINDOW, DEDUP_LOOKBACK
-from reference.office.service import OfficeService
-from reference.office.wake import EnqueueResult, Outcome
+from conformance.reference.clock import ManualClock
+from conformance.reference.db import Database
+from conformance.reference.office import allowance_count as allowance_count_module
+from conformance.reference.office import run_queue
+from conformance.reference.office.allowance_count import allowance_count
+from conformance.reference.office.constants import (
+    ASSIGNMENT_ALLOWANCE,
+    COALESCE_WINDOW,
+    DEDUP_LOOKBACK,
+)
+from conformance.reference.office.service import OfficeService
+from conformance.reference.office.wake import EnqueueResult, Outcome
 
 SPACING = COALESCE_WINDOW * 2
 """Far enough apart that consecutive wakes never coalesce."""

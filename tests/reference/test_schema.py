@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy import func, inspect, select
 
-from reference.db import Base, Database
-from reference.office.models import Agent, Workspace
-from reference.schema import create_schema, delete_all_rows
+from conformance.reference.db import Base, Database
+from conformance.reference.office.models import Agent, Workspace
+from conformance.reference.schema import create_schema, delete_all_rows
 
 
 def _seed(db: Database) -> None:

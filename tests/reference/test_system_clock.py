@@ -7,8 +7,8 @@ from pathlib import Path
 
 from freezegun import freeze_time
 
-from reference.app import Coordinator
-from reference.clock import SystemClock
+from conformance.reference.app import Coordinator
+from conformance.reference.clock import SystemClock
 
 FROZEN = datetime(2026, 5, 4, 10, 30, 15, 123456, tzinfo=UTC)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference.errors import InvalidInput
-from reference.workreq.registry import MAX_AMOUNT, require_amount
+from conformance.reference.errors import InvalidInput
+from conformance.reference.workreq.registry import MAX_AMOUNT, require_amount
 
 
 @pytest.mark.parametrize("value", [1, 10, MAX_AMOUNT])

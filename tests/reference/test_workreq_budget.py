@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reference.clock import ManualClock
-from reference.db import Database
-from reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
-from reference.workreq.views import BudgetView
+from conformance.reference.clock import ManualClock
+from conformance.reference.db import Database
+from conformance.reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
+from conformance.reference.workreq.views import BudgetView
 from tests.reference.workreq_world import ROOT, World
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from reference.clock import ManualClock
-from reference.db import Database
-from reference.errors import DomainError, LeaseHeld
-from reference.workreq.views import LeaseView
+from conformance.reference.clock import ManualClock
+from conformance.reference.db import Database
+from conformance.reference.errors import DomainError, LeaseHeld
+from conformance.reference.workreq.views import LeaseView
 from tests.reference.workreq_world import MEMBERS, World, another_service
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reference.clock import ManualClock
-from reference.db import Database
-from reference.errors import (
+from conformance.reference.clock import ManualClock
+from conformance.reference.db import Database
+from conformance.reference.errors import (
     CountCap,
     DepthCap,
     DomainError,
@@ -15,9 +15,9 @@ from reference.errors import (
     NotFound,
     PermissionEscalation,
 )
-from reference.workreq.models import DelegationSession
-from reference.workreq.permissions import PermissionSet
-from reference.workreq.settings import SETTINGS, WorkRequestSettings
+from conformance.reference.workreq.models import DelegationSession
+from conformance.reference.workreq.permissions import PermissionSet
+from conformance.reference.workreq.settings import SETTINGS, WorkRequestSettings
 from tests.reference.workreq_world import CAMPAIGN, ROOT, World
 
 TOO_MUCH = PermissionSet(tools=frozenset({"sudo"}))

@@ -6,13 +6,13 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.exc import OperationalError
 
-from reference.clock import ManualClock
-from reference.db import Database
-from reference.errors import LeaseHeld, NotFound
-from reference.schema import create_schema, drop_schema
-from reference.workreq.service import WorkRequestService
-from reference.workreq.settings import SETTINGS
-from reference.workreq.views import BudgetView
+from conformance.reference.clock import ManualClock
+from conformance.reference.db import Database
+from conformance.reference.errors import LeaseHeld, NotFound
+from conformance.reference.schema import create_schema, drop_schema
+from conformance.reference.workreq.service import WorkRequestService
+from conformance.reference.workreq.settings import SETTINGS
+from conformance.reference.workreq.views import BudgetView
 from tests.reference.conftest import START
 from tests.reference.workreq_world import World, another_service
 

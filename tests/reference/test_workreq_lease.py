@@ -11,9 +11,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import Connection, event, true
 
-from reference.clock import ManualClock
-from reference.db import Database
-from reference.errors import (
+from conformance.reference.clock import ManualClock
+from conformance.reference.db import Database
+from conformance.reference.errors import (
     AlreadyCompleted,
     LeaseExpired,
     LeaseHeld,
@@ -21,10 +21,10 @@ from reference.errors import (
     NotFound,
     StaleGeneration,
 )
-from reference.workreq import lease, liveness
-from reference.workreq.models import REQUESTS
-from reference.workreq.settings import SETTINGS
-from reference.workreq.store import find_request
+from conformance.reference.workreq import lease, liveness
+from conformance.reference.workreq.models import REQUESTS
+from conformance.reference.workreq.settings import SETTINGS
+from conformance.reference.workreq.store import find_request
 from tests.reference.workreq_world import World, another_service
 
 LEASE = SETTINGS.lease_duration

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reference.clock import ManualClock
-from reference.db import Database
-from reference.errors import PermissionEscalation
-from reference.workreq.permissions import PermissionSet, ensure_narrowing
+from conformance.reference.clock import ManualClock
+from conformance.reference.db import Database
+from conformance.reference.errors import PermissionEscalation
+from conformance.reference.workreq.permissions import PermissionSet, ensure_narrowing
 from tests.reference.workreq_world import World
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from reference.clock import ManualClock
-from reference.db import Database
-from reference.workreq.permissions import PermissionSet
-from reference.workreq.service import WorkRequestService
-from reference.workreq.views import BudgetView, CompletionView, RequestView
+from conformance.reference.clock import ManualClock
+from conformance.reference.db import Database
+from conformance.reference.workreq.permissions import PermissionSet
+from conformance.reference.workreq.service import WorkRequestService
+from conformance.reference.workreq.views import BudgetView, CompletionView, RequestView
 
 ENVIRONMENT = "env"
 CAMPAIGN = "camp"
