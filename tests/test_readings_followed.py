@@ -8,67 +8,32 @@ combined with the same variant is still caught by its own criterion after the di
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance import mutants, variants
-from conformance.adapters.patched import open_patched
-from conformance.driver import DelegationKind, Driver, Permissions
+from conformance.driver import DelegationKind, Permissions
 from conformance.properties.work_request_machine import WorkRequestMachine
 from conformance.spec.clause_check import ClauseViolation
 from conformance.variants.variant import Variant
+from tests.scripted_machine import Machines, Scripted
 
 ZERO_USAGE = variants.VARIANTS["zero_usage_accepted"]
 
 
-@dataclass
-class Scripted:
-    """Draws answered from a script, whatever the strategy: the program is the test's."""
-
-    values: list[Any]
-
-    def draw(self, strategy: object, label: str | None = None) -> Any:
-        return self.values.pop(0)
-
-
-@dataclass(frozen=True)
-class Opening:
-    """What the machine opens its driver from: one alteration of the reference."""
-
-    alteration: Variant
-    scratch: Path
-
-    @contextmanager
-    def fresh(self) -> Iterator[Driver]:
-        driver = open_patched(self.alteration, None, self.scratch)
-        try:
-            yield driver
-        finally:
-            driver.close()
-
-
 @pytest.fixture
 def machine_on(tmp_path: Path) -> Iterator[Any]:
-    opened: list[WorkRequestMachine] = []
+    machines = Machines(tmp_path)
 
     def opening(alteration: Variant) -> WorkRequestMachine:
-        WorkRequestMachine.drivers = Opening(alteration, tmp_path)  # type: ignore[assignment]
-        WorkRequestMachine.declared = (
-            dict(alteration.readings) if alteration.declares_readings else {}
-        )
-        WorkRequestMachine.divergences = {}
-        machine = WorkRequestMachine()
-        machine.setup(budget=100, annex_budget=10, seeds=[], data=Scripted([False]))
-        opened.append(machine)
-        return machine
+        declared = dict(alteration.readings) if alteration.declares_readings else {}
+        return machines.open(alteration, declared, budget=100, annex_budget=10)
 
     yield opening
-    for machine in opened:
-        machine.teardown()
+    machines.close()
 
 
 def zero_usage_then_delegation(machine: WorkRequestMachine) -> None:

@@ -9,54 +9,33 @@ decides which).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance import mutants
-from conformance.adapters.patched import Capability, open_patched
-from conformance.driver import DelegationKind, Driver, Permissions
+from conformance.adapters.patched import Capability
+from conformance.driver import DelegationKind, Permissions
 from conformance.properties.hostile_data import ROOT_SESSIONS
 from conformance.properties.work_request_machine import Delegation, WorkRequestMachine
 from conformance.spec.clause_check import ClauseViolation
 from conformance.variants.variant import Variant
-from tests.test_readings_followed import Scripted
+from tests.scripted_machine import Machines, Scripted
 
 REFERENCE = Variant("reference", Capability.WORK_REQUESTS, "the reference itself", lambda: [])
 SLICES = 4
 """Slices of 100 each root delegates (its count cap allows as many): twelve batches in all."""
 
 
-@dataclass(frozen=True)
-class Opening:
-    alteration: Any
-    scratch: Path
-
-    @contextmanager
-    def fresh(self) -> Iterator[Driver]:
-        driver = open_patched(self.alteration, None, self.scratch)
-        try:
-            yield driver
-        finally:
-            driver.close()
-
-
 @pytest.fixture
 def machine_on(tmp_path: Path) -> Iterator[Any]:
-    opened: list[WorkRequestMachine] = []
+    machines = Machines(tmp_path)
 
     def opening(alteration: Any) -> WorkRequestMachine:
-        WorkRequestMachine.drivers = Opening(alteration, tmp_path)  # type: ignore[assignment]
-        WorkRequestMachine.declared = {}
-        WorkRequestMachine.divergences = {}
-        machine = WorkRequestMachine()
-        opened.append(machine)
         budget = 100 * SLICES
-        machine.setup(
-            budget=budget, annex_budget=budget, side_budget=budget, seeds=[], data=Scripted([False])
+        machine = machines.open(
+            alteration, {}, budget=budget, annex_budget=budget, side_budget=budget
         )
         for root in ROOT_SESSIONS:
             for _ in range(SLICES):
@@ -65,8 +44,7 @@ def machine_on(tmp_path: Path) -> Iterator[Any]:
         return machine
 
     yield opening
-    for machine in opened:
-        machine.teardown()
+    machines.close()
 
 
 def race_on(machine: WorkRequestMachine, request: str) -> None:
