@@ -35,14 +35,16 @@ SUITE_FILES: Final = (
 )
 """Relative to KIT_ROOT: the checkout, or site-packages for an installed kit (which has no
 conftest.py or pyproject.toml to hash)."""
-IMPLEMENTATION_FOLDERS: Final = ("reference", "mutants", "variants")
-"""Inside the package, but not the suite: what runs in-process is the implementation's
-(IN_PROCESS_PACKAGES), and decides no verdict of another implementation's run."""
 IN_PROCESS_PACKAGES: Final = {
     "reference": ("reference",),
     "mutant": ("reference", "mutants"),
     "variant": ("reference", "variants"),
 }
+IMPLEMENTATION_FOLDERS: Final = tuple(
+    sorted({f for fs in IN_PROCESS_PACKAGES.values() for f in fs})
+)
+"""Inside the package, but not the suite: what runs in-process is the implementation's, and
+decides no verdict of another implementation's run."""
 
 
 BUILD_INFO_NAME: Final = "build.json"
