@@ -73,6 +73,7 @@ DEFAULT_TIMEOUT_S = 900.0
 VERDICT_EXIT_CODES = frozenset({0, 1})
 """pytest's exit codes for "the tests ran" (all passed, some failed); others mean they did not."""
 RAM_DIRECTORY = Path("/dev/shm")
+LOG_TAIL_LINES = 15
 A = TypeVar("A", Mutation, Legal)
 
 
@@ -487,11 +488,24 @@ def run_target(
         timeout_s,
     )
     if exit_code is None:
-        return TargetRun(target, None, why, _since(started))
+        return TargetRun(target, None, _with_log_tail(why, log), _since(started))
     if exit_code not in VERDICT_EXIT_CODES:
-        error = f"pytest exited with {exit_code} (see {log})"
+        error = _with_log_tail(f"pytest exited with {exit_code}", log)
         return TargetRun(target, None, error, _since(started))
     return _read_run(target, stream, log, _since(started))
+
+
+def _with_log_tail(why: str, log: Path) -> str:
+    """Why a run gave no verdict, with the end of its log: a throwaway workspace is gone by
+    the time anyone reads the report."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return f"{why} (no log at {log})"
+    tail = [line for line in lines if line.strip()][-LOG_TAIL_LINES:]
+    return (
+        "\n".join([f"{why}; the end of its log ({log}):", *tail]) if tail else f"{why} (empty log)"
+    )
 
 
 def suite_arguments(target: Target, stream: Path, basetemp: Path, select: str | None) -> list[str]:
@@ -521,7 +535,7 @@ def suite_arguments(target: Target, stream: Path, basetemp: Path, select: str | 
 
 def _read_run(target: Target, stream: Path, log: Path, seconds: float) -> TargetRun:
     if not stream.exists():
-        return TargetRun(target, None, f"the suite wrote no results (see {log})", seconds)
+        return TargetRun(target, None, _with_log_tail("the suite wrote no results", log), seconds)
     try:
         results = read_stream(stream)
     except ValueError as error:
@@ -530,7 +544,7 @@ def _read_run(target: Target, stream: Path, log: Path, seconds: float) -> Target
         unusable = f"implementation unusable: {results.header.implementation_error}"
         return TargetRun(target, results, unusable, seconds)
     if results.footer is None:
-        return TargetRun(target, results, f"the suite was interrupted (see {log})", seconds)
+        return TargetRun(target, results, _with_log_tail("the suite was interrupted", log), seconds)
     return TargetRun(target, results, None, seconds)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
@@ -11,8 +13,10 @@ from conformance.strength import (
     FIRST_METHOD,
     Method,
     StrengthReport,
+    Target,
     print_report,
     run_strength,
+    run_target,
     select_mutants,
     select_variants,
 )
@@ -124,3 +128,18 @@ def test_strength_reports_progress_as_each_suite_run_finishes() -> None:
     assert len(progress) == 2, outcome.output
     assert progress[-1].startswith("strength: 2/2 suite runs done")
     assert progress[-1].endswith("1 mutant(s) killed so far"), progress
+
+
+class _CrashingRunner:
+    """A suite run that writes a traceback to its log and exits with pytest's internal error."""
+
+    def run(self, args: list[str], cwd: Path, log: Path, timeout_s: float) -> tuple[int, str]:
+        log.write_text("collecting ...\nTraceback (most recent call last):\nOSError: disk full\n")
+        return 3, ""
+
+
+def test_a_run_without_a_verdict_carries_the_end_of_its_log(tmp_path: Path) -> None:
+    """The workspace is thrown away after strength; the reason must outlive it."""
+    run = run_target(Target("variant:x", ()), tmp_path, None, 10.0, _CrashingRunner())
+    assert run.error is not None and run.error.startswith("pytest exited with 3")
+    assert run.error.splitlines()[-1] == "OSError: disk full"
