@@ -48,7 +48,7 @@ def machine_on(tmp_path: Path) -> Iterator[Any]:
 
 
 def race_on(machine: WorkRequestMachine, request: str) -> None:
-    machine.race_usage(request, data=Scripted([[30] * 8]))
+    machine.race_usage(request, data=Scripted([30, 8]))
 
 
 def test_usages_made_at_once_charge_what_fits_and_the_model_takes_it(machine_on: Any) -> None:
