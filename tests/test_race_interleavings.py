@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 
+from conformance import variants
 from conformance.concurrency.history import CallOutcome
 from conformance.driver import ConcurrentCall, DelegationKind, Permissions
 from conformance.properties.hostile_data import ROOT_SESSIONS
 from conformance.properties.work_request_machine import Delegation, WorkRequestMachine
+from conformance.variants.variant import Variant
 from tests.scripted_machine import Machines, Scripted
 from tests.test_work_request_races import REFERENCE
 
@@ -61,12 +63,10 @@ class OneAfterAnother:
 
 def figures_draws_follow(machine: WorkRequestMachine) -> dict[str, object]:
     """Everything a later draw's bounds or a rule's choice rest on, each request and session
-    named by its place (the reference's ids are random: the same program gets others)."""
+    named by its place (the reference's ids are random: the same program gets others). A
+    lease's generation is a value some checks compare, never a bound a draw takes."""
     sessions = list(machine.permissions_of)
     requests = list(machine.request_ids)
-    newest = {
-        requests.index(r): (lease.holder, lease.generation) for r, lease in machine.newest.items()
-    }
     return {
         "sessions": len(sessions),
         "requests": len(requests),
@@ -75,18 +75,21 @@ def figures_draws_follow(machine: WorkRequestMachine) -> dict[str, object]:
         "remaining": [machine.oracle.remaining_of(s) for s in sessions],
         "live expiries": machine.oracle.live_expiries(),
         "completed": sorted(requests.index(r) for r in machine.completions),
-        "newest leases": newest,
+        "holders": {requests.index(r): lease.holder for r, lease in machine.newest.items()},
     }
 
 
+Opening = Callable[[Variant, dict[str, str], Order], WorkRequestMachine]
+
+
 @pytest.fixture
-def machine_in(tmp_path: Path) -> Iterator[Callable[[Order], WorkRequestMachine]]:
-    """A machine on the reference with one slice of 10 delegated from each root, its batches
-    served in the order given."""
+def machine_in(tmp_path: Path) -> Iterator[Opening]:
+    """A machine on an alteration of the reference, with one slice of 10 delegated from each
+    root, its batches served in the order given."""
     machines = Machines(tmp_path / "machines")
 
-    def opening(order: Order) -> WorkRequestMachine:
-        machine = machines.open(REFERENCE, {}, budget=100, annex_budget=100, side_budget=100)
+    def opening(alteration: Variant, declared: dict[str, str], order: Order) -> WorkRequestMachine:
+        machine = machines.open(alteration, declared, budget=100, annex_budget=100, side_budget=100)
         machine.driver = OneAfterAnother(machine.driver, order)  # type: ignore[assignment]
         for root in ROOT_SESSIONS:
             made = Delegation(DelegationKind.SPAWN, root, "seed", (), 10, Permissions(), None)
@@ -115,15 +118,39 @@ def race_the_lease(machine: WorkRequestMachine) -> None:
     assert machine.race_lease(request, "s3://results/a", Scripted(["carol", ["dave", "al"]]))
 
 
-@pytest.mark.parametrize("race", [race_usages, race_publishes, race_the_lease])
-def test_a_race_leaves_the_same_figures_in_every_interleaving(
-    machine_in: Callable[[Order], WorkRequestMachine], race: Callable[[WorkRequestMachine], None]
-) -> None:
-    after: list[dict[str, object]] = []
+def figures_after(
+    machine_in: Opening,
+    race: Callable[[WorkRequestMachine], None],
+    alteration: Variant = REFERENCE,
+    declared: dict[str, str] | None = None,
+) -> list[dict[str, object]]:
+    """The figures the race leaves, served forward and served backward."""
+    after = []
     for order in (FORWARD, BACKWARD):
-        machine = machine_in(order)
+        machine = machine_in(alteration, declared or {}, order)
         race(machine)
         machine.keep_invariants()
         after.append(figures_draws_follow(machine))
-    forward, backward = after
+    return after
+
+
+@pytest.mark.parametrize("race", [race_usages, race_publishes, race_the_lease])
+def test_a_race_leaves_the_same_figures_in_every_interleaving(
+    machine_in: Opening, race: Callable[[WorkRequestMachine], None]
+) -> None:
+    forward, backward = figures_after(machine_in, race)
     assert forward == backward
+
+
+def test_a_heartbeat_that_regenerates_before_the_publish_is_followed_by_a_publish_again(
+    machine_in: Opening,
+) -> None:
+    """Read as heartbeat-regenerates (WR-7), a heartbeat served before the publish makes the
+    publish stale: the holder publishes again under the new generation, so the request ends
+    completed as it does when the publish came first."""
+    regenerating = variants.VARIANTS["heartbeat_bumps_generation"]
+    forward, backward = figures_after(
+        machine_in, race_the_lease, regenerating, {"WR-7": "heartbeat-regenerates"}
+    )
+    assert forward == backward
+    assert forward["completed"] == [2]

@@ -1498,7 +1498,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
     ) -> None:
         """The heartbeat renewed the lease or met the completion; the publish completed the
         request (its only refusal: a heartbeat that renewed under another generation first, as
-        WR-7 read as heartbeat-regenerates allows). The model takes both as they happened."""
+        WR-7 read as heartbeat-regenerates allows, after which the holder publishes again). The
+        model takes both as they happened."""
         request = held.request_id
         regenerated = (
             renewed.ok and Lease.model_validate(renewed.result).generation != held.generation
@@ -1542,6 +1543,10 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 RECORDS_RESULT,
                 f"{what}: the live holder's publish was refused {published.error}",
             )
+            # The heartbeat came first and renewed under a new generation: the holder publishes
+            # again under it, so the race ends with the request completed whichever came first
+            # (the model's figures, and so every later draw, the same in every interleaving).
+            self.try_publish(self.newest[request], result_ref)
         elif view.state is RequestState.COMPLETED:
             self.adopt_read_completion(what, held, view)
         if view.state is not RequestState.COMPLETED and not renewed.definite:
