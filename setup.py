@@ -3,12 +3,14 @@
 An installed kit has no checkout to ask, so `conformance --version`, the results header and the
 pages could not name its commit. The build writes both into the wheel; pyproject.toml says
 everything else. The commit is read as the checkout's provenance reads it (`-dirty` when
-tracked files differ), so a release built from a clean tag names exactly that tag's commit.
+tracked files differ), so a release built from a clean tag names exactly that tag's commit. A
+build from a copy without a repository records CONFORMANCE_BUILD_COMMIT instead.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from setuptools.command.build_py import build_py
 
 CHECKOUT = Path(__file__).resolve().parent
 sys.path.insert(0, str(CHECKOUT))
-from conformance.stream.provenance import BUILD_INFO_NAME, kit_commit  # noqa: E402
+from conformance.stream.provenance import BUILD_COMMIT, BUILD_INFO_NAME, kit_commit  # noqa: E402
 
 
 class RecordingBuildPy(build_py):
@@ -25,7 +27,8 @@ class RecordingBuildPy(build_py):
 
     def run(self) -> None:
         super().run()
-        record = {"version": self.distribution.get_version(), "commit": kit_commit(CHECKOUT)}
+        commit = os.environ.get(BUILD_COMMIT) or kit_commit(CHECKOUT)
+        record = {"version": self.distribution.get_version(), "commit": commit}
         target = Path(self.build_lib) / "conformance" / BUILD_INFO_NAME
         target.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 

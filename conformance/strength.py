@@ -464,7 +464,7 @@ def suite_runner(jobs: int, fresh: bool, workdir: Path) -> Iterator[SuiteRunner]
     if fresh or not can_fork():
         yield FreshInterpreters(environment)
         return
-    with fork_servers(jobs, environment) as servers:
+    with fork_servers(jobs, environment, workdir) as servers:
         yield servers
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.implementations import FAMILIES
 from conformance.running.forked_suite import ForkServer, answer, can_fork
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="the fork server needs os.fork")
@@ -27,6 +28,10 @@ def test_leaves_a_mark():
     assert not hasattr(warm, "LEFT_BY_A_RUN"), "an earlier run's state leaked into this one"
     warm.LEFT_BY_A_RUN = True
 
+def test_finds_the_kit_s_families():
+    from conformance.implementations import variants
+    assert variants().members
+
 def test_hangs(tmp_path):
     with open(os.environ["PID_FILE"], "w") as pid_file:
         pid_file.write(str(os.getpid()))
@@ -37,7 +42,9 @@ def test_hangs(tmp_path):
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ForkServer]:
     environment = {**os.environ, "PID_FILE": str(tmp_path / "pid")}
-    served = ForkServer(environment)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    served = ForkServer(environment, workspace)
     try:
         yield served
     finally:
@@ -88,3 +95,26 @@ def test_a_malformed_request_gets_a_reason_not_a_crash() -> None:
         "error": "a malformed request: KeyError('cwd')",
     }
     assert answer("not json")["error"].startswith("a malformed request: JSONDecodeError")
+
+
+def test_runs_do_not_see_the_folder_the_harness_runs_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout holds the kit's `.egg-info`, rewritten by any build made in it; found first
+    on a run's path, halfway through a rewrite, it hides every family (a strength run in CI
+    once ended `implementation unusable` so). The server starts in the workspace instead."""
+    harness_folder = tmp_path / "checkout"
+    shadow = harness_folder / "assign_delegate_conformance.egg-info"
+    shadow.mkdir(parents=True)
+    (shadow / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: assign-delegate-conformance\n")
+    (shadow / "entry_points.txt").write_text(f"[{FAMILIES}]\n")  # as when half rewritten
+    monkeypatch.chdir(harness_folder)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    served = ForkServer(dict(os.environ), workspace)
+    try:
+        log = tmp_path / "families.log"
+        exit_code = served.run(_pytest_args(tmp_path, "families"), workspace, log, 60)
+    finally:
+        served.close()
+    assert exit_code == (0, ""), log.read_text(encoding="utf-8")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -20,6 +19,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.tree_copy import copy_of_the_tree
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 VERSION = "9.9.9"
@@ -49,15 +50,7 @@ def release(tree: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This tree's files as they are now (tracked and new), committed in a repository of
     their own."""
-    copy = tmp_path_factory.mktemp("kit")
-    listed = run(
-        "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=CHECKOUT
-    )
-    for name in filter(None, listed.split("\0")):
-        source = CHECKOUT / name
-        if source.is_symlink() or source.is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, copy / name, follow_symlinks=False)
+    copy = copy_of_the_tree(tmp_path_factory.mktemp("kit"))
     run("git", "init", "-q", "-b", "main", cwd=copy)
     run("git", "add", "-A", cwd=copy)
     git_user = ("-c", "user.name=release test", "-c", "user.email=release@test.invalid")

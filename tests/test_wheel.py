@@ -32,10 +32,11 @@ import yaml
 from conformance import __version__
 from conformance.reports.summary import criterion_verdicts
 from conformance.spec.registry import default_registry
-from conformance.stream.provenance import IMPLEMENTATION_FOLDERS, kit_commit
+from conformance.stream.provenance import BUILD_COMMIT, IMPLEMENTATION_FOLDERS, kit_commit
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
 from tests.sandbox import SANDBOXED
+from tests.tree_copy import copy_of_the_tree
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 CHECKOUT_CONFORMANCE = Path(sys.executable).with_name("conformance")
@@ -61,8 +62,20 @@ class Installed:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     folder = tmp_path_factory.mktemp("installed")
     wheels, venv = folder / "wheels", folder / "venv"
-    shutil.rmtree(CHECKOUT / "build", ignore_errors=True)  # stale modules of an earlier layout
-    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", wheels, CHECKOUT)
+    tree = copy_of_the_tree(folder / "tree")  # never a build in the checkout (tree_copy.py)
+    commit = {BUILD_COMMIT: kit_commit(CHECKOUT) or ""}
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "-q",
+        "--no-deps",
+        "-w",
+        wheels,
+        tree,
+        environment=commit,
+    )
     run(sys.executable, "-m", "venv", venv)
     (wheel,) = wheels.glob("*.whl")
     run(venv / "bin" / "pip", "install", "-q", wheel)

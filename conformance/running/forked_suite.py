@@ -144,11 +144,17 @@ def _redirect(log: Path) -> None:
 
 
 class ForkServer:
-    """The harness's end: one server process, one run at a time."""
+    """The harness's end: one server process, one run at a time.
 
-    def __init__(self, environment: dict[str, str]) -> None:
+    It starts in `cwd`, the runs' workspace, never in the folder the harness runs from: `-m`
+    puts its starting folder first on the path, and a checkout's `.egg-info` there (rewritten
+    by any build made in it) would shadow the installed kit's entry points in every run.
+    """
+
+    def __init__(self, environment: dict[str, str], cwd: Path) -> None:
         self._process = subprocess.Popen(
             [sys.executable, "-m", SERVER_MODULE],
+            cwd=cwd,
             env=environment,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -188,8 +194,8 @@ class ForkServer:
 class ForkServers:
     """`count` servers warming up side by side; a run takes whichever is free."""
 
-    def __init__(self, count: int, environment: dict[str, str]) -> None:
-        self._all = [ForkServer(environment) for _ in range(count)]
+    def __init__(self, count: int, environment: dict[str, str], cwd: Path) -> None:
+        self._all = [ForkServer(environment, cwd) for _ in range(count)]
         self._free: queue.Queue[ForkServer] = queue.Queue()
         for server in self._all:
             self._free.put(server)
@@ -207,8 +213,8 @@ class ForkServers:
 
 
 @contextlib.contextmanager
-def fork_servers(count: int, environment: dict[str, str]) -> Iterator[ForkServers]:
-    servers = ForkServers(count, environment)
+def fork_servers(count: int, environment: dict[str, str], cwd: Path) -> Iterator[ForkServers]:
+    servers = ForkServers(count, environment, cwd)
     try:
         yield servers
     finally:

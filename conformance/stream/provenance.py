@@ -49,6 +49,9 @@ decides no verdict of another implementation's run."""
 
 BUILD_INFO_NAME: Final = "build.json"
 """What a wheel's build records beside the package's modules (setup.py): version and commit."""
+BUILD_COMMIT: Final = "CONFORMANCE_BUILD_COMMIT"
+"""The commit a build records when it is made from a copy of a checkout (an exported tree, a
+source archive) that has no repository to ask; unset, the build asks the tree it is made from."""
 
 
 def kit_commit(root: Path = KIT_ROOT) -> str | None:
