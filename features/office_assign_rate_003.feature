@@ -77,6 +77,25 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     Then each of those wakes was "rate_limited"
     And every refusal among those wakes moved the rate-limit counter and was logged
 
+  # A coalescing merge may relabel the row the count reads (one high or one low per mixed-actor
+  # merge, as the spec accepts): however the count then reads, each refusal after it is counted.
+  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason @path:after-relabel
+  Scenario Outline: Refusals after a merge relabelled the task's run are each counted: <case>
+    When <first> assigns task "T-100" to "bob"
+    Then the wake's outcome is "queued"
+    When 2 seconds pass
+    And <second> assigns task "T-100" to "bob"
+    Then the wake's outcome is "coalesced"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada" 7 times, 1 minute apart
+    Then wake 7 of that series was "rate_limited"
+    And every refusal among those wakes moved the rate-limit counter and was logged
+
+    Examples:
+      | case                                 | first       | second      |
+      | a user wake merged into an agent run | agent "ada" | a user      |
+      | an agent wake merged into a user run | a user      | agent "ada" |
+
   # ---------------------------------------------------------------------------
   # 003.2 No identifier is ever a label, so the number of series cannot grow with traffic.
   # ---------------------------------------------------------------------------
@@ -159,6 +178,25 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | acting_agent_id           | bob   |
       | observed_count            | 5     |
       | allowance                 | 5     |
+
+  # A coalescing merge may relabel the row the count reads (one high or one low per mixed-actor
+  # merge, as the spec accepts): however the count then reads, each refusal after it is logged.
+  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged @path:after-relabel
+  Scenario Outline: Refusals after a merge relabelled the task's run are each logged: <case>
+    When <first> assigns task "T-100" to "bob"
+    Then the wake's outcome is "queued"
+    When 2 seconds pass
+    And <second> assigns task "T-100" to "bob"
+    Then the wake's outcome is "coalesced"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada" 7 times, 1 minute apart
+    Then wake 7 of that series was "rate_limited"
+    And every refusal among those wakes moved the rate-limit counter and was logged
+
+    Examples:
+      | case                                 | first       | second      |
+      | a user wake merged into an agent run | agent "ada" | a user      |
+      | an agent wake merged into a user run | a user      | agent "ada" |
 
   # ---------------------------------------------------------------------------
   # 003.4 Ordinary traffic moves none of these counters.

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from conformance.spec.registry import CLAUSE_TAG_PREFIX, PATH_TAG_PREFIX
 from conformance.spec.scenario_keys import ScenarioEntry
@@ -31,11 +31,20 @@ class Effect:
 
 
 @cache
+def _data() -> dict[str, Any]:
+    return tomllib.loads(PATHS_FILE.read_text(encoding="utf-8"))
+
+
 def effects() -> tuple[Effect, ...]:
-    data = tomllib.loads(PATHS_FILE.read_text(encoding="utf-8"))
     return tuple(
-        Effect(entry["id"], entry["clause"], tuple(entry["paths"])) for entry in data["effect"]
+        Effect(entry["id"], entry["clause"], tuple(entry["paths"])) for entry in _data()["effect"]
     )
+
+
+def beyond_the_model() -> set[str]:
+    """Paths the office effects model's schedules never take, each with its reason in the
+    file: only scenarios check them."""
+    return set(_data().get("model", {}).get("beyond", []))
 
 
 def required_pairs() -> set[Pair]:
