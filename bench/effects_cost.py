@@ -1,53 +1,122 @@
-"""What the office effects model adds to a run: `conformance run` against the in-process
-reference with every check, and the same run without the effects property, side by side in one
-run of this script (alternating, so that the machine's load falls on both alike).
+"""What issue 25's checking on every path costs a run: `conformance run` against the in-process
+reference with every check, beside the same run without the office effects property, or beside
+the kit as it was at an earlier commit (`--baseline REV`, checked out into a throwaway
+worktree), side by side in one run of this script (alternating, so that the machine's load
+falls on both alike). Each run must pass (a run with checks deselected: fail no record): a
+ratio of runs that judged differently would compare nothing.
 
     python -m bench.effects_cost [--rounds 3] [--seed 1]
+    python -m bench.effects_cost --baseline 3932d17 [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.stats import median
 
+CHECKOUT = Path(__file__).resolve().parent.parent
 WITHOUT_MODEL = "not test_every_operation_shows_what_the_model_says"
 
 
-def timed_run(folder: Path, deselect: str | None, seed: int) -> float:
-    """Seconds of one run; a run that ends as a harness fault (exit 2 or 4) measures nothing."""
+@dataclass(frozen=True)
+class Subject:
+    """One side of the comparison: a kit (its source folder, None for this checkout) and a
+    `-k` expression, if any."""
+
+    name: str
+    source: Path | None = None
+    deselect: str | None = None
+
+
+def timed_run(folder: Path, subject: Subject, seed: int) -> tuple[float, str]:
+    """Seconds of one run, and its verdict line; a run that does not pass measures nothing."""
     command = [sys.executable, "-c", "from conformance.cli import main; main()", "run"]
     command += ["--quiet", "--properties", "ci"]
     command += ["--seed", str(seed), "--results", str(folder / "results.jsonl")]
-    command += ["-k", deselect] if deselect else []
+    command += ["-k", subject.deselect] if subject.deselect else []
+    environment = dict(os.environ)
+    if subject.source is not None:
+        environment["PYTHONPATH"] = str(subject.source)  # its `conformance`, not this checkout's
     started = time.perf_counter()
-    finished = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
-    if finished.returncode not in (0, 1):
-        raise SystemExit(f"the run ended with exit {finished.returncode}: {finished.stderr[-500:]}")
-    return time.perf_counter() - started
+    finished = subprocess.run(
+        command, cwd=folder, env=environment, capture_output=True, text=True, check=False
+    )
+    seconds = time.perf_counter() - started
+    verdict = _verdict_line(finished.stdout)
+    if not _passed(finished.returncode, verdict, subject):
+        raise SystemExit(
+            f"{subject.name}: the run ended with exit {finished.returncode}, not a pass: "
+            f"{verdict or finished.stderr[-500:]}"
+        )
+    return seconds, verdict
+
+
+def _passed(exit_code: int, verdict: str, subject: Subject) -> bool:
+    """Exit 0; or, with checks deselected, exit 1 for the criteria only they verify and no
+    record failed, errored or diverged."""
+    if exit_code == 0:
+        return True
+    bad = (" failed", " errored", " diverged", " timeout")
+    return subject.deselect is not None and exit_code == 1 and not any(b in verdict for b in bad)
+
+
+def _verdict_line(output: str) -> str:
+    return next((line for line in output.splitlines() if line.startswith("claims ")), "")
+
+
+@contextmanager
+def worktree(revision: str) -> Iterator[Path]:
+    """The kit at `revision`, in a throwaway worktree of this repository."""
+    with tempfile.TemporaryDirectory(prefix="bench-baseline-") as scratch:
+        folder = Path(scratch) / "kit"
+        git = ["git", "-C", str(CHECKOUT), "worktree"]
+        subprocess.run([*git, "add", "-q", "--detach", str(folder), revision], check=True)
+        try:
+            yield folder
+        finally:
+            subprocess.run([*git, "remove", "--force", str(folder)], check=False)
+
+
+def compare(subject: Subject, baseline: Subject, rounds: int, seed: int) -> None:
+    times: dict[str, list[float]] = {subject.name: [], baseline.name: []}
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        for _ in range(rounds):
+            for side in (subject, baseline):
+                seconds, verdict = timed_run(folder, side, seed)
+                times[side.name].append(seconds)
+                print(f"{side.name}: {seconds:.1f} s, {verdict}", flush=True)
+    ours, theirs = median(times[subject.name]), median(times[baseline.name])
+    print(f"{subject.name}: {ours:.1f} s (median of {rounds}, in-process, --properties ci)")
+    print(f"{baseline.name}: {theirs:.1f} s")
+    print(f"ratio: {ours / theirs:.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--baseline", metavar="REV", help="compare with the kit at this commit")
     options = parser.parse_args(argv)
-    full: list[float] = []
-    without: list[float] = []
-    with tempfile.TemporaryDirectory() as scratch:
-        folder = Path(scratch)
-        for _ in range(options.rounds):
-            full.append(timed_run(folder, None, options.seed))
-            without.append(timed_run(folder, WITHOUT_MODEL, options.seed))
-    rounds = f"median of {options.rounds}"
-    print(f"whole run, in-process reference, --properties ci: {median(full):.1f} s ({rounds})")
-    print(f"the same without the office effects property:  {median(without):.1f} s")
-    print(f"ratio: {median(full) / median(without):.2f}x")
+    whole = Subject("the whole run")
+    if options.baseline is None:
+        without = Subject("without the office effects property", deselect=WITHOUT_MODEL)
+        compare(whole, without, options.rounds, options.seed)
+        return 0
+    with worktree(options.baseline) as source:
+        compare(
+            whole, Subject(f"the kit at {options.baseline}", source), options.rounds, options.seed
+        )
     return 0
 
 
