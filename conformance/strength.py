@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from conformance.adapters.patched import Capability
@@ -580,10 +581,11 @@ def print_report(report: StrengthReport, console: Console) -> None:
     if report.variants:
         console.print(_variants_table(report))
     for failure in report.control_failures():
-        console.print(f"[bold red]the reference itself did not pass:[/] {failure}")
+        console.print(f"[bold red]the reference itself did not pass:[/] {escape(failure)}")
     for verdict in report.errors():
         console.print(
-            f"[bold red]mutant {verdict.mutant.name} could not be judged:[/] {verdict.error}"
+            f"[bold red]mutant {verdict.mutant.name} could not be judged:[/] "
+            f"{escape(verdict.error or '')}"
         )
     for name in report.crashed():
         console.print(
@@ -593,7 +595,7 @@ def print_report(report: StrengthReport, console: Console) -> None:
         reasons = rejected.error or "; ".join(rejected.false_failures)
         console.print(
             f"[bold red]variant {rejected.variant.name} was failed by the kit "
-            f"(a false failure):[/] {reasons}",
+            f"(a false failure):[/] {escape(reasons)}",
             highlight=False,
         )
     console.print(summary_line(report))
@@ -661,7 +663,7 @@ def _variants_table(report: StrengthReport) -> Table:
         table.add_column(column, no_wrap=column in ("variant", "s"))
     for verdict in report.variants:
         if verdict.error is not None:
-            outcome = f"[bold red]error: {verdict.error}[/]"
+            outcome = f"[bold red]error: {escape(verdict.error)}[/]"
         elif verdict.false_failures:
             outcome = f"[bold red]FAILED by the kit ({len(verdict.false_failures)})[/]"
         elif verdict.diverged_on:

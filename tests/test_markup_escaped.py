@@ -20,6 +20,15 @@ from conformance.reports.compare import comparison_table, divergence_table
 from conformance.reports.terminal import print_verdicts
 from conformance.spec.registry import default_registry
 from conformance.stream.results import Claim, Footer, ResultsRun, ScenarioResult, Status
+from conformance.strength import (
+    Method,
+    StrengthReport,
+    Target,
+    TargetRun,
+    VariantVerdict,
+    print_report,
+    select_variants,
+)
 from tests.runs import STARTED, a_header
 
 BRACKETS = "[redacted $MY_TOKEN] [bold]x[/bold] [[expected_failure]]"
@@ -53,6 +62,19 @@ def a_bracketed_run() -> ResultsRun:
     return ResultsRun(header=header, scenarios=[failed, unverified], footer=footer)
 
 
+def a_bracketed_strength_report() -> StrengthReport:
+    """Strength's report of a variant with an error and one with a false failure, both
+    quoting a run's log or its citations (which hold brackets, as test ids do)."""
+    (variant,) = select_variants(["generation_steps_by_two"])
+    error = f"pytest exited with 3; the end of its log: {BRACKETS}"
+    verdicts = [
+        VariantVerdict(variant, frozenset(), (), error, 1.0),
+        VariantVerdict(variant, frozenset(), (f"k: failed {BRACKETS}",), None, 1.0),
+    ]
+    control = TargetRun(Target("reference", ()), None, None, 0.0)
+    return StrengthReport(control, [], [], 1, 0.0, Method(), verdicts)
+
+
 @pytest.fixture
 def terminal(monkeypatch: pytest.MonkeyPatch) -> Console:
     console = Console(record=True, width=400)
@@ -80,6 +102,7 @@ def test_brackets_reach_the_terminal_on_every_path(terminal: Console, tmp_path: 
     print_verdicts(run, default_registry(), terminal)
     terminal.print(comparison_table([run], [f"impl {BRACKETS}"], default_registry()))
     terminal.print(divergence_table([run], [f"impl {BRACKETS}"], default_registry()))
+    print_report(a_bracketed_strength_report(), terminal)
     said = flat(terminal.export_text())
     assert "the only one is [[expected_failure]]" in said, said
     assert "unknown spec '[office]'" in said, said
@@ -90,5 +113,7 @@ def test_brackets_reach_the_terminal_on_every_path(terminal: Console, tmp_path: 
         f"failed office.feature failed {BRACKETS}",
         f"saw {BRACKETS}",
         f"impl {BRACKETS}",
+        f"error: pytest exited with 3; the end of its log: {BRACKETS}",
+        f"the kit (a false failure): k: failed {BRACKETS}",
     ):
         assert line in said, (line, said)
