@@ -192,6 +192,17 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     And agent "ada" assigns task "T-100" to "ada" 7 times, 1 minute apart
     Then wake 7 of that series was "rate_limited"
     And every refusal among those wakes moved the rate-limit counter and was logged
+    # Exact, one high or one low: in every reading the window now holds five admitted wakes.
+    When 1 minute passes
+    And agent "bob" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+    And a warning logged by that wake names the refusal with:
+      | field                     | value |
+      | task_id                   | T-100 |
+      | assignee_agent_profile_id | ada   |
+      | acting_agent_id           | bob   |
+      | observed_count            | 5     |
+      | allowance                 | 5     |
 
     Examples:
       | case                                 | first       | second      |

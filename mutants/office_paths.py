@@ -2,7 +2,8 @@
 
 Each is right on the path the first scenarios took and wrong on another: after an odd wake
 (a count that reads stored payloads as text or with the database's JSON functions), on another
-refusal path (a keyless refusal, a burst of refusals, a degraded admission), or with rows a
+refusal path (a keyless refusal, a burst of refusals, a degraded admission, a refusal after a
+coalescing merge), or with rows a
 scope filter must tell apart (other reasons, tasks whose ids are prefixes of one another).
 """
 
@@ -117,6 +118,32 @@ class ThrottledRefusalLogGate(ReportingGate):
         super()._report_refusal(wake, subject, observed)
 
 
+class MergeBlindRefusalLogGate(ReportingGate):
+    """Logs a refusal only while no run of the task in the window absorbed a merged wake (the
+    counter still moves): the warning took its acting agent from the task's runs, and a run a
+    coalescing merge overwrote names another actor, so the warning was dropped."""
+
+    def __init__(self, *arguments: Any, **keywords: Any) -> None:
+        super().__init__(*arguments, **keywords)
+        self._session: Any = None
+        self._now = datetime.min
+
+    def admits(self, session: Any, wake: Wake, now: datetime) -> bool:
+        self._session, self._now = session, now
+        return super().admits(session, wake, now)
+
+    def _report_refusal(self, wake: Wake, subject: GateSubject, observed: int) -> None:
+        merged = self._session.scalar(
+            select(func.count())
+            .select_from(Run)
+            .where(Run.task_key == subject.task_id, Run.coalesced_count > 0, *_window(self._now))
+        )
+        if merged:
+            self._telemetry.rate_limited(RateLimitReason.ALLOWANCE_EXHAUSTED)
+            return
+        super()._report_refusal(wake, subject, observed)
+
+
 class DegradedTaskLabelTelemetry(OfficeTelemetry):
     """The counter gains a task label, filled only when a count read failed (to find the task
     whose reads fail), empty otherwise."""
@@ -179,6 +206,14 @@ MUTANTS = [
         "logs at most one refusal per task a minute, so a burst of refusals seconds apart is "
         "logged once",
         lambda: [_gate(ThrottledRefusalLogGate)],
+    ),
+    Mutant(
+        "refusal_unlogged_after_merge",
+        "AC-OFFICE-ASSIGN-RATE-003.3",
+        Capability.OFFICE,
+        "logs no refusal while a run of the task absorbed a merged wake (the counter still "
+        "moves), so refusals after a coalescing relabel go unlogged",
+        lambda: [_gate(MergeBlindRefusalLogGate)],
     ),
     Mutant(
         "degraded_counter_labelled_with_task",
