@@ -27,7 +27,7 @@ class RecordingBuildPy(build_py):
 
     def run(self) -> None:
         super().run()
-        commit = os.environ.get(BUILD_COMMIT) or kit_commit(CHECKOUT)
+        commit = kit_commit(CHECKOUT) or os.environ.get(BUILD_COMMIT) or None
         record = {"version": self.distribution.get_version(), "commit": commit}
         target = Path(self.build_lib) / "conformance" / BUILD_INFO_NAME
         target.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

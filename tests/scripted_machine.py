@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.adapters.patched import open_patched
+from conformance.adapters.patched import Capability, open_patched
 from conformance.driver import Driver
 from conformance.properties.work_request_machine import WorkRequestMachine
 from conformance.variants.variant import Variant
+
+REFERENCE = Variant("reference", Capability.WORK_REQUESTS, "the reference itself", lambda: [])
+"""The reference as an alteration of itself: the machine opened on it unchanged."""
 
 
 @dataclass

@@ -25,12 +25,17 @@ from conformance.driver import ConcurrentCall, DelegationKind, Permissions
 from conformance.properties.hostile_data import ROOT_SESSIONS
 from conformance.properties.work_request_machine import Delegation, WorkRequestMachine
 from conformance.variants.variant import Variant
-from tests.scripted_machine import Machines, Scripted
-from tests.test_work_request_races import REFERENCE
+from tests.scripted_machine import REFERENCE, Machines, Scripted
 
 Order = Callable[[int], list[int]]
-FORWARD: Order = lambda count: list(range(count))  # noqa: E731
-BACKWARD: Order = lambda count: list(reversed(range(count)))  # noqa: E731
+
+
+def forward(count: int) -> list[int]:
+    return list(range(count))
+
+
+def backward(count: int) -> list[int]:
+    return list(reversed(range(count)))
 
 
 class OneAfterAnother:
@@ -126,7 +131,7 @@ def figures_after(
 ) -> list[dict[str, object]]:
     """The figures the race leaves, served forward and served backward."""
     after = []
-    for order in (FORWARD, BACKWARD):
+    for order in (forward, backward):
         machine = machine_in(alteration, declared or {}, order)
         race(machine)
         machine.keep_invariants()
@@ -138,8 +143,8 @@ def figures_after(
 def test_a_race_leaves_the_same_figures_in_every_interleaving(
     machine_in: Opening, race: Callable[[WorkRequestMachine], None]
 ) -> None:
-    forward, backward = figures_after(machine_in, race)
-    assert forward == backward
+    served_forward, served_backward = figures_after(machine_in, race)
+    assert served_forward == served_backward
 
 
 def test_a_heartbeat_that_regenerates_before_the_publish_is_followed_by_a_publish_again(
@@ -149,8 +154,8 @@ def test_a_heartbeat_that_regenerates_before_the_publish_is_followed_by_a_publis
     publish stale: the holder publishes again under the new generation, so the request ends
     completed as it does when the publish came first."""
     regenerating = variants.VARIANTS["heartbeat_bumps_generation"]
-    forward, backward = figures_after(
+    served_forward, served_backward = figures_after(
         machine_in, race_the_lease, regenerating, {"WR-7": "heartbeat-regenerates"}
     )
-    assert forward == backward
-    assert forward["completed"] == [2]
+    assert served_forward == served_backward
+    assert served_forward["completed"] == [2]

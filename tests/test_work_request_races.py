@@ -15,15 +15,12 @@ from typing import Any
 import pytest
 
 from conformance import mutants
-from conformance.adapters.patched import Capability
 from conformance.driver import DelegationKind, Permissions
 from conformance.properties.hostile_data import ROOT_SESSIONS
 from conformance.properties.work_request_machine import Delegation, WorkRequestMachine
 from conformance.spec.clause_check import ClauseViolation
-from conformance.variants.variant import Variant
-from tests.scripted_machine import Machines, Scripted
+from tests.scripted_machine import REFERENCE, Machines, Scripted
 
-REFERENCE = Variant("reference", Capability.WORK_REQUESTS, "the reference itself", lambda: [])
 SLICES = 4
 """Slices of 100 each root delegates (its count cap allows as many): twelve batches in all."""
 

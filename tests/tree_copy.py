@@ -1,9 +1,9 @@
 """This checkout's files as they are now, copied elsewhere, for tests that build or change them.
 
 A build run in the checkout itself writes `build/` and rewrites the `.egg-info` folder beside
-`pyproject.toml` while other tests run; a process started from the checkout finds that folder
-first on its path and, caught in the middle of the rewrite, no kit entry points at all (a
-strength run once ended `implementation unusable` so). Builds and edits happen in a copy.
+`pyproject.toml` while other tests run; a process with the checkout first on its path finds
+that folder first and, caught in the middle of the rewrite, no kit entry points at all (the
+likely cause of a strength run in CI that ended without a verdict). Builds happen in a copy.
 """
 
 from __future__ import annotations

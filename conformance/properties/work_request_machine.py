@@ -1543,12 +1543,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 RECORDS_RESULT,
                 f"{what}: the live holder's publish was refused {published.error}",
             )
-            # The heartbeat came first and renewed under a new generation: the holder publishes
-            # again under it, so the race ends with the request completed whichever came first
-            # (the model's figures, and so every later draw, the same in every interleaving).
-            self.try_publish(self.newest[request], result_ref)
         elif view.state is RequestState.COMPLETED:
             self.adopt_read_completion(what, held, view)
+        if regenerated and request not in self.completions:
+            # The heartbeat came first and renewed under a new generation, and the request is
+            # still open: the holder publishes again under it, so the race ends with the request
+            # completed whichever came first (the model's figures, and so every later draw, the
+            # same in every interleaving).
+            self.try_publish(self.newest[request], result_ref)
         if view.state is not RequestState.COMPLETED and not renewed.definite:
             stored = port_value(view.lease.expires_at, f"{what}: a live lease has an expiry")
             self.oracle.extend(request, stored)

@@ -148,7 +148,9 @@ class ForkServer:
 
     It starts in `cwd`, the runs' workspace, never in the folder the harness runs from: `-m`
     puts its starting folder first on the path, and a checkout's `.egg-info` there (rewritten
-    by any build made in it) would shadow the installed kit's entry points in every run.
+    by any build made in it) would shadow the installed kit's entry points, which a run reads
+    when it opens its implementation (pytest may put the checkout on the path later, after
+    the families are loaded and cached).
     """
 
     def __init__(self, environment: dict[str, str], cwd: Path) -> None:
