@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,25 +85,33 @@ def figures_draws_follow(machine: WorkRequestMachine) -> dict[str, object]:
     }
 
 
-Opening = Callable[[Variant, dict[str, str], Order], WorkRequestMachine]
+Opening = Callable[[Variant, dict[str, str], Order], AbstractContextManager[WorkRequestMachine]]
 
 
 @pytest.fixture
-def machine_in(tmp_path: Path) -> Iterator[Opening]:
-    """A machine on an alteration of the reference, with one slice of 10 delegated from each
-    root, its batches served in the order given."""
-    machines = Machines(tmp_path / "machines")
+def machine_in(tmp_path: Path) -> Opening:
+    """Opens a machine on an alteration of the reference, with one slice of 10 delegated from
+    each root, its batches served in the order given; it is torn down before the next one
+    opens, since an alteration's patches replace module attributes for as long as it is open."""
 
-    def opening(alteration: Variant, declared: dict[str, str], order: Order) -> WorkRequestMachine:
-        machine = machines.open(alteration, declared, budget=100, annex_budget=100, side_budget=100)
-        machine.driver = OneAfterAnother(machine.driver, order)  # type: ignore[assignment]
-        for root in ROOT_SESSIONS:
-            made = Delegation(DelegationKind.SPAWN, root, "seed", (), 10, Permissions(), None)
-            assert machine.try_delegation(made) is not None
-        return machine
+    @contextmanager
+    def opening(
+        alteration: Variant, declared: dict[str, str], order: Order
+    ) -> Iterator[WorkRequestMachine]:
+        machines = Machines(tmp_path / order.__name__)
+        try:
+            machine = machines.open(
+                alteration, declared, budget=100, annex_budget=100, side_budget=100
+            )
+            machine.driver = OneAfterAnother(machine.driver, order)  # type: ignore[assignment]
+            for root in ROOT_SESSIONS:
+                made = Delegation(DelegationKind.SPAWN, root, "seed", (), 10, Permissions(), None)
+                assert machine.try_delegation(made) is not None
+            yield machine
+        finally:
+            machines.close()
 
-    yield opening
-    machines.close()
+    return opening
 
 
 def race_usages(machine: WorkRequestMachine) -> None:
@@ -132,10 +141,10 @@ def figures_after(
     """The figures the race leaves, served forward and served backward."""
     after = []
     for order in (forward, backward):
-        machine = machine_in(alteration, declared or {}, order)
-        race(machine)
-        machine.keep_invariants()
-        after.append(figures_draws_follow(machine))
+        with machine_in(alteration, declared or {}, order) as machine:
+            race(machine)
+            machine.keep_invariants()
+            after.append(figures_draws_follow(machine))
     return after
 
 
@@ -159,3 +168,9 @@ def test_a_heartbeat_that_regenerates_before_the_publish_is_followed_by_a_publis
     )
     assert served_forward == served_backward
     assert served_forward["completed"] == [2]
+    left = [
+        p.describe()
+        for p in regenerating.patches()
+        if getattr(p.target, p.attribute) is p.replacement
+    ]
+    assert not left, f"the variant's patches outlived its machines: {left}"
