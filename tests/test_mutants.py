@@ -9,7 +9,13 @@ import pytest
 
 from conformance import mutants
 from conformance.adapters.factory import ConfigurationError, open_driver
-from conformance.adapters.patched import Capability, Patch, open_patched
+from conformance.adapters.patched import (
+    AlterationInForce,
+    Capability,
+    Patch,
+    PatchedDriver,
+    open_patched,
+)
 from conformance.driver import Driver, Outcome
 from conformance.mutants.mutant import Mutant
 from conformance.mutants.office_count import StatementGate
@@ -115,3 +121,16 @@ def _pipeline_story(driver: Driver) -> list[str]:
     )
     logs = [log.fields.get("reason") for log in driver.warning_logs()]
     return [*outcomes, redelivered.outcome, degraded.outcome, unattributed.outcome, *logs]
+
+
+def test_one_altered_driver_at_a_time_and_none_left_in_force(tmp_path: Path) -> None:
+    """Patches replace module attributes for the whole process: a second altered driver while
+    one is open is refused with the reason, and a closed one leaves nothing in force."""
+    first = open_patched(UNCHANGED_HOOKS, None, tmp_path / "first")
+    try:
+        with pytest.raises(AlterationInForce, match="in force in this process"):
+            open_patched(UNCHANGED_HOOKS, None, tmp_path / "second")
+    finally:
+        first.close()
+    assert PatchedDriver.in_force is None
+    open_patched(UNCHANGED_HOOKS, None, tmp_path / "third").close()

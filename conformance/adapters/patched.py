@@ -16,7 +16,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 from unittest import mock
 
 from conformance.adapters.inprocess import InProcessDriver
@@ -72,11 +72,30 @@ class Alteration(Protocol):
     def declared(self, description: Description) -> Description: ...
 
 
+class AlterationInForce(RuntimeError):
+    """A second altered driver asked for while another's patches are in force in this process."""
+
+
 class PatchedDriver(InProcessDriver):
-    """The in-process reference driver with an alteration's patches in force while it is open."""
+    """The in-process reference driver with an alteration's patches in force while it is open.
+
+    One at a time in a process: the patches replace module attributes for the whole process,
+    and two drivers open at once would each find the other's patches and, closed out of order,
+    leave them in force for whatever runs next.
+    """
+
+    in_force: ClassVar[str | None] = None
+    """The alteration whose driver is open in this process, if any."""
 
     def __init__(self, alteration: Alteration, url: str, release: Release = no_release) -> None:
+        if PatchedDriver.in_force is not None:
+            raise AlterationInForce(
+                f"{PatchedDriver.in_force}'s patches are in force in this process: close its "
+                f"driver before opening {alteration.kind}:{alteration.name}"
+            )
         self._patched = ExitStack()
+        self._patched.callback(PatchedDriver._lift)
+        PatchedDriver.in_force = f"{alteration.kind}:{alteration.name}"
         try:
             for patch in alteration.patches():
                 self._patched.enter_context(
@@ -101,6 +120,10 @@ class PatchedDriver(InProcessDriver):
             super().close()
         finally:
             self._patched.close()
+
+    @staticmethod
+    def _lift() -> None:
+        PatchedDriver.in_force = None
 
 
 def open_patched(alteration: Alteration, database: str | None, scratch: Path) -> PatchedDriver:
