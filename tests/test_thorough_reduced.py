@@ -1,7 +1,7 @@
 """The thorough profile runs on every commit, at a reduced size (issue 27, point 2).
 
 `--properties thorough` is the profile an implementer runs before a release: no deadline,
-longer programs (100 steps), unbounded restarts, Hypothesis' explain phase. A full search
+longer programs (100 steps), more restarts, Hypothesis' explain phase. A full search
 (1000 examples each) takes about half an hour on two cores (docs/bench.md), too long for every
 commit; the same profile with fewer examples (CONFORMANCE_THOROUGH_EXAMPLES) runs here against
 the reference, which must pass every property, and a seed must replay the same search.
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.properties.catalogue import WORK_REQUEST_SEARCHES, examples_of_a_search
 from conformance.properties.plugin import THOROUGH_EXAMPLES
 from conformance.stream.results import ScenarioResult, Status
 from conformance.stream.stream_integrity import verify_stream
@@ -65,7 +66,10 @@ def test_the_thorough_profile_passes_on_the_reference_and_replays(tmp_path: Path
     for record in records:
         evidence = record.evidence or ""
         assert "budget thorough, seed 27" in evidence
-        assert f"settings.max_examples={EXAMPLES}" in evidence, evidence
+        split = "(search " in record.scenario
+        examples = examples_of_a_search(EXAMPLES, WORK_REQUEST_SEARCHES) if split else EXAMPLES
+        assert f"settings.max_examples={examples}" in evidence, evidence
+    assert len({r.scenario for r in records if "(search " in r.scenario}) == WORK_REQUEST_SEARCHES
     again = [r for r in thorough(tmp_path, "again", "office_window") if r.status is Status.PASSED]
     assert searches(again) == {k: v for k, v in searches(records).items() if k in searches(again)}
     assert len(searches(again)) == 3

@@ -13,6 +13,7 @@ inventory) never imports Hypothesis or the property modules.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -35,6 +36,16 @@ RECORD_PREFIX: Final = "properties/"
 """Property records' `feature`: `properties/<module file>`, beside the feature files' names."""
 
 
+WORK_REQUEST_SEARCHES: Final = 4
+"""The work-request machine's examples are spread over this many searches, each from a seed of
+its own (see `search_seed`), each a check of its own in the inventory. One search is a single
+Hypothesis run that one process makes whole: at `thorough` the machine's was 87 % of a run, so
+`--jobs` and `--shard` could not spread it. Four searches of a quarter of the examples each go
+to four workers (or parts), and look as hard as one (Hypothesis' search is random generation
+and mutation of what it generated, so four seeds explore as far as one). A defect the machine
+finds is usually found, and shrunk, by each search that meets it."""
+
+
 @dataclass(frozen=True)
 class PropertyCheck:
     module: str
@@ -42,6 +53,9 @@ class PropertyCheck:
     function: str
     title: str
     criteria: tuple[str, ...]
+    search: int | None = None
+    """Which of its test's searches this check is (from 1; see WORK_REQUEST_SEARCHES), the
+    parameter `search` of the test; None for a test that is one search."""
 
     @property
     def feature_file(self) -> str:
@@ -72,6 +86,31 @@ def _function_lines(module: str) -> dict[str, int]:
     """Each top-level function of the module by name, with its line: parsed once per module."""
     tree = ast.parse(_source(module))
     return {node.name: node.lineno for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def search_seed(seed: int, search: int) -> int:
+    """The seed search number `search` of a split check draws from: derived from the run's, so
+    that `--seed` repeats every search, and different for each (the run's own seed for the
+    first, so a one-search reading of a seed is the first search's)."""
+    if search == 1:
+        return seed
+    digest = hashlib.sha256(f"{seed}/{search}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def examples_of_a_search(examples: int, searches: int) -> int:
+    """A split check's examples per search: its share of the budget's, rounded up, so that the
+    check as a whole costs what one search of the budget's examples did."""
+    return -(-examples // searches)
+
+
+def _searches(
+    module: str, function: str, title: str, criteria: tuple[str, ...], count: int
+) -> tuple[PropertyCheck, ...]:
+    return tuple(
+        PropertyCheck(module, function, f"{title} (search {n} of {count})", criteria, search=n)
+        for n in range(1, count + 1)
+    )
 
 
 def _office(*numbers: str) -> tuple[str, ...]:
@@ -113,18 +152,28 @@ PROPERTIES: Final = (
         "every operation's outcome, rows, counters, warnings and labels are the model's",
         _office(*EFFECTS),
     ),
-    PropertyCheck(
+    *_searches(
         WORK_REQUEST_MODULE,
         "test_work_request_machine",
         "every program of delegations, claims, heartbeats and publishes keeps the model",
         tuple(f"AC-ARMONIA-WORKREQ-001.{number}" for number in range(1, 14)),
+        WORK_REQUEST_SEARCHES,
     ),
 )
 
 
-def property_check(module: str, function: str) -> PropertyCheck | None:
-    """The catalogued property a collected test is; None for anything else."""
-    return next((p for p in PROPERTIES if (p.module, p.function) == (module, function)), None)
+def property_check(module: str, function: str, search: int | None = None) -> PropertyCheck | None:
+    """The catalogued property a collected test is (with its `search` parameter, if any); None
+    for anything else."""
+    wanted = (module, function, search)
+    return next((p for p in PROPERTIES if (p.module, p.function, p.search) == wanted), None)
+
+
+def search_of_item(item: object) -> int | None:
+    """A collected test's `search` parameter (a split check's number), None where it has none."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    search = params.get("search")
+    return search if isinstance(search, int) else None
 
 
 def property_entries() -> list[ScenarioEntry]:

@@ -246,6 +246,14 @@ def drivers(
 
 
 @pytest.fixture(scope="session")
+def seed(request: pytest.FixtureRequest) -> int | None:
+    """The run's Hypothesis seed (drawn in pytest_configure when none was given), for a check
+    split over several searches to derive each search's own from; None in a run without one."""
+    given = request.config.getoption("hypothesis_seed", None)
+    return int(given) if given is not None and str(given).isdigit() else None
+
+
+@pytest.fixture(scope="session")
 def budget(request: pytest.FixtureRequest) -> Budget:
     """The properties' budget (`--properties`), for what a property adapts to it."""
     return Budget(request.config.getoption("--properties"))

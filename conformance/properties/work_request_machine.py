@@ -57,6 +57,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.stateful import (
@@ -96,6 +97,11 @@ from conformance.driver import (
 from conformance.oracle.stored_instants import as_stored
 from conformance.oracle.work_requests import FOLLOWED, Refusals, WorkRequestOracle, within
 from conformance.properties import RESTARTS_PER_EXAMPLE, Budget, restart_permits
+from conformance.properties.catalogue import (
+    WORK_REQUEST_SEARCHES,
+    examples_of_a_search,
+    search_seed,
+)
 from conformance.properties.following import (
     Draws,
     OffTheTape,
@@ -1872,9 +1878,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 )
 
 
-def run_work_request_machine(drivers: DriverFactory, budget: Budget) -> None:
-    """Search for a program the implementation answers otherwise than the model (the test
-    `conformance run` runs, `test_work_request_machine.py`, is this and nothing else)."""
+def run_work_request_machine(
+    drivers: DriverFactory, budget: Budget, seed: int | None, search: int
+) -> None:
+    """Search number `search` for a program the implementation answers otherwise than the model
+    (the test `conformance run` runs, `test_work_request_machine.py`, is this and nothing else):
+    its share of the budget's examples, from its own seed (see WORK_REQUEST_SEARCHES)."""
     with drivers.fresh() as driver:
         description = driver.describe()
     if Capability.WORK_REQUESTS not in description.capabilities:
@@ -1888,9 +1897,16 @@ def run_work_request_machine(drivers: DriverFactory, budget: Budget) -> None:
     WorkRequestMachine.declared = dict(description.readings)
     WorkRequestMachine.divergences = {}
     WorkRequestMachine.seen = []
+    share = settings(
+        max_examples=examples_of_a_search(settings().max_examples, WORK_REQUEST_SEARCHES)
+    )
+    # What hypothesis.seed() sets on a test; run_state_machine_as_test reads it from the class.
+    WorkRequestMachine._hypothesis_internal_use_seed = (
+        None if seed is None else search_seed(seed, search)
+    )
     try:
         try:
-            run_state_machine_as_test(WorkRequestMachine)
+            run_state_machine_as_test(WorkRequestMachine, settings=share)
         except FlakyStrategyDefinition as flaky:
             if not WorkRequestMachine.seen:
                 raise

@@ -28,7 +28,13 @@ from conformance.adapters.factory import open_driver
 from conformance.adapters.faults import unusable_cause
 from conformance.identity import spec_hashes
 from conformance.properties import MODULE_TITLES
-from conformance.properties.catalogue import PropertyCheck, fanned_status, property_check
+from conformance.properties.catalogue import (
+    PropertyCheck,
+    fanned_status,
+    property_check,
+    search_of_item,
+    search_seed,
+)
 from conformance.running.expectations import ExpectedFailure
 from conformance.running.failure_evidence import counterexample_of, failure_verdict
 from conformance.running.fault_budget import stopped_reason
@@ -350,7 +356,14 @@ class ResultsRecorder:
     def _search_of(self, item: pytest.Item) -> str:
         """What a property's search was: its budget, the seed, and Hypothesis' statistics."""
         statistics = item.stash.get(SEARCH, "no search was made")
-        return f"Hypothesis, budget {self._properties}, seed {self._seed}:\n{statistics}"
+        search = search_of_item(item)
+        if search is None or self._seed is None:
+            return f"Hypothesis, budget {self._properties}, seed {self._seed}:\n{statistics}"
+        own = search_seed(self._seed, search)
+        return (
+            f"Hypothesis, budget {self._properties}, seed {self._seed} (search {search} of the "
+            f"check's, drawing from seed {own}, derived from the run's):\n{statistics}"
+        )
 
     # -- steps ---------------------------------------------------------------
     def pytest_bdd_before_step(self, request: pytest.FixtureRequest, step: Step) -> None:
@@ -433,7 +446,9 @@ class ResultsRecorder:
         )
 
     def _identify_property(self, item: pytest.Item) -> _Pending | None:
-        check = property_check(item.path.name, getattr(item, "originalname", item.name))
+        check = property_check(
+            item.path.name, getattr(item, "originalname", item.name), search_of_item(item)
+        )
         if check is None:
             return None
         self.keys_by_nodeid[item.nodeid] = [check.key(c) for c in check.criteria]
@@ -475,7 +490,9 @@ def item_keys(item: pytest.Item, features_dir: Path) -> list[str]:
     none for an item that is neither a scenario nor a catalogued property."""
     template = scenario_template(item)
     if template is None:
-        check = property_check(item.path.name, getattr(item, "originalname", item.name))
+        check = property_check(
+            item.path.name, getattr(item, "originalname", item.name), search_of_item(item)
+        )
         return [] if check is None else [check.key(c) for c in check.criteria]
     callspec = getattr(item, "callspec", None)
     example = callspec.id if callspec is not None and template.templated else None
