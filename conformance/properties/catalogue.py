@@ -17,7 +17,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Final
+from typing import Any, Final
 
 from conformance.properties import (
     MODEL_MODULES,
@@ -42,7 +42,7 @@ its own (see `search_seed`), each a check of its own in the inventory. One searc
 Hypothesis run that one process makes whole: at `thorough` the machine's was 87 % of a run, so
 `--jobs` and `--shard` could not spread it. Four searches of a quarter of the examples each go
 to four workers (or parts), and look as hard as one (Hypothesis' search is random generation
-and mutation of what it generated, so four seeds explore as far as one). A defect the machine
+and mutation of what it generated, which four seeds do as one does). A defect the machine
 finds is usually found, and shrunk, by each search that meets it."""
 
 
@@ -174,6 +174,12 @@ def search_of_item(item: object) -> int | None:
     params = getattr(getattr(item, "callspec", None), "params", {})
     search = params.get("search")
     return search if isinstance(search, int) else None
+
+
+def check_of_item(item: Any) -> PropertyCheck | None:
+    """The catalogued property a collected pytest item is; None for anything else."""
+    function = getattr(item, "originalname", item.name)
+    return property_check(item.path.name, function, search_of_item(item))
 
 
 def property_entries() -> list[ScenarioEntry]:

@@ -30,8 +30,8 @@ from conformance.identity import spec_hashes
 from conformance.properties import MODULE_TITLES
 from conformance.properties.catalogue import (
     PropertyCheck,
+    check_of_item,
     fanned_status,
-    property_check,
     search_of_item,
     search_seed,
 )
@@ -446,9 +446,7 @@ class ResultsRecorder:
         )
 
     def _identify_property(self, item: pytest.Item) -> _Pending | None:
-        check = property_check(
-            item.path.name, getattr(item, "originalname", item.name), search_of_item(item)
-        )
+        check = check_of_item(item)
         if check is None:
             return None
         self.keys_by_nodeid[item.nodeid] = [check.key(c) for c in check.criteria]
@@ -490,9 +488,7 @@ def item_keys(item: pytest.Item, features_dir: Path) -> list[str]:
     none for an item that is neither a scenario nor a catalogued property."""
     template = scenario_template(item)
     if template is None:
-        check = property_check(
-            item.path.name, getattr(item, "originalname", item.name), search_of_item(item)
-        )
+        check = check_of_item(item)
         return [] if check is None else [check.key(c) for c in check.criteria]
     callspec = getattr(item, "callspec", None)
     example = callspec.id if callspec is not None and template.templated else None
