@@ -224,7 +224,7 @@ def reserve_and_remember_batches(tx: Session, originator: DelegationSession, amo
         _handed_back.add(originator.campaign_id)
 
 
-def snapshot_handing_back(tx: Session, campaign_id: str) -> BudgetView:
+def snapshot_handing_back(tx: Executor, campaign_id: str) -> BudgetView:
     """After a concurrent batch, reports up to 70 of the reserved budget as available again,
     keeping every snapshot balanced and never negative."""
     view = reference_snapshot(tx, campaign_id)

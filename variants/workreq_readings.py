@@ -21,7 +21,13 @@ from conformance.reference.workreq.budget_ledger import (
     _GIVE_BACK_TO_REQUEST,
 )
 from conformance.reference.workreq.lease import Completion, StoredLease, read_lease
-from conformance.reference.workreq.models import Campaign, Environment, State, WorkRequestRecord
+from conformance.reference.workreq.models import (
+    Campaign,
+    Environment,
+    State,
+    StoredRequest,
+    WorkRequestRecord,
+)
 from conformance.reference.workreq.service import WorkRequestService
 from conformance.reference.workreq.store import Executor, conditional_update, find_session
 from conformance.reference.workreq.views import CompletionView, LeaseView
@@ -35,7 +41,7 @@ reference_refuse_claim = lease.refuse_claim
 # --------------------------------------------------------------------------
 
 
-def stored_state(record: WorkRequestRecord, now: datetime) -> State:
+def stored_state(record: StoredRequest, now: datetime) -> State:
     """The state as stored: in progress from a claim until the next claim or the completion."""
     return State(record.state)
 

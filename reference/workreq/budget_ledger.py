@@ -8,10 +8,17 @@ total == available + reserved + spent for the campaign.
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, bindparam, func, select, update
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
-from conformance.reference.errors import AlreadyCompleted, InsufficientBudget, UsageExceedsSlice
+from conformance.reference.errors import (
+    AlreadyCompleted,
+    InsufficientBudget,
+    NotFound,
+    UsageExceedsSlice,
+)
 from conformance.reference.workreq.lease import Completion
 from conformance.reference.workreq.models import (
     CAMPAIGNS,
@@ -25,7 +32,6 @@ from conformance.reference.workreq.models import (
 from conformance.reference.workreq.store import (
     Executor,
     conditional_update,
-    find_campaign,
     find_request,
 )
 from conformance.reference.workreq.views import BudgetView
@@ -75,20 +81,40 @@ def settle(tx: Executor, completion: Completion) -> None:
         _return_upwards(tx, completion.campaign_id, completion.parent_request_id, amount)
 
 
-def snapshot(tx: Session, campaign_id: str) -> BudgetView:
-    campaign = find_campaign(tx, campaign_id)
-    reserved = tx.scalar(
-        select(func.coalesce(func.sum(remaining_expression()), 0))
-        .where(WorkRequestRecord.campaign_id == campaign_id)
-        .where(WorkRequestRecord.state != State.COMPLETED)
-    )
+def snapshot(tx: Executor, campaign_id: str) -> BudgetView:
+    """The campaign's budget in one statement, so its parts always come from one state of the
+    store (two reads in a READ COMMITTED transaction could straddle a concurrent move)."""
+    row = tx.execute(_SNAPSHOT, {"campaign": campaign_id}).first()
+    if row is None:
+        raise NotFound(f"no campaign {campaign_id!r}")
     return BudgetView(
-        campaign_id=campaign.campaign_id,
-        total=campaign.total,
-        available=campaign.available,
-        reserved=int(reserved or 0),
-        spent=campaign.spent,
+        campaign_id=row.campaign_id,
+        total=row.total,
+        available=row.available,
+        reserved=int(row.reserved),
+        spent=row.spent,
     )
+
+
+def _snapshot_statement() -> Select[Any]:
+    """Built once: observers read every campaign's budget after every step they take."""
+    reserved = (
+        select(func.coalesce(func.sum(remaining_expression()), 0))
+        .where(REQUESTS.c.campaign_id == CAMPAIGNS.c.campaign_id)
+        .where(REQUESTS.c.state != State.COMPLETED.value)
+        .scalar_subquery()
+    )
+    campaign = CAMPAIGNS.c
+    return select(
+        campaign.campaign_id,
+        campaign.total,
+        campaign.available,
+        campaign.spent,
+        reserved.label("reserved"),
+    ).where(campaign.campaign_id == bindparam("campaign"))
+
+
+_SNAPSHOT = _snapshot_statement()
 
 
 def _draw_from_campaign(tx: Session, campaign_id: str, amount: int, *, spend: bool) -> bool:

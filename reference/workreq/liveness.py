@@ -10,7 +10,7 @@ from datetime import datetime
 
 from sqlalchemy import ColumnElement
 
-from conformance.reference.workreq.models import State, WorkRequestRecord
+from conformance.reference.workreq.models import State, StoredRequest
 
 
 def is_live(expires_at: datetime | None, now: datetime) -> bool:
@@ -25,7 +25,7 @@ def live_in_sql(
     return expires_at > now
 
 
-def reported_state(record: WorkRequestRecord, now: datetime) -> State:
+def reported_state(record: StoredRequest, now: datetime) -> State:
     """An in-progress request whose lease has expired is reported open: claimable again."""
     state = State(record.state)
     if state == State.IN_PROGRESS and not is_live(record.lease_expires_at, now):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import cast
+from typing import Any, TypeAlias, cast
 
-from sqlalchemy import JSON, ColumnElement, ForeignKey, Integer, String, Table, func
+from sqlalchemy import JSON, ColumnElement, ForeignKey, Integer, Row, String, Table, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from conformance.reference.db import Base, UTCDateTime
@@ -138,3 +138,7 @@ REQUESTS = cast(Table, WorkRequestRecord.__table__)
 CAMPAIGNS = cast(Table, Campaign.__table__)
 MEMBERS = cast(Table, EnvironmentMember.__table__)
 """The tables themselves, for the statements built once on the hot paths (Core, no ORM)."""
+
+StoredRequest: TypeAlias = WorkRequestRecord | Row[Any]
+"""A request as read: a mapped record, or a Core row of its table (the columns bear the
+attributes' names), which the reads observers repeat after every step use."""

@@ -23,7 +23,12 @@ from conformance.reference.workreq.delegation import delegate as delegate_reques
 from conformance.reference.workreq.models import DelegationSession, State, WorkRequestRecord
 from conformance.reference.workreq.permissions import PermissionSet
 from conformance.reference.workreq.settings import SETTINGS, WorkRequestSettings
-from conformance.reference.workreq.store import find_campaign, find_request, find_session, is_member
+from conformance.reference.workreq.store import (
+    find_campaign,
+    find_session,
+    is_member,
+    read_request,
+)
 from conformance.reference.workreq.views import (
     BudgetView,
     CompletionView,
@@ -129,8 +134,8 @@ class WorkRequestService:
     # -- observation -------------------------------------------------------------
     def get_request(self, request_id: str) -> RequestView:
         now = self._clock.now()
-        with self._db.transaction() as tx:
-            return request_view(find_request(tx, request_id), now)
+        with self._db.statements() as tx:
+            return request_view(read_request(tx, request_id), now)
 
     def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
         """Open and in-progress requests, for members only.
@@ -151,7 +156,7 @@ class WorkRequestService:
             return [request_view(record, now) for record in records]
 
     def budget(self, campaign_id: str) -> BudgetView:
-        with self._db.transaction() as tx:
+        with self._db.statements() as tx:
             return budget_ledger.snapshot(tx, campaign_id)
 
     def list_sessions(self, campaign_id: str) -> list[SessionView]:

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
-from sqlalchemy import Connection, CursorResult, Result, Row, Update, select
+from sqlalchemy import Connection, CursorResult, Result, Row, Update, bindparam, select
 from sqlalchemy.orm import Session
 
 from conformance.reference.errors import NotFound
 from conformance.reference.workreq.models import (
+    REQUESTS,
     Campaign,
     DelegationSession,
     Environment,
@@ -75,3 +76,15 @@ def find_request(tx: Session, request_id: str) -> WorkRequestRecord:
     if record is None:
         raise NotFound(f"no work request {request_id!r}")
     return record
+
+
+_REQUEST_ROW = select(REQUESTS).where(REQUESTS.c.request_id == bindparam("request"))
+"""Built once: observers read every request after every step they take."""
+
+
+def read_request(tx: Executor, request_id: str) -> Row[Any]:
+    """The request's stored row, for a read that changes nothing (no unit of work around it)."""
+    row = tx.execute(_REQUEST_ROW, {"request": request_id}).first()
+    if row is None:
+        raise NotFound(f"no work request {request_id!r}")
+    return row

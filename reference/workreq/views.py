@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from conformance.reference.workreq.liveness import reported_state
-from conformance.reference.workreq.models import DelegationSession, WorkRequestRecord
+from conformance.reference.workreq.models import DelegationSession, StoredRequest
 from conformance.reference.workreq.permissions import PermissionSet
 
 
@@ -73,7 +73,7 @@ class BudgetView:
         return self.total == self.available + self.reserved + self.spent
 
 
-def lease_view(record: WorkRequestRecord) -> LeaseView:
+def lease_view(record: StoredRequest) -> LeaseView:
     return LeaseView(
         holder=record.lease_holder,
         generation=record.lease_generation,
@@ -82,7 +82,7 @@ def lease_view(record: WorkRequestRecord) -> LeaseView:
     )
 
 
-def request_view(record: WorkRequestRecord, now: datetime) -> RequestView:
+def request_view(record: StoredRequest, now: datetime) -> RequestView:
     return RequestView(
         request_id=record.request_id,
         kind=record.kind,
