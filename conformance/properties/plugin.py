@@ -58,6 +58,19 @@ def thorough_examples() -> int:
         return 1000
 
 
+SHRINK: Final = "CONFORMANCE_PROPERTY_SHRINK"
+"""Set to 0, the searches stop at the first failing example without shrinking or explaining it:
+for a sweep that wants each verdict, not the shortest counterexample (bench/property_kills.py),
+since shrinking a program can take Hypothesis up to five minutes a search."""
+
+
+def phases(*left_out: Phase) -> list[Phase]:
+    """The searches' phases, less `left_out`, and less shrinking where SHRINK says so."""
+    if os.environ.get(SHRINK, "").strip() == "0":
+        left_out = (*left_out, Phase.shrink, Phase.explain)
+    return [phase for phase in Phase if phase not in left_out]
+
+
 # Both profiles descend from Hypothesis' own default, not from whatever profile is loaded: where
 # a CI variable is set (GitHub Actions and the like), Hypothesis loads its "ci" profile at
 # import, whose derandomize=True would silently replace the seed the header records.
@@ -71,7 +84,7 @@ settings.register_profile(
     print_blob=True,
     database=None,
     report_multiple_bugs=False,
-    phases=[phase for phase in Phase if phase is not Phase.explain],
+    phases=phases(Phase.explain),
 )
 settings.register_profile(
     Budget.THOROUGH.value,
@@ -83,6 +96,7 @@ settings.register_profile(
     print_blob=True,
     database=None,
     report_multiple_bugs=False,
+    phases=phases(),
 )
 
 
