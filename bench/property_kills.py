@@ -61,7 +61,9 @@ def criteria_in_sight() -> frozenset[str]:
     return frozenset(criterion for check in PROPERTIES for criterion in check.criteria)
 
 
-def run_one(mutant: Mutation, examples: int, seed: int, in_sight: frozenset[str]) -> Caught:
+def run_one(
+    mutant: Mutation, examples: int, seed: int, in_sight: frozenset[str], select: str
+) -> Caught:
     """The mutant's property checks at the thorough profile, in a throwaway folder."""
     with tempfile.TemporaryDirectory(prefix="property-kills-") as folder:
         stream = Path(folder) / "results.jsonl"
@@ -70,7 +72,7 @@ def run_one(mutant: Mutation, examples: int, seed: int, in_sight: frozenset[str]
             [
                 *(sys.executable, "-c", "from conformance.cli import main; main()", "run"),
                 *("--impl", f"mutant:{mutant.name}", "--properties", "thorough"),
-                *("--seed", str(seed), "-k", "properties", "--quiet", "--results", str(stream)),
+                *("--seed", str(seed), "-k", select, "--quiet", "--results", str(stream)),
             ],
             cwd=folder,
             capture_output=True,
@@ -129,6 +131,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once")
     parser.add_argument("--mutant", action="append", default=[], help="only names matching")
     parser.add_argument("--json", type=Path, help="write every mutant's account here")
+    parser.add_argument(
+        "-k", dest="select", default="properties", help="which checks (a pytest -k expression)"
+    )
     options = parser.parse_args()
     family = mutants().members
     chosen = [
@@ -139,7 +144,10 @@ def main() -> None:
     in_sight = criteria_in_sight()
     with ThreadPoolExecutor(options.jobs) as pool:
         results = list(
-            pool.map(lambda m: run_one(m, options.examples, options.seed, in_sight), chosen)
+            pool.map(
+                lambda m: run_one(m, options.examples, options.seed, in_sight, options.select),
+                chosen,
+            )
         )
     print_table(results, Console(width=200))
     if options.json:
