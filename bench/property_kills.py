@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -142,16 +143,24 @@ def main() -> None:
         if not options.mutant or any(fnmatch(name, p) for p in options.mutant)
     ]
     in_sight = criteria_in_sight()
+    console = Console(width=200)
+    results: list[Caught] = []
+    keeping = threading.Lock()
+
+    def judged(mutant: Mutation) -> Caught:
+        """One mutant's account, printed and kept as soon as it is known (a long sweep that is
+        stopped keeps what it found)."""
+        caught = run_one(mutant, options.examples, options.seed, in_sight, options.select)
+        with keeping:
+            console.print(f"{caught.mutant}: {'caught' if caught.caught else 'not caught'}")
+            results.append(caught)
+            if options.json:
+                options.json.write_text(json.dumps([asdict(r) for r in results], indent=2))
+        return caught
+
     with ThreadPoolExecutor(options.jobs) as pool:
-        results = list(
-            pool.map(
-                lambda m: run_one(m, options.examples, options.seed, in_sight, options.select),
-                chosen,
-            )
-        )
-    print_table(results, Console(width=200))
-    if options.json:
-        options.json.write_text(json.dumps([asdict(r) for r in results], indent=2))
+        list(pool.map(judged, chosen))
+    print_table(results, console)
 
 
 if __name__ == "__main__":
