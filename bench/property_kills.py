@@ -49,7 +49,8 @@ class Caught:
     failed: tuple[str, ...]
     """Each failed property record: 'criterion: check title'."""
     other: tuple[str, ...]
-    """Records neither passed nor failed (errored, diverged, timeout...): 'status criterion'."""
+    """Records that ran and neither passed nor failed (errored, diverged, timeout...): 'status
+    criterion' (a check `-k` left out is undefined, and not listed)."""
     exit_code: int
     seconds: float
 
@@ -89,7 +90,8 @@ def run_one(
         {
             f"{r.status.value} {r.criterion}"
             for r in records
-            if r.status not in (Status.PASSED, Status.FAILED, Status.NOT_APPLICABLE)
+            if r.status
+            not in (Status.PASSED, Status.FAILED, Status.NOT_APPLICABLE, Status.UNDEFINED)
         }
     )
     return Caught(
