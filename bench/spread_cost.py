@@ -11,7 +11,8 @@ Rows, each measured in the same bench run (issue 27):
 
 `--quick` runs the thorough profile at a reduced size (CONFORMANCE_THOROUGH_EXAMPLES, so a
 row says how many examples each search tried); `--full` at its real size, 1000 examples a
-search, which takes half an hour a run or more on two cores.
+search, which takes eight to nine minutes a run in-process and about twenty through `exec:` at
+`--jobs 2` on two cores (docs/bench.md).
 """
 
 from __future__ import annotations
