@@ -140,5 +140,5 @@ MEMBERS = cast(Table, EnvironmentMember.__table__)
 """The tables themselves, for the statements built once on the hot paths (Core, no ORM)."""
 
 StoredRequest: TypeAlias = WorkRequestRecord | Row[Any]
-"""A request as read: a mapped record, or a Core row of its table (the columns bear the
-attributes' names), which the reads observers repeat after every step use."""
+"""A request as read: a mapped record, or a Core row of its table, whose columns bear the
+attributes' names (the read that observers repeat after every step returns rows)."""
