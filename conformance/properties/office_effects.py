@@ -77,7 +77,6 @@ CLOSED_REASONS = "AC-OFFICE-ASSIGN-RATE-003.1/closed-reasons"
 COUNTED_BY_REASON = "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason"
 REFUSAL_LOGGED = LOGGED_CLAUSES[REFUSAL]
 RELABEL_TOLERANCE = "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance"
-OVER_ADMISSION = "AC-OFFICE-ASSIGN-RATE-002.1/over-admission-bounded"
 LABEL_SCAN = (
     "no label of the rate-limit counter holds an identifier of a workspace, agent, task or run"
 )
