@@ -47,7 +47,14 @@ def model_pairs(examples: int) -> set[tuple[str, str]]:
     )
     @given(schedule=effect_schedules(EVERY_POWER, datetime(2026, 2, 2, tzinfo=UTC), 14, None))
     def explore(schedule: list) -> None:  # type: ignore[type-arg]
-        coverage = Coverage(OfficeModel(5, timedelta(minutes=10), unparseable_counted=False))
+        model = OfficeModel(
+            5,
+            timedelta(minutes=10),
+            unparseable_counted=False,
+            coalesce_window=timedelta(seconds=5),
+            lookback=timedelta(hours=24),
+        )
+        coverage = Coverage(model)
         coverage.replay(schedule)
         met.update(coverage.pairs())
 
@@ -73,7 +80,7 @@ def test_every_clause_and_path_pair_is_checked_somewhere() -> None:
     """By a tagged scenario or by the model; and the model, the net under the scenarios, alone
     reaches every pair but those on the paths it never takes (paths.toml's `model.beyond`)."""
     by_scenarios = tagged_pairs(load_inventory())
-    by_model = model_pairs(400)
+    by_model = model_pairs(1200)
     missing = sorted(required_pairs() - by_scenarios - by_model)
     assert not missing, f"(clause, path) pairs checked nowhere: {missing}"
     beyond = {(clause, path) for clause, path in required_pairs() if path in beyond_the_model()}

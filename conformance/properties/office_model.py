@@ -2,20 +2,24 @@
 
 Given what is stored (as the model predicted it) and the wake's shape, it predicts the
 outcome, whether a row is inserted and which task's allowance that row counts toward, each
-reason's counter move, and the warning the wake must log with its fields. It never reads the
-implementation: the effects runner (`office_effects`) compares what it observes with this, and
-each prediction carries the clauses its checks rest on, chosen by the shape of the wake and by
-what the window holds (a refusal with out-of-scope rows in the store cites the clause that says
-they consume nothing).
+reason's counter move, and the warning the wake must log with its fields. The gates before the
+allowance are modelled as far as the spec leans on them: a keyed wake whose key a stored row
+holds is a duplicate, and a wake with a queued run of its agent, reason and task a few seconds
+old merges into it; either is decided there, so on a full window it must not be refused.
+
+It never reads the implementation: the effects runner (`office_effects`) compares what it
+observes with this, and each prediction carries the clauses its checks rest on, chosen by the
+shape of the wake and by what the window holds (a refusal with out-of-scope rows in the store
+cites the clause that says they consume nothing).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from conformance.driver import Outcome, RateLimitReason
+from conformance.driver import Outcome, RateLimitReason, Run
 from conformance.oracle.office_shapes import (
     ADMITTED_CLAUSES,
     FAIL_OPEN_CLAUSES,
@@ -25,6 +29,7 @@ from conformance.oracle.office_shapes import (
     shape_of,
 )
 from conformance.oracle.office_telemetry import MOVE_CLAUSES
+from conformance.properties.hostile_data import TASK_ASSIGNED
 from conformance.properties.office_operations import Assign, Produce, Raw
 
 OF4_COUNTED = "counted-unattributed"
@@ -41,6 +46,11 @@ HALF_OPEN = "AC-OFFICE-ASSIGN-RATE-001.11/half-open"
 EXACTLY_W_OLD = "AC-OFFICE-ASSIGN-RATE-001.11/exactly-w-old"
 FREES_AFTER_WINDOW = "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window"
 DELETED_ROW = "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row"
+AFTER_DEDUP = "AC-OFFICE-ASSIGN-RATE-001.5/after-dedup"
+AFTER_COALESCING = "AC-OFFICE-ASSIGN-RATE-001.5/after-coalescing"
+SUPPRESSED_NOT_COUNTED = "AC-OFFICE-ASSIGN-RATE-001.5/suppressed-not-counted"
+KEYED_ONCE = "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once"
+RELABEL_TOLERANCE = "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance"
 RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
 ODD_ROW_CLAUSES: dict[Shape, tuple[str, ...]] = {
     Shape.USER: (OTHERS_CONSUME_NOTHING,),
@@ -83,6 +93,10 @@ class Expected:
     """The task whose allowance an inserted row counts toward."""
     degraded: bool = False
     """Decided without a count: the armed fault is spent, unless a merge upstream took it."""
+    merges_into: str | None = None
+    """The queued run the coalescer merges it into, as the model sees the store."""
+    duplicate: bool = False
+    """A stored row holds its key: the duplicate lookup decides it."""
 
     @property
     def refused(self) -> bool:
@@ -91,14 +105,20 @@ class Expected:
 
 @dataclass
 class StoredRun:
-    """A row the model expects in the store: the task it counts toward, and its shape."""
+    """A row the model expects in the store: what the earlier gates match it by, the task it
+    counts toward, and its shape (both set when the model inserts it)."""
 
-    counts_for: str | None
     instant: datetime
-    shape: Shape
     assignee: str
     path: str
     """How it was admitted (keyed, keyless, degraded, raw), for the clauses a count rests on."""
+    reason: str
+    bucket: str | None
+    """The task the coalescer groups it under, when its payload names one as text."""
+    key: str | None
+    queued: bool
+    counts_for: str | None = None
+    shape: Shape = Shape.AGENT
 
 
 @dataclass
@@ -107,8 +127,13 @@ class OfficeModel:
     window: timedelta
     unparseable_counted: bool
     """Whether the implementation declared OF-4's counted-unattributed reading."""
+    coalesce_window: timedelta
+    lookback: timedelta
+    """How long a stored key makes a redelivery a duplicate."""
     runs: dict[str, StoredRun] = field(default_factory=dict)
     merges: int = 0
+    relabelled: bool = False
+    """A merge has changed whether a row counts (the accepted relabel)."""
     restarted: bool = False
     deleted: bool = False
     fault_armed: bool = False
@@ -124,16 +149,21 @@ class OfficeModel:
         start = now - self.window
         return sum(1 for run in self.counted(task_id) if start < run.instant <= now)
 
-    def insert(
-        self, run_id: str, instant: datetime, expected: Expected, assignee: str, path: str
-    ) -> None:
-        self.runs[run_id] = StoredRun(expected.counts_for, instant, expected.shape, assignee, path)
+    def insert(self, run_id: str, expected: Expected, row: StoredRun) -> None:
+        """The row an admitted wake inserted, counting where the prediction said."""
+        row.counts_for, row.shape = expected.counts_for, expected.shape
+        self.runs[run_id] = row
 
-    def insert_concurrent(
-        self, run_id: str, instant: datetime, task_id: str, assignee: str
-    ) -> None:
+    def insert_concurrent(self, run_id: str, row: StoredRun) -> None:
         """A row of a concurrent batch: an agent wake of the task, admitted."""
-        self.runs[run_id] = StoredRun(task_id, instant, Shape.AGENT, assignee, "concurrent")
+        row.counts_for, row.shape = row.bucket, Shape.AGENT
+        self.runs[run_id] = row
+
+    def restart(self) -> None:
+        """A restart keeps the store and drops what a process held, an armed fault among it
+        (docs/protocol.md, Restart)."""
+        self.restarted = True
+        self.fault_armed = False
 
     def delete(self, run_id: str) -> None:
         self.runs.pop(run_id, None)
@@ -144,8 +174,33 @@ class OfficeModel:
         store (each merge may move the observed count by one: the relabel the spec accepts)."""
         self.merges += 1
         for run_id, run in self.runs.items():
-            if run_id in counts:
+            if run_id in counts and run.counts_for != counts[run_id]:
                 run.counts_for = counts[run_id]
+                self.relabelled = True
+
+    def merge_target(
+        self, agent_id: str, task_id: str | None, now: datetime, reason: str = TASK_ASSIGNED
+    ) -> str | None:
+        """The newest queued run of the agent, reason and task, requested within the coalescing
+        window, that a wake merges into (none for a wake whose task is not text)."""
+        start = now - self.coalesce_window
+        return next(
+            (
+                run_id
+                for run_id, run in reversed(self.runs.items())
+                if run.queued
+                and (run.reason, run.assignee) == (reason, agent_id)
+                and task_id is not None
+                and run.bucket == task_id
+                and start < run.instant <= now
+            ),
+            None,
+        )
+
+    def holds_key(self, key: str | None, now: datetime) -> bool:
+        return key is not None and any(
+            run.key == key and now - run.instant < self.lookback for run in self.runs.values()
+        )
 
     # -- what a wake must do --------------------------------------------
 
@@ -153,32 +208,47 @@ class OfficeModel:
         if not op.assignee:
             return quiet(Shape.UNASSIGNMENT, frozenset({None}))
         if not op.acting:
-            return quiet(Shape.USER, frozenset({Outcome.QUEUED}))
+            merging = self.merge_target(op.assignee, op.task_id, op.at)
+            return replace(quiet(Shape.USER, frozenset({Outcome.QUEUED})), merges_into=merging)
         return self.decided(op.task_id, op.at, op.assignee, op.acting, op.keyless)
 
     def raw(self, op: Raw) -> Expected:
         shape = shape_of(op.reason, op.payload)
         fields = parse_payload(op.payload) or {}
         acting = fields.get("actor_id")
+        duplicate = self.holds_key(op.dedup_key, op.at)
         if shape is Shape.AGENT:
+            if duplicate:
+                return redelivered()
             return self.decided(
                 fields["task_id"], op.at, op.agent_id, str(acting), op.dedup_key is None
             )
         if shape is Shape.UNATTRIBUTED or (shape is Shape.UNPARSEABLE and self.unparseable_counted):
-            return unattributed(shape, acting, self.allowance)
-        return quiet(shape, frozenset({Outcome.QUEUED}))
+            expected = unattributed(shape, acting, self.allowance)
+        else:
+            expected = quiet(shape, frozenset({Outcome.QUEUED}))
+        if duplicate:
+            deduplicated = expected.outcomes | {Outcome.DEDUPLICATED}
+            return replace(expected, outcomes=deduplicated, duplicate=True)
+        merging = self.merge_target(op.agent_id, bucket_of(fields), op.at, op.reason)
+        return replace(expected, merges_into=merging)
 
     def produced(self, op: Produce) -> Expected:
         """An actorless producer's wake is never limited; whether an earlier gate suppresses a
         second one (its key, a merge) is outside this spec."""
-        return quiet(Shape.PRODUCER, frozenset({Outcome.QUEUED, Outcome.DEDUPLICATED}))
+        outcomes = frozenset({Outcome.QUEUED, Outcome.DEDUPLICATED})
+        merging = self.merge_target(op.agent_id, op.task_id, op.at)
+        return replace(quiet(Shape.PRODUCER, outcomes), merges_into=merging)
 
     def decided(
         self, task_id: str, now: datetime, assignee: str, acting: str, keyless: bool
     ) -> Expected:
-        if self.fault_armed:
-            return self.degraded(task_id, assignee, acting)
+        merging = self.merge_target(assignee, task_id, now)
         observed = self.in_window(task_id, now)
+        if merging is not None and observed >= self.allowance:
+            return merged_on_a_full_window(task_id, merging)
+        if self.fault_armed:
+            return replace(self.degraded(task_id, assignee, acting), merges_into=merging)
         cites = self.count_cites(task_id, now, keyless)
         if observed < self.allowance:
             return Expected(
@@ -188,6 +258,7 @@ class OfficeModel:
                 {},
                 (*QUIET_CLAUSES[Shape.AGENT], *cites),
                 counts_for=task_id,
+                merges_into=merging,
             )
         carried = refusal_fields(task_id, assignee, acting, self.allowance)
         return Expected(
@@ -251,8 +322,26 @@ class OfficeModel:
             else ()
         )
         keyless_cite = (KEYLESS_BOUNDED,) if keyless else ()
-        state = (*((DELETED_ROW,) if self.deleted else ()), *((RESTART,) if self.restarted else ()))
+        state = (
+            *((DELETED_ROW,) if self.deleted else ()),
+            *((RESTART,) if self.restarted else ()),
+            *((RELABEL_TOLERANCE,) if self.relabelled else ()),
+        )
         return tuple(dict.fromkeys((*odd, *others, *keyless_cite, *state)))
+
+
+def row_of(run: Run, path: str, queued: bool) -> StoredRun:
+    """The model's row for a run the implementation stored."""
+    fields = parse_payload(run.payload) or {}
+    return StoredRun(
+        run.requested_at, run.agent_id, path, run.reason, bucket_of(fields), run.dedup_key, queued
+    )
+
+
+def bucket_of(fields: dict[str, Any]) -> str | None:
+    """The task a payload names, when it names one as text."""
+    task_id = fields.get("task_id")
+    return task_id if isinstance(task_id, str) and task_id else None
 
 
 def refusal_fields(task_id: str, assignee: str, acting: str, allowance: int) -> dict[str, str]:
@@ -262,6 +351,32 @@ def refusal_fields(task_id: str, assignee: str, acting: str, allowance: int) -> 
         "acting_agent_id": acting,
         "allowance": str(allowance),
     }
+
+
+def redelivered() -> Expected:
+    """An agent wake whose key a stored row holds: the duplicate lookup's, never the gate's."""
+    return Expected(
+        Shape.AGENT,
+        frozenset({Outcome.DEDUPLICATED}),
+        (AFTER_DEDUP, KEYED_ONCE),
+        {},
+        (SUPPRESSED_NOT_COUNTED, KEYED_ONCE),
+        duplicate=True,
+    )
+
+
+def merged_on_a_full_window(task_id: str, target: str) -> Expected:
+    """An agent wake the coalescer takes while the window is full: merged, not refused (a
+    merge counts the row it keeps for the task, as the reference's overwrite does)."""
+    return Expected(
+        Shape.AGENT,
+        frozenset({Outcome.COALESCED}),
+        (AFTER_COALESCING, SUPPRESSED_NOT_COUNTED, SERIAL_BOUND),
+        {},
+        (SUPPRESSED_NOT_COUNTED,),
+        counts_for=task_id,
+        merges_into=target,
+    )
 
 
 def quiet(shape: Shape, outcomes: frozenset[Outcome | None]) -> Expected:

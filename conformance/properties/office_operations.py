@@ -3,9 +3,12 @@
 Every shape of wake the spec names has an operation: agent assignments keyed and keyless,
 users and the internal caller, unassignments, the actorless producers, raw wakes of other
 reasons and other actor types stamped on them, payloads that name no task or do not parse,
-degraded reads (the fault hook), concurrent batches, restarts and deleted runs. The clock
-moves between them in bursts of microseconds or seconds as well as minutes and window edges.
-Which odd values a raw wake carries comes from `hostile_data`.
+degraded reads (the fault hook), concurrent batches, restarts and deleted runs. So that the
+earlier gates have work too, a stored run's wake is delivered again (the duplicate lookup), and
+an assignment is repeated a few seconds later, by an agent or a user, after runs left queued
+(the coalescer, and its relabel). The clock moves between them in bursts of microseconds or
+seconds as well as minutes and window edges. Which odd values a raw wake carries comes from
+`hostile_data`.
 """
 
 from __future__ import annotations
@@ -28,8 +31,17 @@ from conformance.properties.hostile_data import (
 
 MICRO = timedelta(microseconds=1)
 SETTLED: tuple[RunStatus, ...] = ("finished", "running", "claimed", "failed", "cancelled")
-"""Every inserted run leaves `queued` at once, so a coalescer merging into queued runs only has
-nothing to merge into and each decision is the gate's (a merge made anyway still stands)."""
+"""Statuses that take a run out of `queued`, so that nothing merges into it (the rolling-window
+property, whose oracle knows no coalescer, settles every run as one of these)."""
+EFFECT_SETTLED: tuple[RunStatus, ...] = ("queued", "queued", *SETTLED)
+"""The effects schedules leave about one run in four queued, for a later wake to merge into."""
+REPEAT_GAPS = st.one_of(
+    st.integers(0, 999).map(lambda micros: micros * MICRO),
+    st.integers(1, 6).map(lambda whole: timedelta(seconds=whole)),
+)
+"""How soon an assignment is repeated: mostly inside the coalescing window, sometimes past it.
+Half of the other gaps are drawn from here too, so that a window, once full, stays full for
+several operations."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,16 @@ class Batch(Operation):
 
 
 @dataclass(frozen=True)
+class Redeliver(Operation):
+    """A stored run's wake (its reason, payload and key) handed to the pipeline again."""
+
+    newest: bool
+
+    def when(self) -> list[str]:
+        return [f"the {'newest' if self.newest else 'oldest'} run's wake is delivered again"]
+
+
+@dataclass(frozen=True)
 class Restart(Operation):
     def when(self) -> list[str]:
         return ["the implementation restarts"]
@@ -174,8 +196,16 @@ def raw_wakes(draw: st.DrawFn, at: datetime, settle_as: RunStatus, serial: int) 
 
 def assignments(draw: st.DrawFn, at: datetime, settle_as: RunStatus, powers: Powers) -> Assign:
     task_id = draw(st.sampled_from([OFFICE_TASKS[0], OFFICE_TASKS[0], *OFFICE_TASKS]))
-    acting = draw(st.sampled_from([*ACTING_AGENTS, *ACTING_AGENTS, ""]), label="acting")
     assignee = draw(st.sampled_from([*ASSIGNEES, *ASSIGNEES, ""]), label="assignee")
+    return assigned_by_someone(draw, at, settle_as, powers, task_id, assignee)
+
+
+def assigned_by_someone(
+    draw: st.DrawFn, at: datetime, settle_as: RunStatus, powers: Powers, task_id: str, assignee: str
+) -> Assign:
+    """The assignment made by an agent (keyed, keyless or with its count read failing) or by a
+    user; an unassignment is always an agent's."""
+    acting = draw(st.sampled_from([*ACTING_AGENTS, *ACTING_AGENTS, ""]), label="acting")
     if not acting and not assignee:
         assignee = ASSIGNEES[0]
     keyless = bool(acting) and powers.keyless and draw(st.booleans(), label="keyless")
@@ -183,17 +213,25 @@ def assignments(draw: st.DrawFn, at: datetime, settle_as: RunStatus, powers: Pow
     return Assign(at, settle_as, task_id, assignee, acting, keyless, degraded)
 
 
-def one_operation(
-    draw: st.DrawFn, at: datetime, powers: Powers, serial: int, restarts_left: int | None
-) -> Operation:
-    settle_as = draw(st.sampled_from(SETTLED))
-    kinds = ["assign"] * 6 + ["raw"] * 3 + ["delete"]
+def operation_kinds(powers: Powers, restarts_left: int | None, repeatable: bool) -> list[str]:
+    kinds = ["assign"] * 6 + ["raw"] * 3 + ["delete"] * 2 + ["redeliver"]
+    kinds += ["repeat"] * 3 if repeatable else []
     kinds += ["produce"] if powers.producers else []
     kinds += ["batch"] if powers.concurrent else []
     kinds += ["restart"] if powers.restartable and restarts_left != 0 else []
-    kind = draw(st.sampled_from(kinds), label="operation")
+    return kinds
+
+
+def one_operation(
+    draw: st.DrawFn, kind: str, at: datetime, powers: Powers, serial: int, last: Assign
+) -> Operation:
+    """An operation of the kind drawn; `last` is the schedule's latest assignment, which a
+    repeat makes again (same task, same assignee, by whoever acts now)."""
+    settle_as = draw(st.sampled_from(EFFECT_SETTLED))
     if kind == "raw":
         return raw_wakes(draw, at, settle_as, serial)
+    if kind == "repeat":
+        return assigned_by_someone(draw, at, settle_as, powers, last.task_id, last.assignee)
     if kind == "produce":
         producer = draw(st.sampled_from(powers.producers))
         task_id, agent_id = draw(st.sampled_from(OFFICE_TASKS)), draw(st.sampled_from(ASSIGNEES))
@@ -208,6 +246,8 @@ def one_operation(
         return Restart(at, settle_as)
     if kind == "delete":
         return DeleteNewest(at, settle_as)
+    if kind == "redeliver":
+        return Redeliver(at, settle_as, draw(st.booleans(), label="newest"))
     return assignments(draw, at, settle_as, powers)
 
 
@@ -216,19 +256,28 @@ def effect_schedules(
     draw: st.DrawFn, powers: Powers, start: datetime, size: int, restarts: int | None
 ) -> list[Operation]:
     """An opening of N agent wakes a few seconds apart on the first task, so its window starts
-    full, then up to `size` operations of every kind, the clock never going back."""
+    full (only the last may stay queued: none merges into another), then up to `size`
+    operations of every kind, the clock never going back."""
     now = start
-    opening: list[Operation] = []
+    opening: list[Assign] = []
     for index in range(powers.allowance):
         now += draw(st.integers(0, 5)) * timedelta(seconds=1)
         acting = ACTING_AGENTS[index % len(ACTING_AGENTS)]
-        opening.append(Assign(now, "finished", OFFICE_TASKS[0], ASSIGNEES[index % 2], acting))
+        closing = index == powers.allowance - 1
+        settle_as = draw(st.sampled_from(EFFECT_SETTLED)) if closing else "finished"
+        opening.append(Assign(now, settle_as, OFFICE_TASKS[0], ASSIGNEES[index % 2], acting))
+    last = opening[-1]
+    spread = st.one_of(gaps(powers.window), REPEAT_GAPS)
     rest: list[Operation] = []
     for serial in range(draw(st.integers(0, size), label="operations")):
-        now += draw(gaps(powers.window), label="gap")
-        operation = one_operation(draw, now, powers, serial, restarts)
+        kinds = operation_kinds(powers, restarts, repeatable=bool(last.assignee))
+        kind = draw(st.sampled_from(kinds), label="operation")
+        now += draw(REPEAT_GAPS if kind == "repeat" else spread, label="gap")
+        operation = one_operation(draw, kind, now, powers, serial, last)
         if isinstance(operation, Restart) and restarts is not None:
             restarts -= 1
+        if isinstance(operation, Assign):
+            last = operation
         rest.append(operation)
     return [*opening, *rest]
 

@@ -3,7 +3,10 @@ by running the model alone over drawn schedules, as if the implementation answer
 
 The runner (`office_effects`) checks the counter, the log, the rows and the labels after every
 wake whatever its path, so a pair is the model's exactly when its schedules reach that effect
-on that path. This replays the model's own predictions to find out which ones they reach.
+on that path. This replays the model's own predictions to find out which ones they reach; a
+merge overwrites the row it keeps, as the reference's does. A redelivery takes the stored
+run's payload, which the model does not keep, so the replay passes over it: what it claims
+is the lower bound.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from conformance.oracle.office_shapes import parse_payload
+from conformance.properties.hostile_data import TASK_ASSIGNED
 from conformance.properties.office_model import (
     ODD_ROW_CLAUSES,
     UNATTRIBUTED,
     Expected,
     OfficeModel,
+    StoredRun,
+    bucket_of,
 )
 from conformance.properties.office_operations import (
     Assign,
@@ -54,7 +60,7 @@ class Coverage:
     def replay(self, schedule: Iterable[Operation]) -> None:
         for op in schedule:
             if isinstance(op, Restart):
-                self.model.restarted = True
+                self.model.restart()
             elif isinstance(op, DeleteNewest) and self.model.runs:
                 self.model.delete(list(self.model.runs)[-1])
             elif isinstance(op, Batch):
@@ -66,6 +72,11 @@ class Coverage:
         if isinstance(op, Assign) and op.degraded:
             self.model.fault_armed = True
         expected = self.predict(op)
+        if expected.duplicate:
+            return
+        if expected.merges_into is not None:
+            self.model.recount({expected.merges_into: expected.counts_for})
+            return
         context = self.context()
         if expected.refused:
             self.refusal(
@@ -87,15 +98,27 @@ class Coverage:
             self.met.add(("label-scan", "after-unattributed"))
         if not expected.refused and expected.outcomes != {None}:
             self.serial += 1
-            assignee = op.assignee if isinstance(op, Assign) else op.agent_id
-            self.model.insert(f"run-{self.serial}", op.at, expected, assignee, path_of(op))
+            self.model.insert(f"run-{self.serial}", expected, self.row(op))
+
+    def row(self, op: Assign | Produce | Raw) -> StoredRun:
+        """The row the reference would store for an admitted wake (keys made up, but unique)."""
+        queued = op.settle_as == "queued"
+        if isinstance(op, Raw):
+            bucket = bucket_of(parse_payload(op.payload) or {})
+            return StoredRun(op.at, op.agent_id, "raw", op.reason, bucket, op.dedup_key, queued)
+        agent = op.assignee if isinstance(op, Assign) else op.agent_id
+        key = None if isinstance(op, Assign) and op.keyless else f"replayed-{self.serial}"
+        return StoredRun(op.at, agent, path_of(op), TASK_ASSIGNED, op.task_id, key, queued)
 
     def batch(self, op: Batch) -> None:
         room = max(0, self.model.allowance - self.model.in_window(op.task_id, op.at))
         admitted = min(room, len(op.assignees))
         for assignee in op.assignees[:admitted]:
             self.serial += 1
-            self.model.insert_concurrent(f"run-{self.serial}", op.at, op.task_id, assignee)
+            row = StoredRun(op.at, assignee, "concurrent", TASK_ASSIGNED, op.task_id, None, False)
+            self.model.insert_concurrent(f"run-{self.serial}", row)
+        for row in self.model.runs.values():
+            row.queued = op.settle_as == "queued"
         if admitted < len(op.assignees):
             self.refusal(op.task_id, op.at, ("concurrent",))
 
@@ -115,6 +138,7 @@ class Coverage:
             *(("after-delete",) if self.model.deleted else ()),
             *(("after-odd-wake",) if any(run.shape in ODD_ROW_CLAUSES for run in runs) else ()),
             *(("after-degraded",) if any(run.path == "degraded" for run in runs) else ()),
+            *(("after-relabel",) if self.model.relabelled else ()),
         )
 
     def predict(self, op: Assign | Produce | Raw) -> Expected:

@@ -64,7 +64,11 @@ def test_every_operation_shows_what_the_model_says(
     )
     office = constants_of(description)
     model = OfficeModel(
-        powers.allowance, powers.window, description.reading_of("OF-4") == OF4_COUNTED
+        powers.allowance,
+        powers.window,
+        description.reading_of("OF-4") == OF4_COUNTED,
+        coalesce_window=timedelta(seconds=office.coalesce_window_seconds),
+        lookback=timedelta(seconds=office.dedup_lookback_seconds),
     )
     with drivers.fresh() as driver:
         effects = OfficeEffects(driver, model, office.vocabulary)
