@@ -605,6 +605,47 @@ def records_usages_at_once(
     workreq_world.racing = Racing(recorder, name, rooms)
 
 
+@when(
+    parsers.re(
+        _ORIGIN + r' delegates (?P<names>"[^"]+"(?:(?:, | and )"[^"]+")*) at once, each by '
+        r"(?P<kind>spawn|subagent) with a slice of (?P<budget_slice>\d+)"
+        r"(?: granting (?P<grants>.+))?"
+    )
+)
+def delegates_at_once(
+    workreq_world: WorkRequestWorld,
+    origin: str,
+    names: str,
+    kind: str,
+    budget_slice: str,
+    grants: str | None,
+) -> None:
+    """Delegations of one kind and slice in one batch, named in the order they were made: the
+    scenario asks only as many as fit together, so every one must be made."""
+    arguments = {
+        "kind": DelegationKind(kind),
+        "originating_session_id": workreq_world.session_id(origin),
+        "deliverable": DEFAULT_DELIVERABLE,
+        "acceptance_checks": DEFAULT_CHECKS,
+        "budget_slice": int(budget_slice),
+        "permissions": parse_grants(grants),
+        "assignee": None,
+    }
+    asked = quoted(names)
+    outcomes = workreq_world.driver.run_concurrently(
+        [ConcurrentCall(operation="delegate", arguments=arguments)] * len(asked)
+    )
+    made = [WorkRequest.model_validate(outcome.result) for outcome in outcomes if outcome.ok]
+    refused = [f"{outcome.error}: {outcome.message}" for outcome in outcomes if not outcome.ok]
+    expect(
+        not refused,
+        creation_clauses(kind),
+        f"{len(asked)} delegations that fit together were made at once; refused: {refused}",
+    )
+    for name, request in zip(asked, made, strict=True):
+        workreq_world.remember_request(name, request)
+
+
 _RESULTS = r'(?P<results>"[^"]*"(?:(?:, | and )"[^"]*")*)'
 
 

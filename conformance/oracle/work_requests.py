@@ -262,6 +262,15 @@ class WorkRequestOracle:
         )
         return (origin.delegations >= cap) != (in_campaign >= cap)
 
+    def delegations_left(self, session_id: str) -> int:
+        """How many more delegations the session may make under either reading of WR-18 (its
+        own count, or its campaign's, against the cap)."""
+        origin = self._sessions[session_id]
+        in_campaign = sum(
+            s.delegations for s in self._sessions.values() if s.campaign_id == origin.campaign_id
+        )
+        return max(0, self.limits.max_children_per_session - in_campaign)
+
     @staticmethod
     def may_narrow(refusals: Refusals) -> bool:
         """Whether a delegation may be accepted with a narrowed grant instead of refused:

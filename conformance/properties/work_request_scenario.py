@@ -130,6 +130,29 @@ class WorkRequestScenario:
         )
 
     # -- races -------------------------------------------------------------------
+    def delegation_race(
+        self,
+        origin: str,
+        kind: DelegationKind,
+        budget_slice: int,
+        permissions: Permissions,
+        created: list[tuple[str, str]],
+        asked: int,
+    ) -> None:
+        """Delegations made at once, each of which fits: named in the order they were made."""
+        first = len(self._names) + 1
+        names = [f"r{first + index}" for index in range(asked)]
+        quoted = listing(f'"{name}"' for name in names)
+        self._when(
+            f"{self.session(origin)} delegates {quoted} "
+            f"at once, each by {kind.value} with a slice of {budget_slice} granting "
+            f"{grants(permissions)}"
+        )
+        for (request_id, child), name in zip(created, names, strict=False):
+            self._names[request_id] = name
+            self._served_by[child] = name
+        self._noted()
+
     def usage_race(self, session: str, amounts: list[int]) -> None:
         """Usages made at once: their outcome is the race's, so the steps check the ledger."""
         origin = self.session(session)
