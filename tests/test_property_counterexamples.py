@@ -53,10 +53,10 @@ EFFECTS = Catch(
 )
 MACHINE = Catch(
     "mutant:heartbeat_ignores_generation",
-    3,
+    1,
     "work_request_machine",
     "every program of delegations, claims, heartbeats and publishes keeps the model"
-    " (search 4 of 4)",
+    " (search 2 of 4)",
     'the attempt is refused with "stale_generation" and nothing changes',
     "accepted",
 )
