@@ -430,6 +430,8 @@ class OfficeEffects:
         self.steps.add(
             "Then", "every refusal among those wakes moved the rate-limit counter and was logged"
         )
+        if observed >= self.model.allowance and not self.model.fault_armed:
+            self.steps.add("Then", 'each of those wakes was "rate_limited" or "coalesced"')
         expect(
             all(o in (Outcome.QUEUED, Outcome.RATE_LIMITED, Outcome.COALESCED) for o in outcomes),
             NOT_REPORTED_ADMITTED,
