@@ -51,6 +51,7 @@ FOLLOWED: Mapping[str, frozenset[str]] = {
     "WR-1": frozenset({"from-campaign"}),
     "WR-2": frozenset({"capped-usage"}),
     "WR-3": frozenset({"forfeit"}),
+    "WR-4": frozenset({"slot-kept"}),
     "WR-6": frozenset({"outsider-forbidden"}),
     "WR-7": frozenset({"newer-not-next", "heartbeat-regenerates"}),
     "WR-10": frozenset({"retry-refused"}),
@@ -89,6 +90,8 @@ class _Session:
     request_id: str | None
     """The request this session serves; None for a root session."""
     delegations: int = 0
+    kept_slots: int = 0
+    """Refused delegations that used up a count-cap slot under WR-4's slot-kept reading."""
 
 
 @dataclass
@@ -243,33 +246,57 @@ class WorkRequestOracle:
         )
 
     def delegations_counted(self, origin: _Session) -> int:
-        """What the count cap compares: the originator's own delegations (WR-18), or, read as
-        per-campaign, every delegation made in its campaign."""
-        if not self.reads("WR-18", "per-campaign"):
-            return origin.delegations
-        return sum(
-            session.delegations
-            for session in self._sessions.values()
-            if session.campaign_id == origin.campaign_id
+        """What the count cap compares, by the readings the model follows: the originator's own
+        delegations or its campaign's (WR-18), with or without the slots refused delegations
+        kept (WR-4)."""
+        return self._counted(origin, self.reads("WR-18", "per-campaign"), self._kept())
+
+    def _counted(self, origin: _Session, per_campaign: bool, kept: bool) -> int:
+        sessions = (
+            [s for s in self._sessions.values() if s.campaign_id == origin.campaign_id]
+            if per_campaign
+            else [origin]
         )
+        return sum(s.delegations + (s.kept_slots if kept else 0) for s in sessions)
+
+    def _kept(self) -> bool:
+        return self.reads("WR-4", "slot-kept")
 
     def count_cap_readings_differ(self, session_id: str) -> bool:
         """Whether the two readings of WR-18 judge the session's next delegation differently."""
-        origin = self._sessions[session_id]
-        cap = self.limits.max_children_per_session
-        in_campaign = sum(
-            s.delegations for s in self._sessions.values() if s.campaign_id == origin.campaign_id
+        origin, cap, kept = (
+            self._sessions[session_id],
+            self.limits.max_children_per_session,
+            self._kept(),
         )
-        return (origin.delegations >= cap) != (in_campaign >= cap)
+        return (self._counted(origin, False, kept) >= cap) != (
+            self._counted(origin, True, kept) >= cap
+        )
+
+    def slot_readings_differ(self, session_id: str) -> bool:
+        """Whether the two readings of WR-4 judge the session's next delegation differently."""
+        origin, cap = self._sessions[session_id], self.limits.max_children_per_session
+        per_campaign = self.reads("WR-18", "per-campaign")
+        return (self._counted(origin, per_campaign, False) >= cap) != (
+            self._counted(origin, per_campaign, True) >= cap
+        )
+
+    def refused(self, originating_session_id: str) -> None:
+        """A delegation was refused: under WR-4's slot-kept reading it used up one of the
+        originator's count-cap slots if one was left (kept whatever the model follows, so that
+        the reading can be taken up later)."""
+        origin = self._sessions.get(originating_session_id)
+        per_campaign = self.reads("WR-18", "per-campaign")
+        if origin is not None and (
+            self._counted(origin, per_campaign, True) < self.limits.max_children_per_session
+        ):
+            origin.kept_slots += 1
 
     def delegations_left(self, session_id: str) -> int:
-        """How many more delegations the session may make under either reading of WR-18 (its
-        own count, or its campaign's, against the cap)."""
+        """How many more delegations the session may make under every reading of WR-18 and
+        WR-4 (its campaign's count, refused delegations' slots included, against the cap)."""
         origin = self._sessions[session_id]
-        in_campaign = sum(
-            s.delegations for s in self._sessions.values() if s.campaign_id == origin.campaign_id
-        )
-        return max(0, self.limits.max_children_per_session - in_campaign)
+        return max(0, self.limits.max_children_per_session - self._counted(origin, True, True))
 
     @staticmethod
     def may_narrow(refusals: Refusals) -> bool:

@@ -854,6 +854,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         )
         if not isinstance(answer, WorkRequest):
             self.check_no_session_made(delegation, refusals)
+            self.oracle.refused(delegation.origin)
             return None
         self.check_created(delegation, answer)
         self.adopt(delegation, answer)
@@ -879,9 +880,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
     def readings_deciding(self, delegation: Delegation) -> dict[ErrorCode, str]:
         """The refusals of a delegation whose condition here a reading decides (see `judge`)."""
         deciding = self.nested_slice_reading(delegation)
-        if delegation.origin in self.permissions_of and self.oracle.count_cap_readings_differ(
-            delegation.origin
-        ):
+        if delegation.origin not in self.permissions_of:
+            return deciding
+        if self.oracle.slot_readings_differ(delegation.origin):
+            deciding[ErrorCode.COUNT_CAP] = "WR-4"
+        if self.oracle.count_cap_readings_differ(delegation.origin):
             deciding[ErrorCode.COUNT_CAP] = "WR-18"
         return deciding
 
