@@ -426,7 +426,8 @@ class OfficeEffects:
         admitted = outcomes.count(Outcome.QUEUED)
         refused = outcomes.count(Outcome.RATE_LIMITED)
         merged = outcomes.count(Outcome.COALESCED)
-        degraded = int(self.model.fault_armed and admitted + refused > 0)
+        after = self.observe()
+        degraded = self.degraded_in_batch(before, after, admitted + refused)
         self.steps.add(
             "Then", "every refusal among those wakes moved the rate-limit counter and was logged"
         )
@@ -450,7 +451,6 @@ class OfficeEffects:
             f"held {observed} admitted wakes before any of them began (allowance "
             f"{self.model.allowance}): each must have read at least those",
         )
-        after = self.observe()
         moves = {
             RateLimitReason.ALLOWANCE_EXHAUSTED: refused,
             RateLimitReason.COUNT_READ_FAILED: degraded,
@@ -469,6 +469,15 @@ class OfficeEffects:
         if merged:
             self.model.recount({run.run_id: counted_task(run) for run in after.runs})
         self.settle_every_run(after.runs, added, op.settle_as)
+
+    def degraded_in_batch(self, before: Observation, after: Observation, decided: int) -> int:
+        """With a fault armed, one count read of the batch may fail, or none: whether reads made
+        inside a concurrent batch meet a hook armed outside it is the implementation's (the
+        reference's batch workers do not). The counter says which; more than one is wrong."""
+        if not self.model.fault_armed or not decided:
+            return 0
+        label = after.telemetry.label_of(RateLimitReason.COUNT_READ_FAILED)
+        return int(moves_between(before.telemetry, after.telemetry).get(label) == 1)
 
     def settle_every_run(self, runs: list[Run], added: set[str], status: RunStatus) -> None:
         """Mark every stored run as the features' step does, the batch's own rows among them."""
