@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from conformance.adapters.patched import Capability, Patch
 from conformance.reference import app
 from conformance.reference.db import Database
-from conformance.reference.errors import CountCap, InsufficientBudget, NotFound
+from conformance.reference.errors import AlreadyCompleted, CountCap, InsufficientBudget, NotFound
 from conformance.reference.workreq import budget_ledger, delegation, lease, liveness, service
 from conformance.reference.workreq.budget_ledger import _draw_from_campaign, reserve_slice
 from conformance.reference.workreq.delegation import DelegationOrder
@@ -153,10 +153,13 @@ def take_slot_in_campaign(
 
 
 def reserve_from_campaign(tx: Session, originator: DelegationSession, amount: int) -> None:
-    """Takes every slice out of the campaign, nested ones included (reads WR-1 otherwise)."""
+    """Takes every slice out of the campaign, nested ones included (reads WR-1 otherwise); a
+    completed request's child session still delegates nothing, as in the reference."""
     if originator.request_id is None:
         reserve_slice(tx, originator, amount)
         return
+    if find_request(tx, originator.request_id).state == State.COMPLETED:
+        raise AlreadyCompleted(f"request {originator.request_id!r} has completed")
     if not _draw_from_campaign(tx, originator.campaign_id, amount, spend=False):
         raise InsufficientBudget(f"slice {amount} exceeds the campaign's available budget")
 
