@@ -14,6 +14,22 @@ SchemaFactory = Callable[[str], str]
 """Takes a name prefix (lower-case letters, digits, underscores); returns a fresh schema's URL."""
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The heaviest tests first, by the cost their `slow` mark declares.
+
+    pytest-xdist hands work out in collection order (`--dist loadgroup`, pyproject.toml), one
+    unit at a time to whichever worker runs short: a four-minute test handed out last would
+    leave the other worker idle for four minutes. The sort is stable, so the rest keeps its
+    order and a module's tests stay together.
+    """
+    items.sort(key=_declared_cost, reverse=True)
+
+
+def _declared_cost(item: pytest.Item) -> float:
+    mark = item.get_closest_marker("slow")
+    return float(mark.kwargs.get("seconds", 1)) if mark is not None else 0.0
+
+
 @pytest.fixture(scope="session")
 def new_postgres_schema() -> Iterator[SchemaFactory]:
     """URLs of fresh, empty schemas on CONFORMANCE_POSTGRES_URL, all dropped at the end.

@@ -22,10 +22,14 @@ from typer.testing import CliRunner
 from conformance.cli import app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None and os.environ.get("CONFORMANCE_REQUIRE_BROWSER") != "1",
-    reason="headless Chromium is not installed (Debian: apt-get install chromium)",
-)
+pytestmark = [
+    pytest.mark.slow(seconds=30),
+    pytest.mark.xdist_group("pages"),  # one worker renders the pages
+    pytest.mark.skipif(
+        CHROMIUM is None and os.environ.get("CONFORMANCE_REQUIRE_BROWSER") != "1",
+        reason="headless Chromium is not installed (Debian: apt-get install chromium)",
+    ),
+]
 RUNNER = CliRunner()
 FAKES = Path(__file__).parent / "protocol" / "fakes"
 SCREENSHOTS_ENV = "CONFORMANCE_SCREENSHOTS"

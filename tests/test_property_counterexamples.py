@@ -62,7 +62,11 @@ MACHINE = Catch(
 )
 
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [
+    pytest.mark.slow(seconds=110),
+    pytest.mark.xdist_group("counterexamples"),  # each catch is run once, by one worker
+    pytest.mark.timeout(900),
+]
 """Shrinking a work-request program to its shortest form replays it hundreds of times, each on a
 fresh store. The seed decides how long: the machine's catch is seed 9 because its search finds
 the stale heartbeat at once and shrinks it to one claim and one heartbeat in about a minute,

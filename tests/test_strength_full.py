@@ -14,7 +14,7 @@ from rich.console import Console
 
 from conformance.strength import print_report, run_strength, select_mutants, select_variants
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.slow(seconds=240), pytest.mark.timeout(1500)]
 
 
 def test_every_mutant_is_killed_by_its_own_criterion_and_every_variant_is_accepted() -> None:

@@ -24,7 +24,7 @@ from conformance.stream.results import ScenarioResult, Status
 from conformance.stream.stream_integrity import verify_stream
 
 EXAMPLES = 25
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow(seconds=50), pytest.mark.timeout(600)]
 
 
 def thorough(

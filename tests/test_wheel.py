@@ -45,7 +45,11 @@ TIMEOUT = 900
 IMPLEMENTATION_PATHS = tuple(f"conformance/{name}/" for name in IMPLEMENTATION_FOLDERS)
 SEED = 20261130
 """One seed for both runs: their property checks try the same examples."""
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(3 * TIMEOUT)]
+pytestmark = [
+    pytest.mark.slow(seconds=120),
+    pytest.mark.xdist_group("wheel"),  # one worker builds and installs it
+    pytest.mark.timeout(3 * TIMEOUT),
+]
 
 
 @dataclass(frozen=True)
