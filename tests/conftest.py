@@ -17,10 +17,10 @@ SchemaFactory = Callable[[str], str]
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The heaviest tests first, by the cost their `slow` mark declares.
 
-    pytest-xdist hands work out in collection order (`--dist loadgroup`, pyproject.toml), one
-    unit at a time to whichever worker runs short: a four-minute test handed out last would
-    leave the other worker idle for four minutes. The sort is stable, so the rest keeps its
-    order and a module's tests stay together.
+    pytest-xdist hands work out a file at a time, in collection order, to whichever worker runs
+    short (`--dist loadfile --no-loadscope-reorder`, pyproject.toml; a file's module fixtures
+    are then made once): a four-minute test handed out last would leave the other worker idle
+    for four minutes. The sort is stable, so the rest keeps its order.
     """
     items.sort(key=_declared_cost, reverse=True)
 

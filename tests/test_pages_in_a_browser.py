@@ -24,7 +24,6 @@ from conformance.cli import app
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
     pytest.mark.slow(seconds=30),
-    pytest.mark.xdist_group("pages"),  # one worker renders the pages
     pytest.mark.skipif(
         CHROMIUM is None and os.environ.get("CONFORMANCE_REQUIRE_BROWSER") != "1",
         reason="headless Chromium is not installed (Debian: apt-get install chromium)",

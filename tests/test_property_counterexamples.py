@@ -64,7 +64,6 @@ MACHINE = Catch(
 
 pytestmark = [
     pytest.mark.slow(seconds=110),
-    pytest.mark.xdist_group("counterexamples"),  # each catch is run once, by one worker
     pytest.mark.timeout(900),
 ]
 """Shrinking a work-request program to its shortest form replays it hundreds of times, each on a

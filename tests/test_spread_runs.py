@@ -66,10 +66,7 @@ def inventory_keys() -> list[str]:
     return [entry.key for entry in load_inventory(properties=True)]
 
 
-pytestmark = [
-    pytest.mark.slow(seconds=60),
-    pytest.mark.xdist_group("spread-runs"),  # its tests read one set of runs
-]
+pytestmark = pytest.mark.slow(seconds=60)
 
 RUNS: dict[str, tuple[str, ...]] = {
     **{f"{impl}-one": ("--impl", impl) for impl in TARGETS},

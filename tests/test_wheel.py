@@ -47,7 +47,6 @@ SEED = 20261130
 """One seed for both runs: their property checks try the same examples."""
 pytestmark = [
     pytest.mark.slow(seconds=120),
-    pytest.mark.xdist_group("wheel"),  # one worker builds and installs it
     pytest.mark.timeout(3 * TIMEOUT),
 ]
 
