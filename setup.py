@@ -30,6 +30,7 @@ class RecordingBuildPy(build_py):
         commit = kit_commit(CHECKOUT) or os.environ.get(BUILD_COMMIT) or None
         record = {"version": self.distribution.get_version(), "commit": commit}
         target = Path(self.build_lib) / "conformance" / BUILD_INFO_NAME
+        target.parent.mkdir(parents=True, exist_ok=True)  # an editable build copies no module
         target.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
