@@ -19,7 +19,13 @@ from sqlalchemy.orm import Session
 from conformance.adapters.patched import Capability, Patch
 from conformance.reference import app
 from conformance.reference.db import Database
-from conformance.reference.errors import AlreadyCompleted, CountCap, InsufficientBudget, NotFound
+from conformance.reference.errors import (
+    AlreadyCompleted,
+    CountCap,
+    InsufficientBudget,
+    NotFound,
+    UsageExceedsSlice,
+)
 from conformance.reference.workreq import budget_ledger, delegation, lease, liveness, service
 from conformance.reference.workreq.budget_ledger import _draw_from_campaign, reserve_slice
 from conformance.reference.workreq.delegation import DelegationOrder
@@ -84,14 +90,27 @@ class FreeUsageService(WorkRequestService):
 
 
 def charge_within_slice(tx: Session, session: DelegationSession, amount: int) -> None:
-    """Usage beyond what is left of the slice is charged up to the slice and accepted."""
-    if session.request_id is not None:
+    """Usage beyond what is left of the slice is charged up to the slice and accepted.
+
+    Capped against what the charge itself finds left: a rival usage committed between the read
+    and the charge makes the charge find too little, and the usage is capped again against the
+    new remainder (the failed conditional update has seen it), never refused. Capped once
+    against a stale read, usages made at once were refused while room was left, and what they
+    charged together depended on their timing.
+    """
+    if session.request_id is None:
+        reference_charge_usage(tx, session, amount)
+        return
+    while True:
         record = find_request(tx, session.request_id)
-        if record.state != State.COMPLETED:
-            amount = min(amount, record.remaining)
-            if amount == 0:
-                return
-    reference_charge_usage(tx, session, amount)
+        capped = amount if record.state == State.COMPLETED else min(amount, record.remaining)
+        if capped == 0:
+            return
+        try:
+            reference_charge_usage(tx, session, capped)
+            return
+        except UsageExceedsSlice:
+            continue
 
 
 class SlotFirstService(WorkRequestService):

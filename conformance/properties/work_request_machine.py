@@ -1241,24 +1241,42 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.check_view(
             f"get_request({request_id}) before {what}", before, self.predicted(request_id)
         )
+        capped = self.oracle.reads(USAGE_FROM_SLICE, "capped-usage")
         for amount, outcome in zip(amounts, outcomes, strict=True):
             self.judge_racing(
                 f"record_usage({session}, {amount}) at once",
                 "record_usage",
                 outcome,
                 self.oracle.usage_refusals(session, amount),
-                also=frozenset({ErrorCode.USAGE_EXCEEDS_SLICE}),
+                # Capped, a usage is never too much, whichever came first.
+                also=frozenset() if capped else frozenset({ErrorCode.USAGE_EXCEEDS_SLICE}),
                 accepting=(USAGE_DRAWS, USAGE_FROM_SLICE),
             )
         history = recorder.operations()
         self.checked_race(what, check_usage(history, rooms={request_id: room}), USAGE_LEDGER)
-        if not self.oracle.reads(USAGE_FROM_SLICE, "capped-usage"):
-            self.checked_race(what, check_usage_exact(history), (USAGE_FROM_SLICE,))
         charged = after.budget_spent - before.budget_spent
+        if capped:
+            self.check_capped_race(what, charged, min(sum(amounts), room), outcomes)
+        else:
+            self.checked_race(what, check_usage_exact(history), (USAGE_FROM_SLICE,))
         self.oracle.adopt_usage(session, charged)
         self.observed.clear()
         if charged:
             self.budget_readings.add(USAGE_FROM_SLICE)
+
+    def check_capped_race(
+        self, what: str, charged: int, serial: int, outcomes: list[CallOutcome]
+    ) -> None:
+        """Capped usages made at once charge what they would one after another, in any order:
+        all of them, up to what was left. Where an outcome is unknown, a usage may not have
+        happened, so less may be charged."""
+        known = all(outcome.definite for outcome in outcomes)
+        expect(
+            charged == serial if known else charged <= serial,
+            (USAGE_DRAWS, USAGE_FROM_SLICE),
+            f"{what}: {charged} charged in all; one after another, in any order, they charge "
+            f"{serial} (what was left, or all of them)",
+        )
 
     def race_publishes(self, request: str, refs: list[str]) -> None:
         """Publishes of one request made at once with its newest lease, exact retries among
