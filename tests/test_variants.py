@@ -13,7 +13,7 @@ import pytest
 
 from conformance import variants
 from conformance.adapters.factory import ConfigurationError, open_driver
-from conformance.driver import Description
+from conformance.driver import ConcurrentCall, DelegationKind, Description, Permissions
 from conformance.reference.office import service as office_service
 from conformance.spec.registry import default_registry
 from conformance.wire.serve import main as serve_main
@@ -112,3 +112,32 @@ def test_a_variant_through_exec_declares_across_the_wire(tmp_path: Path) -> None
         assert 'queue="office"' in driver.telemetry()
     finally:
         driver.close()
+
+
+def test_capped_usages_made_at_once_charge_what_any_order_would(tmp_path: Path) -> None:
+    """A capped variant must hold its reading under races too: usages of 3 made at once on a
+    slice of 5 charge 5, and none is refused. Capped against a read taken before the charge,
+    some rounds charged 3 and refused two, and the machine's searches were flaky (issue 27)."""
+    nothing = Permissions(tools=frozenset(), devices=frozenset())
+    for round_ in range(12):
+        driver = open_driver("variant:usage_capped_at_slice", None, tmp_path / str(round_))
+        try:
+            driver.create_environment("studio", ["alice"])
+            driver.create_campaign("camp", "studio", 50)
+            driver.create_session("root", "camp", "alice", nothing)
+            request = driver.delegate(
+                DelegationKind.SPAWN,
+                "root",
+                deliverable="patch",
+                acceptance_checks=[],
+                budget_slice=5,
+                permissions=nothing,
+                assignee=None,
+            )
+            usage = {"session_id": request.child_session_id, "amount": 3}
+            calls = [ConcurrentCall(operation="record_usage", arguments=usage)] * 3
+            outcomes = driver.run_concurrently(calls)
+            assert [outcome.ok for outcome in outcomes] == [True] * 3, outcomes
+            assert driver.get_request(request.request_id).budget_spent == 5
+        finally:
+            driver.close()
