@@ -15,19 +15,27 @@ SchemaFactory = Callable[[str], str]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The heaviest tests first, by the cost their `slow` mark declares.
+    """The heaviest tests first, by the cost their `slow` or `cost` mark declares.
 
     pytest-xdist hands work out a file at a time, in collection order, to whichever worker runs
     short (`--dist loadfile --no-loadscope-reorder`, pyproject.toml; a file's module fixtures
-    are then made once): a four-minute test handed out last would leave the other worker idle
-    for four minutes. The sort is stable, so the rest keeps its order.
+    are then made once): a four-minute test handed out last would leave the other workers idle
+    for four minutes, and so, for less, would a forty-second file met at the end of the
+    alphabet. The sort is stable, so the rest keeps its order.
     """
     items.sort(key=_declared_cost, reverse=True)
 
 
 def _declared_cost(item: pytest.Item) -> float:
-    mark = item.get_closest_marker("slow")
+    mark = item.get_closest_marker("slow") or item.get_closest_marker("cost")
     return float(mark.kwargs.get("seconds", 1)) if mark is not None else 0.0
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: a worker per core and one more. Many tests wait on a subprocess, a browser, a
+    build or a timeout; the extra worker runs something else meanwhile (docs/bench.md measures
+    it on two cores)."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.fixture(scope="session")

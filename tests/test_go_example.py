@@ -44,6 +44,7 @@ TIMEOUT = 600
 CRITERIA = 38
 
 pytestmark = [
+    pytest.mark.cost(seconds=30),
     pytest.mark.skipif(
         GO is None and not REQUIRED,
         reason="Go is not installed (CI installs golang-go and sets CONFORMANCE_REQUIRE_GO=1)",

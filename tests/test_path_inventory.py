@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 from conformance.driver import Producer
@@ -21,6 +22,8 @@ from conformance.spec.path_inventory import (
     tagged_pairs,
 )
 from conformance.spec.registry import PATH_TAG_PREFIX, default_registry
+
+pytestmark = pytest.mark.cost(seconds=15)
 
 STRENGTH_DOC = Path(__file__).resolve().parents[1] / "docs" / "strength.md"
 EVERY_POWER = Powers(

@@ -25,7 +25,7 @@ from tests.tree_copy import copy_of_the_tree
 CHECKOUT = Path(__file__).resolve().parent.parent
 VERSION = "9.9.9"
 NOTE = "- Added: a release made by tests/test_release.py."
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.cost(seconds=15), pytest.mark.timeout(600)]
 
 
 def run(*command: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:

@@ -26,6 +26,8 @@ from typer.testing import CliRunner
 from conformance.cli import EXIT_FAILURES, EXIT_OK, app
 from conformance.stream import provenance
 
+pytestmark = pytest.mark.cost(seconds=40)
+
 CHECKOUT = Path(__file__).resolve().parent.parent
 CONFORMANCE = Path(sys.executable).with_name("conformance")
 SCHEMA = CHECKOUT / "tests" / "data" / "cucumber-json.schema.json"

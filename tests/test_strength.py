@@ -21,6 +21,8 @@ from conformance.strength import (
     select_variants,
 )
 
+pytestmark = pytest.mark.cost(seconds=20)
+
 # One Office and one work-request scenario, so that every run stays short.
 SCENARIOS = (
     "refused_assignment_reports_the_outcome or heartbeat_whose_holder_and_generation_are_not"

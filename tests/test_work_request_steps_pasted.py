@@ -25,6 +25,8 @@ from conformance.properties.work_request_scenario import Outcome, WorkRequestSce
 from conformance.running.failure_evidence import CRITERION_PLACEHOLDER
 from tests.test_property_counterexamples import run_pasted, steps_of
 
+pytestmark = pytest.mark.cost(seconds=15)
+
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 BUDGETS = {"camp": 100, "camp-2": 20, "annex-camp": 20}
 ALICE = ROOT_SESSIONS["root-alice"][2]

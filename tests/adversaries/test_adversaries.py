@@ -19,6 +19,8 @@ from conformance.stream.results import Status
 from conformance.stream.stream_integrity import verify_stream
 from conformance.strength import Target, run_target
 
+pytestmark = pytest.mark.cost(seconds=20)
+
 HERE = Path(__file__).parent
 
 

@@ -44,6 +44,8 @@ from .worlds import (
     work_request_world,
 )
 
+pytestmark = pytest.mark.cost(seconds=15)
+
 BUDGET = 100
 
 

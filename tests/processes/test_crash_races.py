@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
+import pytest
+
 from conformance.concurrency.checker import check_allowance, check_assignment_generations
 from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import ConcurrentCall, ErrorCode, RequestState
@@ -33,6 +35,8 @@ from .worlds import (
     wake_outcomes,
     work_request_world,
 )
+
+pytestmark = pytest.mark.cost(seconds=20)
 
 ROUNDS = 6 * SOAK
 BUDGET = 100

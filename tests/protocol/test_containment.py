@@ -26,6 +26,8 @@ from conformance.running.scratch import PREFIX, sweep_abandoned
 from conformance.stream.stream_integrity import verify_stream
 from tests.sandbox import needs_bwrap
 
+pytestmark = pytest.mark.cost(seconds=30)
+
 FAKES = Path(__file__).parent / "fakes"
 CONFORMANCE = Path(sys.executable).with_name("conformance")
 SELECTION = "sixth or admitted"

@@ -21,6 +21,8 @@ from conformance.spec.registry import default_registry
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
 
+pytestmark = pytest.mark.cost(seconds=20)
+
 SUITE_TIMEOUT_SECONDS = 900
 
 
