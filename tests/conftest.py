@@ -19,7 +19,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     pytest-xdist hands work out a file at a time, in collection order, to whichever worker runs
     short (`--dist loadfile --no-loadscope-reorder`, pyproject.toml; a file's module fixtures
-    are then made once): a four-minute test handed out last would leave the other workers idle
+    are then made once): a four-minute test handed out last would leave the other worker idle
     for four minutes, and so, for less, would a forty-second file met at the end of the
     alphabet. The sort is stable, so the rest keeps its order.
     """
@@ -29,13 +29,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _declared_cost(item: pytest.Item) -> float:
     mark = item.get_closest_marker("slow") or item.get_closest_marker("cost")
     return float(mark.kwargs.get("seconds", 1)) if mark is not None else 0.0
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: a worker per core and one more. Many tests wait on a subprocess, a browser, a
-    build or a timeout; the extra worker runs something else meanwhile (docs/bench.md measures
-    it on two cores)."""
-    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.fixture(scope="session")
