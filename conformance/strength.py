@@ -559,10 +559,12 @@ def _in_features(feature: str, patterns: tuple[str, ...]) -> bool:
 
 @contextmanager
 def _workspace(keep: Path | None) -> Iterator[Path]:
-    """Where the runs write: `keep` when given, else a throwaway directory, in RAM if possible."""
+    """Where the runs write: `keep` when given, else a throwaway directory, in RAM if possible.
+    Absolute, since each run works in a folder of its own (a relative `keep` once made every run
+    an error: no log where the server looked)."""
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
-        yield keep
+        yield keep.resolve()
         return
     base = RAM_DIRECTORY if RAM_DIRECTORY.is_dir() and os.access(RAM_DIRECTORY, os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="conformance-strength-", dir=base) as scratch:

@@ -132,6 +132,20 @@ def test_strength_reports_progress_as_each_suite_run_finishes() -> None:
     assert progress[-1].endswith("1 mutant(s) killed so far"), progress
 
 
+def test_runs_kept_in_a_relative_folder_are_judged_and_kept_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--keep kept` from the folder one is in: every run is judged, its stream kept there."""
+    monkeypatch.chdir(tmp_path)
+    outcome = CliRunner().invoke(
+        app, ["strength", "--mutant", "allowance_off_by_one", "-k", "sixth", "--keep", "kept"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert "1 killed, 0 survived, 0 not judged" in outcome.output
+    kept = tmp_path / "kept"
+    assert {"reference.jsonl", "allowance_off_by_one.jsonl"} <= {p.name for p in kept.iterdir()}
+
+
 class _CrashingRunner:
     """A suite run that writes a traceback to its log and exits with pytest's internal error."""
 
