@@ -151,12 +151,7 @@ def test_pasted_into_a_feature_file_it_fails_the_same_way_and_the_reference_pass
     catch, run, _ = caught
     record = next(r for r in run.scenarios if r.status is Status.FAILED)
     assert record.failure is not None
-    (tmp_path / "pasted.feature").write_text(
-        f"Feature: a pasted counterexample\n\n{record.failure.counterexample}\n", encoding="utf-8"
-    )
-    (tmp_path / "test_pasted.py").write_text(
-        'from pytest_bdd import scenarios\n\nscenarios("pasted.feature")\n', encoding="utf-8"
-    )
+    paste(tmp_path, record.failure.counterexample)
     against_mutant = run_pasted(tmp_path, catch.mutant)
     first_failing = next(
         step for step in steps_of(against_mutant) if step["result"]["status"] == "failed"
@@ -167,6 +162,16 @@ def test_pasted_into_a_feature_file_it_fails_the_same_way_and_the_reference_pass
     assert any(cite in message for cite in record.violated), (record.violated, message)
     against_reference = run_pasted(tmp_path, "reference")
     assert {step["result"]["status"] for step in steps_of(against_reference)} == {"passed"}
+
+
+def paste(folder: Path, scenario: str) -> None:
+    """A feature file of the one scenario, and the test module that collects it."""
+    (folder / "pasted.feature").write_text(
+        f"Feature: a pasted scenario\n\n{scenario}\n", encoding="utf-8"
+    )
+    (folder / "test_pasted.py").write_text(
+        'from pytest_bdd import scenarios\n\nscenarios("pasted.feature")\n', encoding="utf-8"
+    )
 
 
 def run_pasted(folder: Path, impl: str) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from conformance.properties.hostile_data import (
 )
 from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
 from conformance.running.failure_evidence import CRITERION_PLACEHOLDER
-from tests.test_property_counterexamples import run_pasted, steps_of
+from tests.test_property_counterexamples import paste, run_pasted, steps_of
 
 pytestmark = pytest.mark.cost(seconds=15)
 
@@ -35,8 +35,9 @@ PAST_THE_LEASE = timedelta(seconds=31)
 """Past the reference's lease of 30 seconds (its default settings)."""
 
 
-def refused(*codes: ErrorCode) -> Outcome:
-    return Outcome(codes[0], frozenset(codes))
+def refused(code: ErrorCode) -> Outcome:
+    """An operation the model must see refused with `code`, and the implementation did."""
+    return Outcome(code, frozenset({code}))
 
 
 def made(request: str) -> Outcome:
@@ -108,12 +109,8 @@ def every_step_scenario() -> str:
 
 
 def pasted(folder: Path, scenario: str, impl: str) -> list[dict[str, Any]]:
-    (folder / "pasted.feature").write_text(
-        f"Feature: a pasted program\n\n{scenario}\n", encoding="utf-8"
-    )
-    (folder / "test_pasted.py").write_text(
-        'from pytest_bdd import scenarios\n\nscenarios("pasted.feature")\n', encoding="utf-8"
-    )
+    """Each step of `scenario` as it ran against `impl`, pasted into a feature file."""
+    paste(folder, scenario)
     return steps_of(run_pasted(folder, impl))
 
 
@@ -189,7 +186,8 @@ def test_a_mutant_fails_the_program_at_the_step_its_defect_breaks(
     tmp_path: Path, mutant: str, shown_by: str, failing: str, cited: str
 ) -> None:
     steps = pasted(tmp_path, every_step_scenario(), f"mutant:{mutant}")
-    first_failing = next(step for step in steps if step["result"]["status"] == "failed")
+    first_failing = next((step for step in steps if step["result"]["status"] == "failed"), None)
+    assert first_failing is not None, f"every step passed against {mutant}"
     assert first_failing["name"] == failing, first_failing
     assert steps[steps.index(first_failing) - 1]["name"] == shown_by
     assert cited in first_failing["result"]["error_message"], first_failing["result"]
