@@ -16,6 +16,7 @@ output goes to the log, never to the server's stdout. POSIX only (`os.fork`).
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -29,7 +30,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance.suite import PLUGINS
+from pytest_bdd.feature import get_features
+
+from conformance.spec.inventory import load_inventory
+from conformance.suite import FEATURES_DIR, PLUGINS
 
 WARM_MODULES = (
     "pytest",
@@ -57,8 +61,20 @@ def can_fork() -> bool:
 
 
 def warm_up() -> None:
+    """Import what every run needs, then freeze it out of the collector's sight.
+
+    The suite's feature files are parsed here too, into pytest-bdd's cache of parsed features
+    (keyed by the file's path) and the inventory's (keyed by the file's text), which every
+    child reads instead of parsing them again: the files do not change during a check. Every
+    child inherits this heap. Without the freeze each of its full collections (pytest
+    makes two as a session ends, and more come while scenarios run) walks every object of
+    every warm module again, and touching their headers copies the pages the fork shared.
+    """
     for module in WARM_MODULES:
         importlib.import_module(module)
+    get_features([str(FEATURES_DIR)])
+    load_inventory()
+    gc.freeze()
 
 
 def serve(requests: TextIO, replies: TextIO) -> None:

@@ -6,6 +6,7 @@ not run shows up as `undefined` rather than vanishing from the report.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,8 +31,7 @@ def load_inventory(
 
 
 def _feature_entries(path: Path, relative: str) -> list[ScenarioEntry]:
-    document = cast(dict[str, Any], Parser().parse(TokenScanner(path.read_text(encoding="utf-8"))))
-    feature = document.get("feature")
+    feature = _parsed(path.read_text(encoding="utf-8")).get("feature")
     if feature is None:
         return []
     feature_tags = _tag_names(feature)
@@ -51,6 +51,13 @@ def _feature_entries(path: Path, relative: str) -> list[ScenarioEntry]:
                 )
             )
     return entries
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str) -> dict[str, Any]:
+    """A feature file's Gherkin document, parsed once per process for each text (the suite
+    runs a strength check forks from a warm interpreter read it already parsed)."""
+    return cast(dict[str, Any], Parser().parse(TokenScanner(text)))
 
 
 def _scenarios(children: list[dict[str, Any]]) -> list[dict[str, Any]]:
