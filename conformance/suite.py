@@ -22,6 +22,7 @@ SUITE_INI: Final = PACKAGE_DIR / "suite.ini"
 PLUGINS: Final = (
     "conformance.running.pytest_plugin",
     "conformance.running.step_lookup",
+    "conformance.running.frozen_heap",
     "conformance.properties.plugin",
     "conformance.steps.common",
     "conformance.steps.office_scene",
