@@ -120,7 +120,10 @@ class ServedReference:
         """Prepare the store and start the driver; called once, at the handshake."""
         self._url = prepare_store(self._database_url, self._store_directory)
         self.driver = self._new_driver(self._url)
-        self._keeper = self._keeper or hold_sqlite_open(self._url)
+        if self._keeper is None:
+            from conformance.adapters.inprocess_stores import hold_sqlite_open
+
+            self._keeper = hold_sqlite_open(self._url)
         return self.driver
 
     def reset(self) -> Driver:
@@ -141,25 +144,6 @@ class ServedReference:
     def _close_driver(self) -> None:
         if self.driver is not None:
             self.driver.close()
-
-
-def hold_sqlite_open(url: str) -> Engine | None:
-    """An engine whose pool keeps one idle connection to a SQLite store until disposed.
-
-    SQLite folds its write-ahead log into the database file, and deletes it,
-    whenever the last connection to the file closes. A reset closes every
-    connection twice (the old driver's, then the emptying's), which made it
-    cost about twice as much; with this one open across resets it does not.
-    The connection holds no lock: its one read has ended.
-    """
-    if not url.startswith("sqlite"):
-        return None
-    from conformance.reference.db import make_engine
-
-    engine = make_engine(url)
-    with engine.connect() as connection:
-        connection.exec_driver_sql("SELECT count(*) FROM sqlite_master")
-    return engine
 
 
 def prepare_store(database_url: str | None, store_directory: str | None) -> str:
