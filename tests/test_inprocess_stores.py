@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import make_url
 
 from conformance.adapters.factory import open_driver, open_reference
 from conformance.adapters.inprocess import InProcessDriver
@@ -80,3 +81,15 @@ def test_a_store_handed_on_numbers_its_runs_from_one_again(tmp_path: Path) -> No
             assert wake is not None and wake.run_id == "1", (turn, wake)
         finally:
             driver.close()
+
+
+def test_a_store_handed_on_keeps_its_write_ahead_log(tmp_path: Path) -> None:
+    """One idle connection stays open to a shelved store: closing the last driver's would fold
+    the write-ahead log into the file and delete it, and the next scenario would make it anew."""
+    for turn in ("first", "second"):
+        driver = open_reference(None, tmp_path / turn)
+        assert isinstance(driver, InProcessDriver)
+        driver.create_workspace("w")
+        driver.close()
+        log = Path(make_url(driver.url).database or "").with_name("reference.sqlite-wal")
+        assert log.exists(), f"{turn}: the write-ahead log was folded away at close"
