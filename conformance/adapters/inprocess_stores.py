@@ -51,7 +51,9 @@ class StoreShelf:
 
     def _new_store(self) -> str:
         url = f"sqlite:///{RUN_FOLDER.make('inprocess-store-') / 'reference.sqlite'}"
-        self._keepers.append(hold_sqlite_open(url))
+        keeper = hold_sqlite_open(url)
+        with self._guard:
+            self._keepers.append(keeper)
         return url
 
     def _give_back(self, url: str) -> None:

@@ -55,8 +55,8 @@ def _feature_entries(path: Path, relative: str) -> list[ScenarioEntry]:
 
 @functools.lru_cache(maxsize=64)
 def _parsed(text: str) -> dict[str, Any]:
-    """A feature file's Gherkin document, parsed once per process for each text (the suite
-    runs a strength check forks from a warm interpreter read it already parsed)."""
+    """A feature file's Gherkin document, parsed once per process for each text: the suite
+    runs `conformance strength` forks from its warm server find every file parsed already."""
     return cast(dict[str, Any], Parser().parse(TokenScanner(text)))
 
 
