@@ -53,3 +53,31 @@ def test_the_fork_server_warms_the_parsed_features_and_freezes_them() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
     assert finished.stdout.split() == ["True", "True", "True"], finished.stdout + finished.stderr
+
+
+RECORD_AT_A_LATER_CLEANUP = """
+import gc, os
+
+def pytest_configure(config):
+    def record():
+        with open(os.environ["FREEZE_RECORD"], "w") as out:
+            out.write(str(gc.get_freeze_count()))
+    config.add_cleanup(record)
+"""
+
+
+def test_the_heap_thaws_after_every_other_cleanup(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest's last collections run in its plugins' cleanups: the thaw must come after them
+    all, or they walk the whole heap again. A cleanup any other plugin registers still finds the
+    heap frozen."""
+    record = pytester.path / "freeze-count"
+    monkeypatch.setenv("FREEZE_RECORD", str(record))
+    pytester.makeconftest(RECORD_AT_A_LATER_CLEANUP)
+    pytester.makepyfile(test_frozen=FROZEN_DURING_THE_RUN)
+    gc.unfreeze()
+    result = pytester.runpytest_inprocess("-p", "conformance.running.frozen_heap")
+    result.assert_outcomes(passed=1)
+    assert int(record.read_text()) > 0, "the heap thawed before another plugin's cleanup"
+    assert gc.get_freeze_count() == 0

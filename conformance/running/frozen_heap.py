@@ -8,7 +8,8 @@ CPU time (docs/bench.md). Frozen, the collector skips it.
 The heap thaws at the very end, after pytest's own last collections (it looks for objects that
 raised while being freed), for a process that goes on after the session: the CLI writes its
 reports, and a test may run the suite inside its own session. A cleanup registered first runs
-last.
+last. Freezing does not nest: a session run inside another thaws the outer one's heap too, which
+costs the outer session speed, never a result.
 """
 
 from __future__ import annotations
