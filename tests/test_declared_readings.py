@@ -77,3 +77,27 @@ def test_every_report_names_the_reading_the_implementation_follows(
 ) -> None:
     assert "declares zero-usage-accepted" in declared[1]
     assert "declares" not in undeclared[1]
+
+
+def test_a_scenario_a_declared_reading_stops_is_skipped_for_pytest_too(tmp_path: Path) -> None:
+    """Its record says not applicable, and the run checks every record against pytest's own
+    outcome: pytest must call it skipped, not failed, or a declaring implementation that passes
+    everything fails the run ("records disagree with pytest")."""
+    stream = tmp_path / "results.jsonl"
+    finished = subprocess.run(
+        [
+            *(sys.executable, "-c", "from conformance.cli import main; main()"),
+            *("run", "--impl", "variant:lease_live_at_expiry_declared", "--properties", "none"),
+            *("-k", "exact_expiry_instant or restored_by_a_restart_expires", "--quiet"),
+            *("--results", str(stream)),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    said = finished.stdout + finished.stderr
+    stopped = [s for s in verify_stream(stream).scenarios if s.status is Status.NOT_APPLICABLE]
+    assert len(stopped) == 2, said
+    assert all("implementation declares WR-8" in (s.evidence or "") for s in stopped), said
+    assert "records disagree with pytest" not in said, said
