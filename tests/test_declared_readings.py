@@ -14,15 +14,15 @@ from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
 
 
-def run(variant: str, folder: Path) -> tuple[ResultsRun, str]:
+def run_variant(variant: str, folder: Path, *options: str) -> tuple[ResultsRun, str]:
+    """`conformance run` of the variant's scenarios without property checks, in `folder`: its
+    verified results stream and everything it printed."""
     stream = folder / "results.jsonl"
-    markdown = folder / "summary.md"
     finished = subprocess.run(
         [
             *(sys.executable, "-c", "from conformance.cli import main; main()"),
             *("run", "--impl", f"variant:{variant}", "--properties", "none"),
-            *("--claim", "work-requests", "-k", "below or bad", "--results", str(stream)),
-            *("--markdown", str(markdown)),
+            *("--results", str(stream), *options),
         ],
         cwd=folder,
         capture_output=True,
@@ -30,7 +30,14 @@ def run(variant: str, folder: Path) -> tuple[ResultsRun, str]:
         check=False,
     )
     assert finished.returncode in (0, 1), finished.stdout + finished.stderr
-    return verify_stream(stream), markdown.read_text(encoding="utf-8") + finished.stdout
+    return verify_stream(stream), finished.stdout + finished.stderr
+
+
+def run(variant: str, folder: Path) -> tuple[ResultsRun, str]:
+    markdown = folder / "summary.md"
+    options = ("--claim", "work-requests", "-k", "below or bad", "--markdown", str(markdown))
+    result, said = run_variant(variant, folder, *options)
+    return result, markdown.read_text(encoding="utf-8") + said
 
 
 @pytest.fixture(scope="module")
@@ -83,21 +90,12 @@ def test_a_scenario_a_declared_reading_stops_is_skipped_for_pytest_too(tmp_path:
     """Its record says not applicable, and the run checks every record against pytest's own
     outcome: pytest must call it skipped, not failed, or a declaring implementation that passes
     everything fails the run ("records disagree with pytest")."""
-    stream = tmp_path / "results.jsonl"
-    finished = subprocess.run(
-        [
-            *(sys.executable, "-c", "from conformance.cli import main; main()"),
-            *("run", "--impl", "variant:lease_live_at_expiry_declared", "--properties", "none"),
-            *("-k", "exact_expiry_instant or restored_by_a_restart_expires", "--quiet"),
-            *("--results", str(stream)),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
+    result, said = run_variant(
+        "lease_live_at_expiry_declared",
+        tmp_path,
+        *("-k", "exact_expiry_instant or restored_by_a_restart_expires", "--quiet"),
     )
-    said = finished.stdout + finished.stderr
-    stopped = [s for s in verify_stream(stream).scenarios if s.status is Status.NOT_APPLICABLE]
+    stopped = [s for s in result.scenarios if s.status is Status.NOT_APPLICABLE]
     assert len(stopped) == 2, said
     assert all("implementation declares WR-8" in (s.evidence or "") for s in stopped), said
     assert "records disagree with pytest" not in said, said
