@@ -209,6 +209,25 @@ def test_a_nested_slice_comes_out_of_the_childs_remaining() -> None:
 
 
 @pytest.mark.parametrize(
+    ("reading", "left_after_carving"), [("kit", 5), ("from-campaign", 10)], ids=["kit", "campaign"]
+)
+def test_a_nested_remainder_goes_back_where_its_slice_came_from(
+    reading: str, left_after_carving: int
+) -> None:
+    """Read as from-campaign (WR-1), a nested slice leaves its parent's untouched, so its
+    remainder must go to the campaign: given to the parent, that one could spend 15 of 10."""
+    oracle = workspace()
+    oracle.follow("WR-1", reading)
+    delegate(oracle, "root", "r1", 10)
+    delegate(oracle, "r1-session", "r11", 5)
+    assert oracle.remaining_of("r1-session") == left_after_carving
+    complete(oracle, "r11", "bob", oracle.claim("r11", "bob").generation)
+    assert oracle.remaining_of("r1-session") == 10
+    assert snapshot(oracle) == (100, 90, 10, 0)
+    assert oracle.usage_refusals("r1-session", 11) == {ErrorCode.USAGE_EXCEEDS_SLICE}
+
+
+@pytest.mark.parametrize(
     ("changes", "expected"),
     [
         ({"deliverable": "", "budget_slice": 0}, {ErrorCode.INVALID_INPUT}),

@@ -27,7 +27,11 @@ from conformance.reference.errors import (
     UsageExceedsSlice,
 )
 from conformance.reference.workreq import budget_ledger, delegation, lease, liveness, service
-from conformance.reference.workreq.budget_ledger import _draw_from_campaign, reserve_slice
+from conformance.reference.workreq.budget_ledger import (
+    _GIVE_BACK_TO_CAMPAIGN,
+    _draw_from_campaign,
+    reserve_slice,
+)
 from conformance.reference.workreq.delegation import DelegationOrder
 from conformance.reference.workreq.lease import LeaseStatements, refuse_unless_current
 from conformance.reference.workreq.lease import claim as reference_claim
@@ -181,6 +185,14 @@ def reserve_from_campaign(tx: Session, originator: DelegationSession, amount: in
         raise AlreadyCompleted(f"request {originator.request_id!r} has completed")
     if not _draw_from_campaign(tx, originator.campaign_id, amount, spend=False):
         raise InsufficientBudget(f"slice {amount} exceeds the campaign's available budget")
+
+
+def return_to_campaign(
+    tx: Executor, campaign_id: str, parent_request_id: str | None, amount: int
+) -> None:
+    """Every slice came out of the campaign, so what one leaves goes back there: given to the
+    parent request, it would let that one spend beyond its own slice (001.13)."""
+    tx.execute(_GIVE_BACK_TO_CAMPAIGN, {"campaign": campaign_id, "amount": amount})
 
 
 def any_assignee(tx: Session, campaign: object, assignee: str | None) -> None:
@@ -342,8 +354,11 @@ VARIANTS = [
     Variant(
         "nested_slice_from_campaign",
         Capability.WORK_REQUESTS,
-        "takes a nested delegation's slice from the campaign, not the child's remainder",
-        lambda: [Patch(delegation, "reserve_slice", reserve_from_campaign)],
+        "takes nested slices from the campaign, not the child's remainder, and returns them there",
+        lambda: [
+            Patch(delegation, "reserve_slice", reserve_from_campaign),
+            Patch(budget_ledger, "_return_upwards", return_to_campaign),
+        ],
         readings={"WR-1": "from-campaign"},
     ),
     Variant(

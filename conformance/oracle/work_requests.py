@@ -612,12 +612,16 @@ class WorkRequestOracle:
             self._requests[origin.request_id].remaining -= amount
 
     def _give_back(self, request: _Request) -> None:
-        """Hand a completing request's remaining to its nearest open ancestor, else the campaign."""
+        """Hand a completing request's remaining to its nearest open ancestor, else the campaign.
+
+        Read as from-campaign (WR-1), every slice came out of the campaign, so every remainder
+        goes back there: given to an ancestor, it would let that one spend beyond its slice.
+        """
         amount, request.remaining = request.remaining, 0
         if self.reads("WR-3", "forfeit"):
             return
         session = self._sessions[request.originating_session_id]
-        while session.request_id is not None:
+        while session.request_id is not None and not self.reads("WR-1", "from-campaign"):
             ancestor = self._requests[session.request_id]
             if ancestor.completion is None:
                 ancestor.remaining += amount
