@@ -108,6 +108,35 @@ def test_a_record_that_contradicts_pytest_s_own_outcome_is_reported() -> None:
     assert memory.disagreements() == ["c: recorded passed, pytest saw it failed"]
 
 
+def test_a_property_followed_past_a_divergence_agrees_with_pytest_s_failure() -> None:
+    """A property that followed a reading to the end diverges on its criteria and passes the
+    others while pytest saw it fail; a property stopped by a failure passes none."""
+    memory = HarnessMemory()
+    records = {
+        "followed": (Status.DIVERGED, Status.PASSED, Status.NOT_APPLICABLE),
+        "stopped": (Status.FAILED, Status.PASSED, Status.NOT_APPLICABLE),
+    }
+    memory.run = ResultsRun(
+        header=a_header(),
+        scenarios=[
+            ScenarioResult(
+                key=f"{name}{index}",
+                criterion=None,
+                feature="f",
+                scenario=name,
+                status=status,
+                duration_s=0.0,
+            )
+            for name, statuses in records.items()
+            for index, status in enumerate(statuses)
+        ],
+        footer=None,
+    )
+    memory.keys_by_nodeid = {f"t::{name}": [f"{name}{i}" for i in range(3)] for name in records}
+    memory.outcomes.update({"t::followed": "failed", "t::stopped": "failed"})
+    assert memory.disagreements() == ["stopped1: recorded passed, pytest saw it failed"]
+
+
 def test_the_stored_evidence_does_not_depend_on_quiet(tmp_path: Path) -> None:
     """CI templates pass --quiet; what a failure stores must be the same as without it."""
     evidence = {}

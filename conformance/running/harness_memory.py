@@ -77,20 +77,26 @@ class HarnessMemory:
         found = []
         for nodeid, outcome in sorted(self.outcomes.items()):
             keys = self.keys_by_nodeid.get(nodeid, [])  # none: not a scenario
+            siblings = {records[key].status for key in keys if key in records}
             for key in keys:
                 record = records.get(key)
                 if record is None:
                     found.append(
                         f"{key}: pytest ran it ({outcome}) but the harness holds no record"
                     )
-                elif not _agrees(outcome, record.status, fanned_out=len(keys) > 1):
+                elif not _agrees(outcome, record.status, siblings if len(keys) > 1 else set()):
                     found.append(f"{key}: recorded {record.status.value}, pytest saw it {outcome}")
         return found
 
 
-def _agrees(outcome: str, status: Status, *, fanned_out: bool) -> bool:
-    """A property's records for the criteria its counterexample did not break are not
-    applicable while pytest saw it fail (see properties.catalogue.fanned_status)."""
-    if fanned_out and status is Status.NOT_APPLICABLE and outcome == "failed":
-        return True
+def _agrees(outcome: str, status: Status, siblings: set[Status]) -> bool:
+    """A property's records (`siblings`, one per criterion it names) for the criteria its
+    counterexample did not break are not applicable while pytest saw it fail; after a
+    divergence the property followed to the end, they pass while pytest saw it fail (see
+    properties.catalogue.fanned_status)."""
+    if siblings and outcome == "failed":
+        if status is Status.NOT_APPLICABLE:
+            return True
+        if status is Status.PASSED and Status.DIVERGED in siblings:
+            return True
     return outcome in _AGREEING[status]
