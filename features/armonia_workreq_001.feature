@@ -978,6 +978,19 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then the budget of "launch" is conserved
     And as WR-1 reads it, the budget of "launch" is 1000 in total, 900 available, 0 reserved and 100 spent
 
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-2 @clause:usage-within-slice
+  Scenario: What a grandchild leaves unspent never lets the child spend beyond its own slice
+    # However a nested slice is carved out (WR-1), its remainder must go back where it came
+    # from: handed to the child's slice after coming out of the campaign, it would let the
+    # child spend it on top of its whole slice.
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And the child session of "survey" has delegated "fact check" by subagent with a slice of 70
+    When "carol" claims "fact check"
+    And "carol" publishes "fact check" with result "s3://reports/fact-check"
+    And the child session of "survey" tries to record usage of 101
+    Then "survey" has spent no more than its slice
+    And as WR-2 reads it, the attempt is refused with "usage_exceeds_slice" and nothing changes
+
   @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-2 @clause:usage-within-slice @clause:usage-draws-on-campaign
   Scenario: Eight usages of 30 made at once on a slice of 100 spend at most the slice, and what was accepted
     # A check of what is left and a write of the usage that are not one step let usages made

@@ -20,6 +20,7 @@ from conformance.reference.workreq.models import (
 from conformance.reference.workreq.service import WorkRequestService, is_exact_retry
 from conformance.reference.workreq.store import conditional_update, find_campaign, find_request
 from conformance.reference.workreq.views import CompletionView
+from conformance.variants.workreq_variants import reserve_from_campaign
 
 
 def check_without_reserving(tx: Session, originator: DelegationSession, amount: int) -> None:
@@ -125,5 +126,14 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "checks usage against slice minus spent, so slices carved for children are spent twice",
         lambda: [Patch(budget_ledger, "_charge_request", charge_ignoring_carved)],
+    ),
+    Mutant(
+        "nested_remainder_to_parent",
+        "AC-ARMONIA-WORKREQ-001.13",
+        Capability.WORK_REQUESTS,
+        "declares nested slices taken from the campaign (WR-1), yet gives what one leaves to "
+        "its parent request, whose child can then spend it on top of its own slice",
+        lambda: [Patch(delegation, "reserve_slice", reserve_from_campaign)],
+        readings={"WR-1": "from-campaign"},
     ),
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from conformance.adapters.patched import Capability, Patch, describe_patches
+from conformance.adapters.patched import Capability, Patch, declaring_readings, describe_patches
 from conformance.driver import Description
 
 DECLARING_SUFFIX = "_declared"
@@ -44,9 +44,7 @@ class Variant:
 
     def declared(self, description: Description) -> Description:
         described = description if self.declare is None else self.declare(description)
-        if not self.declares_readings:
-            return described
-        return described.model_copy(update={"readings": {**described.readings, **self.readings}})
+        return declaring_readings(described, self.readings if self.declares_readings else {})
 
     def declaring(self) -> Variant:
         """The same variant, naming its readings in its handshake."""

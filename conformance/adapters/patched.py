@@ -11,7 +11,7 @@ its handshake (its own metric names, say).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from enum import StrEnum
@@ -55,6 +55,13 @@ def _name_of(value: object) -> str:
 def describe_patches(patches: Sequence[Patch]) -> str:
     """How an alteration is applied, as the patches it installs."""
     return "; ".join(patch.describe() for patch in patches)
+
+
+def declaring_readings(description: Description, readings: Mapping[str, str]) -> Description:
+    """The handshake's description naming `readings` too: an alteration judged by them."""
+    if not readings:
+        return description
+    return description.model_copy(update={"readings": {**description.readings, **readings}})
 
 
 class Alteration(Protocol):
