@@ -110,10 +110,12 @@ def test_a_record_that_contradicts_pytest_s_own_outcome_is_reported() -> None:
 
 def test_a_property_followed_past_a_divergence_agrees_with_pytest_s_failure() -> None:
     """A property that followed a reading to the end diverges on its criteria and passes the
-    others while pytest saw it fail; a property stopped by a failure passes none."""
+    others while pytest saw it fail; one that diverged without following it, or was stopped by
+    a failure, passes none."""
     memory = HarnessMemory()
     records = {
         "followed": (Status.DIVERGED, Status.PASSED, Status.NOT_APPLICABLE),
+        "unfollowed": (Status.DIVERGED, Status.PASSED, Status.NOT_APPLICABLE),
         "stopped": (Status.FAILED, Status.PASSED, Status.NOT_APPLICABLE),
     }
     memory.run = ResultsRun(
@@ -126,6 +128,7 @@ def test_a_property_followed_past_a_divergence_agrees_with_pytest_s_failure() ->
                 scenario=name,
                 status=status,
                 duration_s=0.0,
+                followed=["WR-1=from-campaign"] if name != "unfollowed" else [],
             )
             for name, statuses in records.items()
             for index, status in enumerate(statuses)
@@ -133,8 +136,11 @@ def test_a_property_followed_past_a_divergence_agrees_with_pytest_s_failure() ->
         footer=None,
     )
     memory.keys_by_nodeid = {f"t::{name}": [f"{name}{i}" for i in range(3)] for name in records}
-    memory.outcomes.update({"t::followed": "failed", "t::stopped": "failed"})
-    assert memory.disagreements() == ["stopped1: recorded passed, pytest saw it failed"]
+    memory.outcomes.update({f"t::{name}": "failed" for name in records})
+    assert memory.disagreements() == [
+        "stopped1: recorded passed, pytest saw it failed",
+        "unfollowed1: recorded passed, pytest saw it failed",
+    ]
 
 
 def test_the_stored_evidence_does_not_depend_on_quiet(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
-from conformance.stream.results import ResultsRun, Status
+from conformance.stream.results import ResultsRun, ScenarioResult, Status
 
 if TYPE_CHECKING:
     from conformance.running.recorder import ResultsRecorder
@@ -84,19 +84,21 @@ class HarnessMemory:
                     found.append(
                         f"{key}: pytest ran it ({outcome}) but the harness holds no record"
                     )
-                elif not _agrees(outcome, record.status, siblings if len(keys) > 1 else set()):
+                elif not _agrees(outcome, record, siblings if len(keys) > 1 else set()):
                     found.append(f"{key}: recorded {record.status.value}, pytest saw it {outcome}")
         return found
 
 
-def _agrees(outcome: str, status: Status, siblings: set[Status]) -> bool:
+def _agrees(outcome: str, record: ScenarioResult, siblings: set[Status]) -> bool:
     """A property's records (`siblings`, one per criterion it names) for the criteria its
     counterexample did not break are not applicable while pytest saw it fail; after a
     divergence the property followed to the end, they pass while pytest saw it fail (see
     properties.catalogue.fanned_status)."""
+    status = record.status
     if siblings and outcome == "failed":
         if status is Status.NOT_APPLICABLE:
             return True
-        if status is Status.PASSED and Status.DIVERGED in siblings:
+        followed_past = bool(record.followed) and Status.DIVERGED in siblings
+        if status in (Status.PASSED, Status.XPASS) and followed_past:
             return True
     return outcome in _AGREEING[status]
