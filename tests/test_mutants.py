@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from conformance import mutants
 from conformance.adapters.factory import ConfigurationError, open_driver
@@ -16,13 +18,21 @@ from conformance.adapters.patched import (
     PatchedDriver,
     open_patched,
 )
-from conformance.driver import Driver, Outcome
+from conformance.driver import Description, Driver, Outcome
 from conformance.mutants.mutant import Mutant
 from conformance.mutants.office_count import StatementGate
 from conformance.mutants.office_pipeline import ReorderedQueue
 from conformance.mutants.office_reporting import ReportingGate
 from conformance.reference.office import service as office_service
 from conformance.spec.registry import default_registry
+
+
+def reference_description(folder: Path) -> Description:
+    driver = open_driver("reference", None, folder)
+    try:
+        return driver.describe()
+    finally:
+        driver.close()
 
 
 def test_every_criterion_is_targeted_by_a_mutant_or_says_why_not() -> None:
@@ -59,6 +69,23 @@ def test_a_mutant_driver_names_itself_and_undoes_its_patches_on_close(tmp_path: 
     finally:
         driver.close()
     assert office_service.AllowanceGate is original
+
+
+def test_a_mutant_declares_its_readings_and_an_unregistered_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    declaring = [mutant for mutant in mutants.MUTANTS.values() if mutant.readings]
+    assert declaring, "no mutant declares a reading: nothing checks a legal variant gone wrong"
+    for mutant in declaring:
+        driver = mutants.open_mutant(mutant.name, None, tmp_path / mutant.name)
+        try:
+            assert driver.describe().readings == dict(mutant.readings)
+        finally:
+            driver.close()
+    plain = mutants.MUTANTS["usage_unbounded"]
+    moonstruck = replace(plain, readings={"WR-1": "from-the-moon"})
+    with pytest.raises(ValidationError, match="WR-1 has no reading 'from-the-moon'"):
+        moonstruck.declared(plain.declared(reference_description(tmp_path)))
 
 
 def test_the_in_process_adapter_opens_mutants_by_name(tmp_path: Path) -> None:

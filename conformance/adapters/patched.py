@@ -58,10 +58,12 @@ def describe_patches(patches: Sequence[Patch]) -> str:
 
 
 def declaring_readings(description: Description, readings: Mapping[str, str]) -> Description:
-    """The handshake's description naming `readings` too: an alteration judged by them."""
+    """The handshake's description naming `readings` too: an alteration judged by them,
+    validated as a served implementation's would be (an unregistered reading is refused)."""
     if not readings:
         return description
-    return description.model_copy(update={"readings": {**description.readings, **readings}})
+    named = description.model_dump()
+    return Description.model_validate({**named, "readings": {**named["readings"], **readings}})
 
 
 class Alteration(Protocol):
