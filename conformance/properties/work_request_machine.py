@@ -486,6 +486,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.listing_refusal: ErrorCode | None = None
         self.observed: dict[str, BudgetSnapshot] = {}
         """Each campaign's budget as last read, while nothing accepted since can have moved it."""
+        self.unseen_requests = False
+        """Whether a delegation made at once had an unknown outcome: the implementation may hold
+        a request, and reserve its slice, that the machine never saw."""
         self.scenario = WorkRequestScenario()
         """The program so far, as a Gherkin scenario (noted after every step)."""
         self.model_fields = [name for name in vars(self) if name not in UNCOPIED | hypothesis_own]
@@ -1634,6 +1637,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         calls = [ConcurrentCall(operation="delegate", arguments=arguments)] * asked
         outcomes = self.batch(HistoryRecorder(self.driver), calls)
         self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
+        self.unseen_requests |= any(not outcome.definite for outcome in outcomes)
         created = [WorkRequest.model_validate(outcome.result) for outcome in outcomes if outcome.ok]
         self.scenario.delegation_race(
             delegation.origin,
@@ -1824,17 +1828,17 @@ class WorkRequestMachine(RuleBasedStateMachine):
     # -- invariants ----------------------------------------------------------------
     def keep_invariants(self) -> None:
         """After every step (inside it, so that a step judged again is judged with them)."""
-        self.budgets_are_conserved()
-        self.requests_stay_fenced_and_narrowed()
+        snapshots = self.budgets_are_conserved()
+        views = self.requests_stay_fenced_and_narrowed()
+        self.reserves_within_open_slices(snapshots, views)
 
-    def budgets_are_conserved(self) -> None:
+    def budgets_are_conserved(self) -> list[BudgetSnapshot]:
         """No budget is created: every part is non-negative and together they never exceed the
         total; that they add up to it is the remainder's return (WR-3), and the exact figures
         rest on the budget readings the run has exercised."""
-        for campaign in CAMPAIGNS:
-            self.check_budget(campaign)
+        return [self.check_budget(campaign) for campaign in CAMPAIGNS]
 
-    def check_budget(self, campaign: str) -> None:
+    def check_budget(self, campaign: str) -> BudgetSnapshot:
         snapshot = self.budget_created_nowhere(campaign)
         parts = (snapshot.available, snapshot.reserved, snapshot.spent)
         expected = self.predicted_budget(campaign)
@@ -1849,14 +1853,47 @@ class WorkRequestMachine(RuleBasedStateMachine):
             lambda: f"budget {snapshot!r}, the oracle predicts {expected!r}",
         )
         self.observed[campaign] = snapshot
+        return snapshot
 
     def remainders_may_be_lost(self) -> bool:
         """Whether a reading the model follows lets a returned remainder go to nobody, so that
         a campaign's parts add up to less than its total: WR-3's forfeit, or WR-15's loss of a
         remainder whose parent request has completed (the model predicts the figures either
         way; conservation is what these readings give up)."""
-        return self.oracle.reads(REMAINDER_RETURNED, "forfeit") or self.oracle.reads(
-            PAST_COMPLETED_PARENT, "lost-past-completed"
+        lost_past_completed = self.oracle.reads(PAST_COMPLETED_PARENT, "lost-past-completed")
+        every_slice_from_campaign = self.oracle.reads(RESERVED_AT_DELEGATION, "from-campaign")
+        return self.oracle.reads(REMAINDER_RETURNED, "forfeit") or (
+            lost_past_completed and not every_slice_from_campaign
+        )
+
+    def reserves_within_open_slices(
+        self, snapshots: list[BudgetSnapshot], views: list[WorkRequest]
+    ) -> None:
+        """What no reading changes: a campaign reserves no more than its open requests' slices
+        hold unspent, or a remainder went to a request whose slice it never came out of, and
+        that request's child can spend beyond its slice. Set aside where a reading may lose a
+        remainder (it may sit anywhere) or a delegation's outcome was never known."""
+        if self.remainders_may_be_lost() or self.unseen_requests:
+            return
+        for snapshot in snapshots:
+            self.check_reserve_against_open_slices(snapshot, views)
+
+    @staticmethod
+    def check_reserve_against_open_slices(
+        snapshot: BudgetSnapshot, views: list[WorkRequest]
+    ) -> None:
+        unspent = sum(
+            view.budget_slice - view.budget_spent
+            for view in views
+            if view.campaign_id == snapshot.campaign_id and view.state is not RequestState.COMPLETED
+        )
+        holds(
+            snapshot.reserved <= unspent,
+            WITHIN_SLICE,
+            lambda: (
+                f"{snapshot.campaign_id} reserves {snapshot.reserved}, more than its open "
+                f"requests' slices hold unspent ({unspent}): a child can spend beyond its slice"
+            ),
         )
 
     def budget_created_nowhere(self, campaign: str) -> BudgetSnapshot:
@@ -1876,22 +1913,24 @@ class WorkRequestMachine(RuleBasedStateMachine):
     def keep_reading_free_invariants(self) -> None:
         """The invariants that hold under every reading, checked where a step diverged in a way
         no alternative explains: a divergence cannot hide a broken clause that needs no model."""
-        for request_id in self.request_ids:
-            self.request_within_its_grants_and_slice(request_id)
-        for campaign in CAMPAIGNS:
-            if not isinstance(self.oracle.budget(campaign), ErrorCode):
-                self.budget_created_nowhere(campaign)
+        views = [self.request_within_its_grants_and_slice(r) for r in self.request_ids]
+        snapshots = [
+            self.budget_created_nowhere(campaign)
+            for campaign in CAMPAIGNS
+            if not isinstance(self.oracle.budget(campaign), ErrorCode)
+        ]
+        self.reserves_within_open_slices(snapshots, views)
 
-    def requests_stay_fenced_and_narrowed(self) -> None:
+    def requests_stay_fenced_and_narrowed(self) -> list[WorkRequest]:
         """Every request still reads, within its originator's grants, completed at most once,
         and as the model predicts."""
-        for request_id in self.request_ids:
-            self.check_request(request_id)
+        return [self.check_request(request_id) for request_id in self.request_ids]
 
-    def check_request(self, request_id: str) -> None:
+    def check_request(self, request_id: str) -> WorkRequest:
         view = self.request_within_its_grants_and_slice(request_id)
         self.check_single_completion(view)
         self.check_view(f"get_request({request_id})", view, self.predicted(request_id))
+        return view
 
     def request_within_its_grants_and_slice(self, request_id: str) -> WorkRequest:
         view = self.read(
