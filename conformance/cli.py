@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -837,11 +837,20 @@ def mutants() -> None:
 
     known = _family("mutant").members
     table = Table(title=f"{len(known)} mutants (--impl mutant:NAME)", title_justify="left")
-    for column in ("mutant", "criterion", "defect"):
+    for column in ("mutant", "criterion", "declares", "defect"):
         table.add_column(column, no_wrap=column != "defect")
     for mutant in sorted(known.values(), key=lambda m: (m.criterion, m.name)):
-        table.add_row(escape(mutant.name), short_id(mutant.criterion), escape(mutant.description))
+        table.add_row(
+            escape(mutant.name),
+            short_id(mutant.criterion),
+            escape(_readings_named(mutant.readings)),
+            escape(mutant.description),
+        )
     console.print(table)
+
+
+def _readings_named(readings: Mapping[str, str]) -> str:
+    return ", ".join(f"{q} as {name}" for q, name in sorted(readings.items())) or "-"
 
 
 @app.command(short_help="list the open questions and their readings")
@@ -874,11 +883,9 @@ def variants() -> None:
     for column in ("variant", "reads otherwise", "declares it", "freedom taken"):
         table.add_column(column, no_wrap=column != "freedom taken")
     for variant in sorted(known.values(), key=lambda v: v.name):
-        readings = ", ".join(f"{q} as {name}" for q, name in sorted(variant.readings.items()))
         declares = "yes" if variant.declares_readings else "-"
-        table.add_row(
-            escape(variant.name), escape(readings or "-"), declares, escape(variant.description)
-        )
+        readings = _readings_named(variant.readings)
+        table.add_row(escape(variant.name), escape(readings), declares, escape(variant.description))
     console.print(table)
 
 

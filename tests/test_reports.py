@@ -227,6 +227,7 @@ def test_the_small_commands_answer(tmp_path: Path) -> None:
     mutants = " ".join(RUNNER.invoke(app, ["mutants"], terminal_width=400).output.split())
     assert "allowance_off_by_one" in mutants
     assert "[now - W, now]" in mutants, "a description's brackets were read as markup"
+    assert "nested_remainder_to_parent │ WORKREQ-001.13 │ WR-1 as from-campaign" in mutants
     wide = RUNNER.invoke(app, ["run", "--help"], env={"COLUMNS": "400"})
     help_text = " ".join(wide.output.split())
     for promised in ("mutant:<name>", "python:<module>:<factory>", "--junit FILE JUnit XML"):

@@ -485,7 +485,7 @@ class WorkRequestOracle:
         *,
         completed_at: datetime | None = None,
     ) -> Completion:
-        """Record an accepted publish; the unspent slice goes back (WR-3, WR-15)."""
+        """Record an accepted publish; the unspent slice goes back (WR-1, WR-3, WR-15)."""
         refusals = self.publish_refusals(request_id, holder, generation, result_ref)
         if refusals:
             raise ValueError(f"the publish must be refused: {sorted(refusals)}")
