@@ -448,6 +448,19 @@ def test_budget_refusal_with_budget_left_is_caught() -> None:
     assert any("at most 30 of 100" in v for v in result.violations), result
 
 
+def test_budget_refusal_after_a_nested_delegation_is_not_judged() -> None:
+    """Read as from-campaign (WR-1), the nested 40 comes out of the campaign, leaving 10: the
+    refusal of 30 is right, though the root sessions took only 50 of 100."""
+    history = _campaign()
+    _delegation(history, (4, 5), "s0", 50)
+    _delegation(history, (6, 7), "child-r-s0-4", 40)
+    _delegation(history, (8, 9), "s1", 30, outcome="fail", error=ErrorCode.INSUFFICIENT_BUDGET)
+
+    result = check_budget(history.operations())
+
+    assert result.ok, result
+
+
 def test_budget_unknown_delegation_excuses_a_refusal_and_is_not_counted_as_taken() -> None:
     history = _campaign()
     _delegation(history, (4, 8), "s0", 60)

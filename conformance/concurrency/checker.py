@@ -512,11 +512,12 @@ def check_budget(history: Sequence[Operation]) -> CheckResult:
                 f"campaign {campaign_id}: its root sessions took {taken} of a budget of "
                 f"{campaign.total}"
             )
+        flat = campaign.created_in_history and not _nested(history, campaign_id, campaign)
         for refusal in (op for op in delegations if op.outcome == "fail"):
             counts[f"refused_{refusal.error}"] += 1
-            if refusal.error == ErrorCode.INSUFFICIENT_BUDGET and campaign.created_in_history:
+            if refusal.error == ErrorCode.INSUFFICIENT_BUDGET and flat:
                 violations += _unjustified_budget_refusal(campaign_id, campaign, refusal, draws)
-        if campaign.created_in_history and not _nested(history, campaign_id, campaign):
+        if flat:
             ledger = _Ledger(campaign_id, campaign, draws, _root_returns(history, campaign))
             mine = [s for s in snapshots if s.value["campaign_id"] == campaign_id]
             violations += ledger.violations(mine)
@@ -660,9 +661,10 @@ class _Ledger:
 
 
 def _nested(history: Sequence[Operation], campaign_id: str, campaign: _Campaign) -> bool:
-    """Whether a child session of the campaign delegated: its completions may return budget
-    anywhere up the lineage (WR-15), which the ledger does not follow, so it judges flat
-    histories only."""
+    """Whether a child session of the campaign delegated. Where its slice came from (the
+    child's own slice, or the campaign: WR-1) and where its remainder goes (up the lineage:
+    WR-3, WR-15) rest on readings the checker does not follow, so the ledger and the
+    refusals' justification judge flat histories only."""
     return any(
         op.operation == "delegate"
         and op.outcome == "ok"
