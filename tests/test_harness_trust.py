@@ -91,52 +91,56 @@ def test_abandoned_run_folders_are_removed_and_live_ones_kept(tmp_path: Path) ->
     assert alive.exists() and not dead.exists()
 
 
-def test_a_record_that_contradicts_pytest_s_own_outcome_is_reported() -> None:
+def memory_of(
+    statuses: dict[str, tuple[Status, ...]], outcome: dict[str, str], followed: set[str]
+) -> HarnessMemory:
+    """A harness's memory of one record per status, each test's keys `<test><index>`, pytest
+    having seen each test end as `outcome` says; the tests in `followed` followed a reading."""
     memory = HarnessMemory()
     memory.run = ResultsRun(
         header=a_header(),
         scenarios=[
             ScenarioResult(
-                key=key, criterion=None, feature="f", scenario=key, status=status, duration_s=0.0
+                key=f"{test}{index}",
+                criterion=None,
+                feature="f",
+                scenario=test,
+                status=status,
+                duration_s=0.0,
+                followed=["WR-1=from-campaign"] if test in followed else [],
             )
-            for key, status in (("a", Status.PASSED), ("b", Status.FAILED), ("c", Status.PASSED))
+            for test, test_statuses in statuses.items()
+            for index, status in enumerate(test_statuses)
         ],
         footer=None,
     )
-    memory.keys_by_nodeid = {"t::a": ["a"], "t::b": ["b"], "t::c": ["c"]}
-    memory.outcomes.update({"t::a": "passed", "t::b": "failed", "t::c": "failed"})
-    assert memory.disagreements() == ["c: recorded passed, pytest saw it failed"]
+    memory.keys_by_nodeid = {
+        f"t::{test}": [f"{test}{i}" for i in range(len(test_statuses))]
+        for test, test_statuses in statuses.items()
+    }
+    memory.outcomes.update({f"t::{test}": seen for test, seen in outcome.items()})
+    return memory
+
+
+def test_a_record_that_contradicts_pytest_s_own_outcome_is_reported() -> None:
+    memory = memory_of(
+        {"a": (Status.PASSED,), "b": (Status.FAILED,), "c": (Status.PASSED,)},
+        {"a": "passed", "b": "failed", "c": "failed"},
+        followed=set(),
+    )
+    assert memory.disagreements() == ["c0: recorded passed, pytest saw it failed"]
 
 
 def test_a_property_followed_past_a_divergence_agrees_with_pytest_s_failure() -> None:
     """A property that followed a reading to the end diverges on its criteria and passes the
     others while pytest saw it fail; one that diverged without following it, or was stopped by
     a failure, passes none."""
-    memory = HarnessMemory()
-    records = {
+    fanned = {
         "followed": (Status.DIVERGED, Status.PASSED, Status.NOT_APPLICABLE),
         "unfollowed": (Status.DIVERGED, Status.PASSED, Status.NOT_APPLICABLE),
         "stopped": (Status.FAILED, Status.PASSED, Status.NOT_APPLICABLE),
     }
-    memory.run = ResultsRun(
-        header=a_header(),
-        scenarios=[
-            ScenarioResult(
-                key=f"{name}{index}",
-                criterion=None,
-                feature="f",
-                scenario=name,
-                status=status,
-                duration_s=0.0,
-                followed=["WR-1=from-campaign"] if name != "unfollowed" else [],
-            )
-            for name, statuses in records.items()
-            for index, status in enumerate(statuses)
-        ],
-        footer=None,
-    )
-    memory.keys_by_nodeid = {f"t::{name}": [f"{name}{i}" for i in range(3)] for name in records}
-    memory.outcomes.update({f"t::{name}": "failed" for name in records})
+    memory = memory_of(fanned, dict.fromkeys(fanned, "failed"), followed={"followed", "stopped"})
     assert memory.disagreements() == [
         "stopped1: recorded passed, pytest saw it failed",
         "unfollowed1: recorded passed, pytest saw it failed",
