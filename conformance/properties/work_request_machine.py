@@ -724,7 +724,10 @@ class WorkRequestMachine(RuleBasedStateMachine):
         cap is in reach), from the child session of a recent first request (so
         lineages start several levels deep), or from another root. Whether the program may
         restart is drawn here too. Everything is drawn before the first delegation, so that
-        the step judged again under another reading draws nothing its first run did not.
+        the step judged again under another reading draws nothing its first run did not. Each
+        first request's campaign is checked as soon as it is made: a reading the
+        implementation takes (a nested slice out of the campaign, WR-1) must show at the
+        delegation that takes it, not at a later one the kit's reading then misjudges.
         """
         self.may_restart = data.draw(st.sampled_from(self.restart_permits), label="may restart")
         self.build_world({"camp": budget, "camp-2": side_budget, "annex-camp": annex_budget})
@@ -740,6 +743,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             )
             if request is not None:
                 created.append(request)
+            self.check_budget(self.campaign_of[origin])
         return multiple(*created)
 
     def build_world(self, budgets: dict[str, int]) -> None:
