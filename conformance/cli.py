@@ -130,6 +130,12 @@ CucumberOut = Annotated[
     Path | None,
     typer.Option(dir_okay=False, writable=True, metavar="FILE", help="Cucumber JSON"),
 ]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        min=0, metavar="N", help="the properties' Hypothesis seed (default: a new one, recorded)"
+    ),
+]
 SignKey = Annotated[
     Path | None,
     typer.Option(
@@ -235,14 +241,7 @@ def run(
             "(many more examples); a counterexample is printed as a Gherkin scenario"
         ),
     ] = Budget.CI,
-    seed: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            metavar="N",
-            help="the properties' Hypothesis seed (default: a new one, recorded)",
-        ),
-    ] = None,
+    seed: Seed = None,
     jobs: Annotated[
         str,
         typer.Option(
@@ -936,6 +935,14 @@ def strength(
         bool,
         typer.Option(help="serve each variant through exec: (serve-reference --variant)"),
     ] = False,
+    properties: Annotated[
+        Budget,
+        typer.Option(
+            help="the property checks each run makes beside its scenarios, for the control, "
+            "the mutants and the variants alike: none, ci or thorough (see docs/strength.md)"
+        ),
+    ] = Budget.NONE,
+    seed: Seed = None,
 ) -> None:
     """Run the suite against every mutant (each must be killed by its own criterion) and every
     legal variant (each must pass, or diverge only where it says); 1 if either side fails."""
@@ -960,6 +967,7 @@ def strength(
             keep=keep,
             progress=progress,
             method=kit_strength.Method(fresh_interpreters, over_the_wire),
+            properties=kit_strength.Properties(properties, seed),
         )
     kit_strength.print_report(outcome, console)
     if json_out is not None:

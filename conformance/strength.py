@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
 import subprocess
 import sys
@@ -44,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -57,20 +58,31 @@ from conformance.adapters.patched import Capability
 from conformance.implementations import Legal, Mutation
 from conformance.implementations import mutants as kit_mutants
 from conformance.implementations import variants as kit_variants
+from conformance.properties import (
+    OFFICE_EFFECTS_MODULE,
+    OFFICE_MODULE,
+    WORK_REQUEST_MODULE,
+    Budget,
+)
 from conformance.running.forked_suite import Exit, can_fork, fork_servers
 from conformance.spec.registry import default_registry, short_id
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import read_stream
 from conformance.suite import pytest_arguments
 
-FEATURES: dict[Capability, str] = {
-    Capability.OFFICE: "office_*.feature",
-    Capability.WORK_REQUESTS: "armonia_workreq_*.feature",
+SCOPES: dict[Capability, tuple[str, ...]] = {
+    Capability.OFFICE: ("office_*.feature", OFFICE_MODULE, OFFICE_EFFECTS_MODULE),
+    Capability.WORK_REQUESTS: ("armonia_workreq_*.feature", WORK_REQUEST_MODULE),
 }
+"""What a capability's runs cover: its feature files, and its property modules (which run only
+with `properties`; their records carry `properties/<module>` as their feature)."""
 NOT_A_KILL = frozenset({Status.PASSED, Status.NOT_APPLICABLE, Status.DIVERGED})
 """A divergence is a legal reading of an open question, not a defect caught."""
 CRASHES = frozenset({Status.ERRORED, Status.TIMEOUT})
 DEFAULT_TIMEOUT_S = 900.0
+THOROUGH_TIMEOUT_S = 4 * 3600.0
+"""A run at the thorough budget searches 1000 examples a property: the work-request machine's
+four searches alone take minutes to tens of minutes, one after the other in one run."""
 VERDICT_EXIT_CODES = frozenset({0, 1})
 """pytest's exit codes for "the tests ran" (all passed, some failed); others mean they did not."""
 RAM_DIRECTORY = Path("/dev/shm")
@@ -196,6 +208,36 @@ FIRST_METHOD = Method(fresh_interpreters=True, over_the_wire=True)
 
 
 @dataclass(frozen=True)
+class Properties:
+    """The property checks every suite run makes beside its scenarios: none unless asked.
+
+    One seed serves every run, the control's too, so that a mutant's or a variant's search
+    starts where the reference's did, and the whole strength run can be repeated.
+    """
+
+    budget: Budget = Budget.NONE
+    seed: int | None = None
+
+    def seeded(self) -> Properties:
+        """With a seed drawn now where checks run and none was given (the report names it)."""
+        if self.budget is Budget.NONE or self.seed is not None:
+            return self
+        return replace(self, seed=secrets.randbits(32))
+
+    def arguments(self) -> list[str]:
+        seed = [] if self.seed is None else [f"--hypothesis-seed={self.seed}"]
+        return [*pytest_arguments(self.budget), *seed]
+
+    def timeout_s(self) -> float:
+        return THOROUGH_TIMEOUT_S if self.budget is Budget.THOROUGH else DEFAULT_TIMEOUT_S
+
+    def describe(self) -> str:
+        if self.budget is Budget.NONE:
+            return "scenarios only"
+        return f"scenarios and property checks (budget {self.budget.value}, seed {self.seed})"
+
+
+@dataclass(frozen=True)
 class StrengthReport:
     control: TargetRun
     verdicts: list[MutantVerdict]
@@ -208,6 +250,7 @@ class StrengthReport:
     partial: bool = False
     """True when only some mutants or scenarios ran: a criterion killing none is then no finding."""
     thorough: bool = False
+    properties: Properties = Properties()
 
     def control_failures(self) -> list[str]:
         """What the reference did not pass; with -k, scenarios left unselected do not count."""
@@ -293,12 +336,16 @@ def run_strength(
     all_features: bool = False,
     thorough: bool = False,
     keep: Path | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
+    timeout_s: float | None = None,
     progress: Callable[[TargetRun], None] | None = None,
     method: Method = Method(),
+    properties: Properties = Properties(),
 ) -> StrengthReport:
     """Run the control, every mutant and every variant through the suite, `jobs` at a time;
-    `progress` hears of each suite run as it finishes."""
+    `progress` hears of each suite run as it finishes. A run gives up after `timeout_s`
+    (by default what its property budget needs)."""
+    properties = properties.seeded()
+    limit = properties.timeout_s() if timeout_s is None else timeout_s
     whole = {mutant.name: _mutant_target(mutant, all_features) for mutant in mutants}
     variant_targets = [
         _variant_target(variant, all_features, method.over_the_wire) for variant in variants
@@ -317,7 +364,7 @@ def run_strength(
     ):
 
         def run_one(target: Target) -> TargetRun:
-            finished = run_target(target, workdir, select, timeout_s, runner)
+            finished = run_target(target, workdir, select, limit, runner, properties)
             if progress is not None:
                 progress(finished)
             return finished
@@ -347,6 +394,7 @@ def run_strength(
         select=select,
         partial=partial or select is not None,
         thorough=thorough,
+        properties=properties,
     )
 
 
@@ -369,7 +417,7 @@ def _complete_the_missed(
 
 
 def _mutant_target(mutant: Mutation, all_features: bool) -> Target:
-    return Target(f"mutant:{mutant.name}", () if all_features else (FEATURES[mutant.capability],))
+    return Target(f"mutant:{mutant.name}", () if all_features else SCOPES[mutant.capability])
 
 
 def _own_criterion(target: Target, mutant: Mutation) -> Target:
@@ -377,7 +425,7 @@ def _own_criterion(target: Target, mutant: Mutation) -> Target:
 
 
 def _variant_target(variant: Legal, all_features: bool, over_the_wire: bool) -> Target:
-    features = () if all_features else (FEATURES[variant.capability],)
+    features = () if all_features else SCOPES[variant.capability]
     if not over_the_wire:
         return Target(f"variant:{variant.name}", features)
     served = shlex.join([sys.executable, "-m", "conformance.wire.serve", "--variant", variant.name])
@@ -475,6 +523,7 @@ def run_target(
     select: str | None,
     timeout_s: float,
     runner: SuiteRunner | None = None,
+    properties: Properties = Properties(),
 ) -> TargetRun:
     """One pytest run of the suite against `target` (in a fresh interpreter unless `runner` says
     otherwise); its results stream, read back."""
@@ -482,8 +531,9 @@ def run_target(
     stream = workdir / f"{target.label}.jsonl"
     log = workdir / f"{target.label}.log"
     started = time.perf_counter()
+    basetemp = workdir / f"{target.label}.tmp"
     exit_code, why = runner.run(
-        suite_arguments(target, stream, workdir / f"{target.label}.tmp", select),
+        suite_arguments(target, stream, basetemp, select, properties),
         workdir,
         log,
         timeout_s,
@@ -509,10 +559,16 @@ def _with_log_tail(why: str, log: Path) -> str:
     )
 
 
-def suite_arguments(target: Target, stream: Path, basetemp: Path, select: str | None) -> list[str]:
+def suite_arguments(
+    target: Target,
+    stream: Path,
+    basetemp: Path,
+    select: str | None,
+    properties: Properties = Properties(),
+) -> list[str]:
     """pytest's arguments for one suite run against `target`, writing its results to `stream`."""
     arguments = [
-        *pytest_arguments(),
+        *properties.arguments(),
         "-p",
         "no:cov",
         "-p",
@@ -620,7 +676,7 @@ def summary_line(report: StrengthReport) -> str:
         f"({len(diverging)} diverging only on the interpretations they name), "
         f"{len(report.variants) - len(accepted)} falsely failed. "
         f"Wall time {report.wall_seconds:.0f} s, {report.jobs} at a time, "
-        f"{report.method.describe()}"
+        f"{report.method.describe()}; {report.properties.describe()}"
     )
 
 
@@ -691,6 +747,8 @@ def report_json(report: StrengthReport) -> dict[str, Any]:
         "fresh_interpreters": report.method.fresh_interpreters,
         "variants_over_the_wire": report.method.over_the_wire,
         "thorough": report.thorough,
+        "properties": report.properties.budget.value,
+        "seed": report.properties.seed,
         "control": {"seconds": report.control.seconds, "failures": report.control_failures()},
         "survivors": report.survivors(),
         "criteria": report.kills_by_criterion(),

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from conformance.adapters.patched import Capability
 from conformance.cli import EXIT_USAGE, app
+from conformance.properties import Budget
 from conformance.strength import (
     FIRST_METHOD,
     Method,
+    Properties,
     StrengthReport,
     Target,
     print_report,
@@ -19,6 +24,7 @@ from conformance.strength import (
     run_target,
     select_mutants,
     select_variants,
+    summary_line,
 )
 
 pytestmark = pytest.mark.cost(seconds=20)
@@ -159,3 +165,74 @@ def test_a_run_without_a_verdict_carries_the_end_of_its_log(tmp_path: Path) -> N
     run = run_target(Target("variant:x", ()), tmp_path, None, 10.0, _CrashingRunner())
     assert run.error is not None and run.error.startswith("pytest exited with 3")
     assert run.error.splitlines()[-1] == "OSError: disk full"
+
+
+@dataclass(frozen=True)
+class _Undeclaring:
+    """A variant as strength judges it, naming no reading it may diverge on."""
+
+    name: str
+    capability: Capability = Capability.WORK_REQUESTS
+    description: str = "judged as if it took no freedom"
+    readings: dict[str, str] = field(default_factory=dict)
+    declares_readings: bool = False
+    diverges: frozenset[str] = frozenset()
+
+
+@pytest.fixture(scope="module")
+def with_properties() -> StrengthReport:
+    """The work-request machine's first search only, at ci: a mutant no selected scenario can
+    see, a variant reading WR-1 otherwise, and the same variant judged as if it named nothing."""
+    variant = select_variants(["nested_slice_from_campaign"])
+    return run_strength(
+        select_mutants(["overdraw_allowed"]),
+        variants=[*variant, _Undeclaring("nested_slice_from_campaign")],
+        select="work_request_machine and 1",
+        partial=True,
+        properties=Properties(Budget.CI, seed=4),
+    )
+
+
+def test_with_properties_the_control_runs_its_capabilities_checks_only(
+    with_properties: StrengthReport,
+) -> None:
+    checked = {
+        key: status
+        for key, (_, status) in with_properties.control.statuses().items()
+        if key.startswith("properties/")
+    }
+    machine = "properties/test_work_request_machine.py::"
+    assert checked and all(key.startswith(machine) for key in checked), sorted(checked)
+    passed = [key for key, status in checked.items() if status == "passed"]
+    assert len(passed) == 13, "search 1's record for each of the 13 work-request criteria"
+    assert "budget ci, seed 4" in summary_line(with_properties)
+
+
+def test_a_property_check_of_its_own_criterion_kills_a_mutant(
+    with_properties: StrengthReport,
+) -> None:
+    (verdict,) = with_properties.verdicts
+    assert verdict.failed_by == {"AC-ARMONIA-WORKREQ-001.9"} and verdict.intended_kill
+
+
+def test_a_property_s_divergence_is_judged_by_the_readings_the_variant_names(
+    with_properties: StrengthReport,
+) -> None:
+    named, unnamed = with_properties.variants
+    assert named.accepted and named.diverged_on == {"WR-1"}, named.false_failures
+    assert not unnamed.accepted and not with_properties.succeeded()
+    assert unnamed.false_failures, "a divergence it does not name is the kit failing it"
+    assert all(
+        f.startswith("properties/test_work_request_machine.py::") for f in unnamed.false_failures
+    )
+
+
+def test_strength_draws_a_seed_for_its_properties_and_reports_it(tmp_path: Path) -> None:
+    """One seed for every run, drawn when none is given: the JSON and the summary name it."""
+    report = tmp_path / "strength.json"
+    chosen = ("strength", "--mutant", "allowance_off_by_one", "-k", "sixth")
+    outcome = CliRunner().invoke(app, [*chosen, "--properties", "ci", "--json", str(report)])
+    assert outcome.exit_code == 0, outcome.output
+    written = json.loads(report.read_text(encoding="utf-8"))
+    assert written["properties"] == "ci" and isinstance(written["seed"], int)
+    assert f"seed {written['seed']})" in " ".join(outcome.output.split())

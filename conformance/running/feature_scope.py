@@ -5,6 +5,10 @@ capability runs against that capability's features only (`--feature-glob`),
 and first against the scenarios of the criterion it targets only
 (`--criterion`), where one failure is enough to call it killed. Scenarios left
 out are deselected, and left out of the verdict.
+
+A property check is scoped the same way, by its module's file name (what its records carry
+as their feature, `properties/<module>`) and by the criteria it names: with `--properties`,
+a work-request variant runs the work-request machine and not the office properties.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.properties.catalogue import check_of_item
 from conformance.running.scenario_items import scenario_template
 from conformance.spec.registry import CRITERION_TAG
 
@@ -53,6 +58,10 @@ def in_scope(name: str, patterns: list[str]) -> bool:
 
 
 def wanted(item: pytest.Item, patterns: list[str], criterion: str | None) -> bool:
+    check = check_of_item(item)
+    if check is not None:
+        named = criterion is None or criterion in check.criteria
+        return in_scope(check.module, patterns) and named
     name = feature_name(item)
     if name is None:
         return not criterion
