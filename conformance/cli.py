@@ -952,6 +952,7 @@ def strength(
     try:
         chosen = kit_strength.select_mutants(mutant or []) if mutant or not narrowed else []
         legal = kit_strength.select_variants(variant or []) if variant or not narrowed else []
+        checks = kit_strength.Properties(properties, seed)
     except ValueError as error:
         console.print(f"[bold red]{escape(str(error))}[/]")
         raise typer.Exit(EXIT_USAGE) from error
@@ -967,7 +968,7 @@ def strength(
             keep=keep,
             progress=progress,
             method=kit_strength.Method(fresh_interpreters, over_the_wire),
-            properties=kit_strength.Properties(properties, seed),
+            properties=checks,
         )
     kit_strength.print_report(outcome, console)
     if json_out is not None:

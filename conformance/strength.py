@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shlex
 import subprocess
 import sys
@@ -63,6 +62,7 @@ from conformance.properties import (
     OFFICE_MODULE,
     WORK_REQUEST_MODULE,
     Budget,
+    draw_seed,
 )
 from conformance.running.forked_suite import Exit, can_fork, fork_servers
 from conformance.spec.registry import default_registry, short_id
@@ -218,17 +218,23 @@ class Properties:
     budget: Budget = Budget.NONE
     seed: int | None = None
 
+    def __post_init__(self) -> None:
+        if self.budget is Budget.NONE and self.seed is not None:
+            raise ValueError("a seed is for property checks: give --properties ci or thorough")
+
     def seeded(self) -> Properties:
         """With a seed drawn now where checks run and none was given (the report names it)."""
         if self.budget is Budget.NONE or self.seed is not None:
             return self
-        return replace(self, seed=secrets.randbits(32))
+        return replace(self, seed=draw_seed())
 
     def arguments(self) -> list[str]:
+        """pytest's: the property modules and the budget, and the seed every run shares."""
         seed = [] if self.seed is None else [f"--hypothesis-seed={self.seed}"]
         return [*pytest_arguments(self.budget), *seed]
 
     def timeout_s(self) -> float:
+        """How long one suite run may take before it is given up, at this budget."""
         return THOROUGH_TIMEOUT_S if self.budget is Budget.THOROUGH else DEFAULT_TIMEOUT_S
 
     def describe(self) -> str:

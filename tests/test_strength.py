@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from conformance.cli import EXIT_USAGE, app
 from conformance.properties import Budget
 from conformance.strength import (
     FIRST_METHOD,
+    SCOPES,
     Method,
     Properties,
     StrengthReport,
@@ -24,6 +27,7 @@ from conformance.strength import (
     run_target,
     select_mutants,
     select_variants,
+    suite_arguments,
     summary_line,
 )
 
@@ -188,12 +192,11 @@ def with_properties() -> StrengthReport:
         select_mutants(["overdraw_allowed"]),
         variants=[*variant, _Undeclaring("nested_slice_from_campaign")],
         select="work_request_machine and 1",
-        partial=True,
         properties=Properties(Budget.CI, seed=4),
     )
 
 
-def test_with_properties_the_control_runs_its_capabilities_checks_only(
+def test_with_properties_the_control_passes_the_selected_checks_and_names_its_seed(
     with_properties: StrengthReport,
 ) -> None:
     checked = {
@@ -201,11 +204,83 @@ def test_with_properties_the_control_runs_its_capabilities_checks_only(
         for key, (_, status) in with_properties.control.statuses().items()
         if key.startswith("properties/")
     }
-    machine = "properties/test_work_request_machine.py::"
-    assert checked and all(key.startswith(machine) for key in checked), sorted(checked)
     passed = [key for key, status in checked.items() if status == "passed"]
     assert len(passed) == 13, "search 1's record for each of the 13 work-request criteria"
     assert "budget ci, seed 4" in summary_line(with_properties)
+
+
+def _collected_checks(target: Target, tmp_path: Path) -> list[str]:
+    """The property checks a suite run against `target` collects: module and test, in order."""
+    arguments = suite_arguments(
+        target, tmp_path / "results.jsonl", tmp_path / "base", None, Properties(Budget.CI, 4)
+    )
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest", *arguments, "--collect-only"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    return [
+        line.removeprefix("properties/").split("[")[0]
+        for line in listed.stdout.splitlines()
+        if line.startswith("properties/test_")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("capability", "criterion", "expected"),
+    [
+        (
+            Capability.WORK_REQUESTS,
+            None,
+            ["test_work_request_machine.py::test_work_request_machine"] * 4,
+        ),
+        (
+            Capability.OFFICE,
+            None,
+            [
+                "test_office_effects.py::test_every_operation_shows_what_the_model_says",
+                "test_office_window.py::test_admission_decisions_match_the_rolling_window",
+                "test_office_window.py::test_same_instant_wakes_are_decided_independently_of_their_order",
+                "test_office_window.py::test_no_window_ever_holds_more_than_the_allowance",
+            ],
+        ),
+        (
+            Capability.OFFICE,
+            "AC-OFFICE-ASSIGN-RATE-001.10",
+            [
+                "test_office_window.py::test_same_instant_wakes_are_decided_independently_of_their_order"
+            ],
+        ),
+    ],
+)
+def test_a_run_collects_the_property_checks_of_its_capability_and_criterion_only(
+    capability: Capability, criterion: str | None, expected: list[str], tmp_path: Path
+) -> None:
+    """A work-request mutant runs the machine, not the office properties; an own-criterion run
+    only the checks that name its criterion (001.10: the same-instant check alone)."""
+    collected = _collected_checks(Target("reference", SCOPES[capability], criterion), tmp_path)
+    assert collected == expected
+
+
+def test_every_run_of_a_strength_run_shares_its_seed() -> None:
+    drawn = Properties(Budget.CI).seeded()
+    assert drawn.seed is not None and drawn.seeded() == drawn, "drawn once, then kept"
+    arguments = suite_arguments(Target("reference", ()), Path("r"), Path("b"), None, drawn)
+    assert "--properties=ci" in arguments and f"--hypothesis-seed={drawn.seed}" in arguments
+    assert Properties().seeded().seed is None, "no checks, no seed"
+    plain = suite_arguments(Target("reference", ()), Path("r"), Path("b"), None)
+    assert "--properties=none" in plain and not any("seed" in a for a in plain)
+
+
+def test_a_seed_without_property_checks_is_a_usage_error(tmp_path: Path) -> None:
+    report = tmp_path / "strength.json"
+    chosen = ("strength", "--mutant", "allowance_off_by_one", "--seed", "3")
+    outcome = CliRunner().invoke(app, [*chosen, "--json", str(report)])
+    assert outcome.exit_code == EXIT_USAGE, outcome.output
+    assert "a seed is for property checks" in outcome.output and not report.exists()
 
 
 def test_a_property_check_of_its_own_criterion_kills_a_mutant(

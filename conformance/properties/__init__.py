@@ -6,6 +6,7 @@ any scenario; `--properties` sets how hard they look for a counterexample.
 
 from __future__ import annotations
 
+import secrets
 from enum import StrEnum
 from pathlib import Path
 from typing import Final
@@ -26,6 +27,11 @@ MODEL_MODULES: Final[dict[str, tuple[str, ...]]] = {
 }
 """The product modules of this package a property test's checks live in, beside the test module
 itself (which may only expose the test): what the catalogue reads for the readings it cites."""
+
+
+def draw_seed() -> int:
+    """A Hypothesis seed for a run given none: the run records it, so it can be repeated."""
+    return secrets.randbits(32)
 
 
 class Budget(StrEnum):

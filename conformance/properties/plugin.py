@@ -20,7 +20,6 @@ search at once and is reported as a `timeout`.
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import tempfile
 import threading
@@ -39,7 +38,7 @@ from hypothesis.statistics import collector, describe_statistics
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.driver import Driver
-from conformance.properties import PROPERTIES_DIR, Budget
+from conformance.properties import PROPERTIES_DIR, Budget, draw_seed
 from conformance.running.pytest_plugin import containment_of
 from conformance.running.recorder import SEARCH
 
@@ -117,7 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
     budget = Budget(config.getoption("--properties"))
     settings.load_profile(Budget.THOROUGH.value if budget is Budget.THOROUGH else Budget.CI.value)
     if budget is not Budget.NONE and config.getoption("hypothesis_seed", None) is None:
-        config.option.hypothesis_seed = str(secrets.randbits(32))
+        config.option.hypothesis_seed = str(draw_seed())
     draw_from_the_seed_alone()
 
 

@@ -8,12 +8,11 @@ too, the part's items are spread over the workers.
 
 from __future__ import annotations
 
-import secrets
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from conformance.properties import Budget
+from conformance.properties import Budget, draw_seed
 from conformance.running.harness_memory import HarnessMemory
 from conformance.running.jobs import JobsError, jobs_count, run_jobs
 from conformance.running.shards import ShardError, parse_shard, part_of
@@ -50,7 +49,7 @@ def check_spread(
             "its own without --database)"
         )
     if count > 1 and seed is None and properties is not Budget.NONE:
-        seed = secrets.randbits(32)
+        seed = draw_seed()
     return count, seed
 
 
