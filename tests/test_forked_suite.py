@@ -4,6 +4,9 @@ reports its exit code, keeps its output out of the reply channel, and kills a ru
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,3 +121,53 @@ def test_runs_do_not_see_the_folder_the_harness_runs_from(
     finally:
         served.close()
     assert exit_code == (0, ""), log.read_text(encoding="utf-8")
+
+
+HARNESS = """
+import os, sys
+from pathlib import Path
+from conformance.running.forked_suite import ForkServer
+tmp, args = Path(sys.argv[1]), sys.argv[2:]
+server = ForkServer(dict(os.environ), tmp)
+print(server._process.pid, flush=True)
+server.run(args, tmp, tmp / "orphan.log", 600)
+"""
+
+
+def test_a_run_whose_harness_is_killed_is_killed_with_its_server(tmp_path: Path) -> None:
+    """A strength run stopped by a signal to its own process left its servers' runs going, for
+    hours at thorough. The server watches its parent while a run goes on."""
+    environment = {**os.environ, "PID_FILE": str(tmp_path / "pid")}
+    harness = subprocess.Popen(
+        [sys.executable, "-c", HARNESS, str(tmp_path), *_pytest_args(tmp_path, "hangs")],
+        env=environment,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert harness.stdout is not None
+    server = int(harness.stdout.readline())
+    hung = _when_written(tmp_path / "pid")
+    harness.kill()
+    harness.wait()
+    for pid in (hung, server):
+        assert _gone_within(pid, 10.0), f"process {pid} outlived the harness"
+
+
+def _when_written(path: Path) -> int:
+    deadline = time.monotonic() + 60
+    while not path.exists() or not path.read_text(encoding="utf-8"):
+        assert time.monotonic() < deadline, f"{path} was never written"
+        time.sleep(0.05)
+    return int(path.read_text(encoding="utf-8"))
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    """Whether the process ended (and was reaped by whoever adopted it) in time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False

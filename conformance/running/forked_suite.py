@@ -52,6 +52,7 @@ WARM_MODULES = (
 Exit = tuple[int | None, str]
 """pytest's exit code, or None and why there is none."""
 SERVER_MODULE = "conformance.running.forked_suite"
+HARNESS_GONE = "the harness that asked for the run is gone"
 POLL_S = (0.001, 0.02)
 """How often the server looks whether a child has exited: from the first to the second, doubling."""
 
@@ -78,11 +79,15 @@ def warm_up() -> None:
 
 
 def serve(requests: TextIO, replies: TextIO) -> None:
-    """Answer each request line with one reply line, until stdin closes."""
+    """Answer each request line with one reply line, until stdin closes or no one reads."""
     for line in requests:
         if line.strip():
-            replies.write(json.dumps(answer(line)) + "\n")
-            replies.flush()
+            reply = json.dumps(answer(line))
+            try:
+                replies.write(reply + "\n")
+                replies.flush()
+            except BrokenPipeError:
+                return
 
 
 def answer(line: str) -> dict[str, Any]:
@@ -98,32 +103,37 @@ def answer(line: str) -> dict[str, Any]:
 
 def run_forked(args: list[str], cwd: Path, log: Path, timeout_s: float) -> dict[str, Any]:
     """pytest with `args` in a forked child, its output in `log`; killed with its process group
-    when it outlives `timeout_s`."""
+    when it outlives `timeout_s`, or the harness that asked for it (a thorough run may take
+    hours, and a strength run stopped by a signal to its own process alone left them running)."""
     sys.stdout.flush()
     sys.stderr.flush()
+    harness = os.getppid()
     child = os.fork()
     if child == 0:
         _run_child(args, cwd, log)
-    status = _wait(child, time.monotonic() + timeout_s)
+    status = _wait(child, time.monotonic() + timeout_s, harness)
     if status is None:
+        gone = os.getppid() != harness
         for kill in (os.killpg, os.kill):  # the group, and the child should it have none yet
             with contextlib.suppress(ProcessLookupError):
                 kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
-        return {"exit": None, "error": f"no verdict within {timeout_s:.0f} s"}
+        why = HARNESS_GONE if gone else f"no verdict within {timeout_s:.0f} s"
+        return {"exit": None, "error": why}
     if os.WIFSIGNALED(status):
         return {"exit": None, "error": f"the run died of signal {os.WTERMSIG(status)} (see {log})"}
     return {"exit": os.WEXITSTATUS(status)}
 
 
-def _wait(child: int, deadline: float) -> int | None:
-    """The child's wait status, or None when the deadline passed first."""
+def _wait(child: int, deadline: float, harness: int) -> int | None:
+    """The child's wait status, or None when the deadline passed first or the server lost its
+    parent, the harness (an orphan is handed to another)."""
     pause = POLL_S[0]
     while True:
         pid, status = os.waitpid(child, os.WNOHANG)
         if pid == child:
             return status
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or os.getppid() != harness:
             return None
         time.sleep(pause)
         pause = min(pause * 2, POLL_S[1])
