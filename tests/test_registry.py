@@ -136,3 +136,14 @@ def test_readings_are_charged_to_the_criteria_they_are_registered_under() -> Non
         "AC-ARMONIA-WORKREQ-001.7",
         "AC-ARMONIA-WORKREQ-001.5",
     }
+
+
+def test_where_a_remainder_goes_past_a_completed_originator_reaches_what_a_remainder_does() -> None:
+    """WR-15 settles, for one case, where WR-3's remainder goes back to, so a reading of it
+    shows wherever a remainder counts: the campaign's available budget (001.1), what survives a
+    restart (001.3), what a completion returns (001.6), conservation (001.9) and what a child can
+    still spend (001.13). Registered under 001.9 alone, a variant reading it otherwise was
+    falsely failed by `conformance strength --properties thorough` (seed 27), the machine's
+    budget check citing both readings on all five."""
+    registry = load_registry()
+    assert registry.criteria_of_readings(["WR-15"]) == registry.criteria_of_readings(["WR-3"])

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from conformance.adapters.patched import Capability
 from conformance.cli import EXIT_USAGE, app
 from conformance.properties import Budget
+from conformance.stream.results import Header, ResultsRun, ScenarioResult, Status
 from conformance.strength import (
     FIRST_METHOD,
     SCOPES,
@@ -22,6 +23,8 @@ from conformance.strength import (
     Properties,
     StrengthReport,
     Target,
+    TargetRun,
+    _variant_verdict,
     print_report,
     run_strength,
     run_target,
@@ -311,3 +314,34 @@ def test_strength_draws_a_seed_for_its_properties_and_reports_it(tmp_path: Path)
     written = json.loads(report.read_text(encoding="utf-8"))
     assert written["properties"] == "ci" and isinstance(written["seed"], int)
     assert f"seed {written['seed']})" in " ".join(outcome.output.split())
+
+
+def test_a_divergence_citing_several_readings_may_land_on_any_of_their_criteria_it_names() -> None:
+    """The machine's budget check cites WR-3 and WR-15 and diverges on each of their criteria; a
+    variant reading WR-15 otherwise explains it on 001.13 (WR-15 reaches it, test_registry.py),
+    not on an office criterion."""
+    (variant,) = select_variants(["remainder_lost_past_completed_parent"])
+    target = Target(f"variant:{variant.name}", SCOPES[variant.capability])
+    machine = "properties/test_work_request_machine.py"
+
+    def record(criterion: str, status: Status) -> ScenarioResult:
+        return ScenarioResult(
+            key=f"{machine}::keeps the model[{criterion}]",
+            criterion=criterion,
+            feature=machine,
+            scenario="keeps the model",
+            status=status,
+            duration_s=0.0,
+            violated=["WR-3", "WR-15"] if status is Status.DIVERGED else [],
+        )
+
+    def run(*records: ScenarioResult) -> TargetRun:
+        results = ResultsRun(header=Header.model_construct(), scenarios=list(records), footer=None)
+        return TargetRun(target, results, None, 0.0)
+
+    criteria = ("AC-ARMONIA-WORKREQ-001.13", "AC-OFFICE-ASSIGN-RATE-001.1")
+    control = run(*(record(c, Status.PASSED) for c in criteria))
+    judged = _variant_verdict(variant, run(record(criteria[0], Status.DIVERGED)), control)
+    assert judged.accepted and judged.diverged_on == {"WR-15"}, judged.false_failures
+    elsewhere = _variant_verdict(variant, run(record(criteria[1], Status.DIVERGED)), control)
+    assert not elsewhere.accepted, "a reading never explains a criterion it does not reach"
