@@ -14,6 +14,7 @@ import pytest
 
 from conformance.implementations import FAMILIES
 from conformance.running.forked_suite import ForkServer, answer, can_fork
+from tests.process_exit import outlives
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="the fork server needs os.fork")
 
@@ -150,7 +151,7 @@ def test_a_run_whose_harness_is_killed_is_killed_with_its_server(tmp_path: Path)
     harness.kill()
     harness.wait()
     for pid in (hung, server):
-        assert _gone_within(pid, 10.0), f"process {pid} outlived the harness"
+        assert not outlives(pid, 10.0), f"process {pid} outlived the harness"
 
 
 def _when_written(path: Path) -> int:
@@ -159,15 +160,3 @@ def _when_written(path: Path) -> int:
         assert time.monotonic() < deadline, f"{path} was never written"
         time.sleep(0.05)
     return int(path.read_text(encoding="utf-8"))
-
-
-def _gone_within(pid: int, seconds: float) -> bool:
-    """Whether the process ended (and was reaped by whoever adopted it) in time."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False

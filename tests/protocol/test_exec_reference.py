@@ -7,9 +7,7 @@ including across a restart (a SIGKILL and a relaunch on the same store).
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,6 +26,7 @@ from conformance.driver import (
     Permissions,
     Producer,
 )
+from tests.process_exit import outlives
 
 SERVE = [sys.executable, "-m", "conformance.wire.serve"]
 Observation = tuple[str, str]
@@ -163,7 +162,7 @@ def test_a_restart_kills_the_process_keeps_the_store_and_resets_the_clock(
     later = served.advance_clock(timedelta(minutes=3))
     before = served._process.pid
     served.restart()
-    assert served._process.pid != before and not _alive(before)
+    assert served._process.pid != before and not outlives(before)
     assert served.advance_clock(timedelta(0)) == later
     with pytest.raises(DriverError) as duplicate:
         served.create_workspace("w")
@@ -188,7 +187,7 @@ def test_close_leaves_no_process_behind(tmp_path: Path) -> None:
     driver = ExecDriver(SERVE, tmp_path / "store")
     pid = driver._process.pid
     driver.close()
-    assert not _alive(pid)
+    assert not outlives(pid)
 
 
 def test_the_factory_opens_exec_implementations(tmp_path: Path) -> None:
@@ -213,17 +212,6 @@ def test_the_factory_refuses_a_bad_exec_setting(
 ) -> None:
     with pytest.raises(ConfigurationError, match=complaint):
         open_driver(impl, database, tmp_path)
-
-
-def _alive(pid: int) -> bool:
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def test_the_request_timeout_can_be_set_from_the_environment(

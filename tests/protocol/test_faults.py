@@ -7,7 +7,6 @@ the fault itself, and a working restart after it.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import time
@@ -18,6 +17,7 @@ import pytest
 from conformance.adapters.exec_adapter import ExecDriver
 from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import DriverError
+from tests.process_exit import outlives
 
 FAKES = Path(__file__).parent / "fakes"
 TIMEOUT = 1.0
@@ -75,7 +75,7 @@ def test_a_hang_kills_the_whole_process_group(tmp_path: Path) -> None:
     finally:
         driver.close()
     child = int(re.findall(r"child pid (\d+)", "\n".join(caught.value.stderr_tail))[0])
-    assert not _alive(child)
+    assert not outlives(child)
 
 
 def test_noise_on_stderr_neither_blocks_nor_grows_without_bound(tmp_path: Path) -> None:
@@ -118,14 +118,3 @@ def test_a_command_that_does_not_exist_is_a_launch_failure(tmp_path: Path) -> No
         ExecDriver([str(tmp_path / "no-such-implementation")], tmp_path / "store")
     assert caught.value.kind is FaultKind.UNUSABLE
     assert "no-such-implementation" in caught.value.message
-
-
-def _alive(pid: int) -> bool:
-    deadline = time.monotonic() + SLACK
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        time.sleep(0.05)
-    return True

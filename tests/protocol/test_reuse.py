@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from conformance.adapters.exec_pool import MAX_PARKED_PER_COMMAND, PARK
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import DelegationKind, DriverError, ErrorCode, Outcome, Permissions
+from tests.process_exit import outlives
 
 FAKES = Path(__file__).parent / "fakes"
 SERVE = [sys.executable, "-m", "conformance.wire.serve"]
@@ -133,7 +133,7 @@ def test_without_reuse_every_scenario_gets_a_fresh_process(tmp_path: Path) -> No
     first = ExecDriver(SERVE, tmp_path / "first")
     pid = first._process.pid
     first.close()
-    assert len(PARK) == 0 and not _alive(pid)
+    assert len(PARK) == 0 and not outlives(pid)
 
 
 def test_a_process_that_faulted_is_never_parked(tmp_path: Path) -> None:
@@ -167,7 +167,7 @@ def test_a_parked_process_whose_store_was_removed_is_replaced(tmp_path: Path) ->
     shutil.rmtree(tmp_path / "first")
     second = reusing(SERVE, tmp_path / "second")
     try:
-        assert second._process.pid != pid and not _alive(pid)
+        assert second._process.pid != pid and not outlives(pid)
         assert second.store == tmp_path / "second"
     finally:
         second.close()
@@ -192,7 +192,7 @@ def test_a_sham_reset_is_an_unclean_reset_fault_naming_what_survived(tmp_path: P
         "CONFORMANCE_EXEC_REUSE=0",
     ):
         assert finding in fault.message
-    assert not _alive(pid)
+    assert not outlives(pid)
 
     third = reusing(SHAM, tmp_path / "third")
     try:
@@ -220,7 +220,7 @@ def test_only_a_few_processes_wait_per_command(tmp_path: Path) -> None:
         driver.close()
     drivers[-1].close()  # a second close parks nothing twice
     assert len(PARK) == MAX_PARKED_PER_COMMAND
-    assert not _alive(pids[-1])
+    assert not outlives(pids[-1])
 
 
 def test_at_exit_parked_processes_their_children_and_their_stores_are_gone() -> None:
@@ -237,8 +237,8 @@ def test_at_exit_parked_processes_their_children_and_their_stores_are_gone() -> 
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     implementation, child, store = done.stdout.split()
-    assert not _alive(int(implementation))
-    assert not _alive(int(child))
+    assert not outlives(int(implementation))
+    assert not outlives(int(child))
     assert not Path(store).exists()
 
 
@@ -265,15 +265,3 @@ def test_the_factory_refuses_an_unknown_reuse_setting(
     monkeypatch.setenv("CONFORMANCE_EXEC_REUSE", "yes")
     with pytest.raises(ConfigurationError, match="CONFORMANCE_EXEC_REUSE"):
         open_driver(f"exec:{sys.executable} -m conformance.wire.serve", None, tmp_path)
-
-
-def _alive(pid: int) -> bool:
-    """Whether the process still runs, after giving a kill a few seconds to land."""
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        time.sleep(0.05)
-    return True
