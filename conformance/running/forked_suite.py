@@ -53,6 +53,7 @@ Exit = tuple[int | None, str]
 """pytest's exit code, or None and why there is none."""
 SERVER_MODULE = "conformance.running.forked_suite"
 HARNESS_GONE = "the harness that asked for the run is gone"
+TIMED_OUT = "no verdict within {timeout_s:.0f} s"
 POLL_S = (0.001, 0.02)
 """How often the server looks whether a child has exited: from the first to the second, doubling."""
 
@@ -112,29 +113,29 @@ def run_forked(args: list[str], cwd: Path, log: Path, timeout_s: float) -> dict[
     if child == 0:
         _run_child(args, cwd, log)
     status = _wait(child, time.monotonic() + timeout_s, harness)
-    if status is None:
-        gone = os.getppid() != harness
+    if isinstance(status, str):
         for kill in (os.killpg, os.kill):  # the group, and the child should it have none yet
             with contextlib.suppress(ProcessLookupError):
                 kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
-        why = HARNESS_GONE if gone else f"no verdict within {timeout_s:.0f} s"
-        return {"exit": None, "error": why}
+        return {"exit": None, "error": status.format(timeout_s=timeout_s)}
     if os.WIFSIGNALED(status):
         return {"exit": None, "error": f"the run died of signal {os.WTERMSIG(status)} (see {log})"}
     return {"exit": os.WEXITSTATUS(status)}
 
 
-def _wait(child: int, deadline: float, harness: int) -> int | None:
-    """The child's wait status, or None when the deadline passed first or the server lost its
-    parent, the harness (an orphan is handed to another)."""
+def _wait(child: int, deadline: float, harness: int) -> int | str:
+    """The child's wait status, or why it was given up: the deadline passed first, or the
+    server lost its parent, the harness (an orphan is handed to another)."""
     pause = POLL_S[0]
     while True:
         pid, status = os.waitpid(child, os.WNOHANG)
         if pid == child:
             return status
-        if time.monotonic() >= deadline or os.getppid() != harness:
-            return None
+        if time.monotonic() >= deadline:
+            return TIMED_OUT
+        if os.getppid() != harness:
+            return HARNESS_GONE
         time.sleep(pause)
         pause = min(pause * 2, POLL_S[1])
 
