@@ -72,19 +72,30 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When the child session of "survey" delegates "second check" by subagent with a slice of 150
     Then as WR-1 reads it, the budget of "launch" is 1000 in total, 800 available, 200 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-13 @interpretation:WR-4 @clause:creates-request
+  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-21 @interpretation:WR-22 @interpretation:WR-23 @interpretation:WR-4 @clause:creates-request
   Scenario Outline: A delegation with bad input is refused and writes nothing: <case>
     Given session "root" has delegated "survey" by spawn with a slice of 100
     When session "root" tries to delegate "bad request" by spawn with a slice of <slice> for "<assignee>" to deliver "<deliverable>"
-    Then as WR-13 reads it, the attempt is refused with <codes> and nothing changes
+    Then as <question> reads it, the attempt is refused with <codes> and nothing changes
 
     Examples:
-      | case                        | slice | assignee | deliverable     | codes                               |
-      | a slice of 0                | 0     | bob      | a short summary | "invalid_input"                     |
-      | a negative slice            | -5    | bob      | a short summary | "invalid_input"                     |
-      | an empty deliverable        | 100   | bob      |                 | "invalid_input"                     |
-      | an assignee of another env  | 100   | mallory  | a short summary | "invalid_input" or "not_found"      |
-      | an assignee nobody knows    | 100   | zed      | a short summary | "invalid_input" or "not_found"      |
+      | case                        | slice | assignee | deliverable     | question | codes                          |
+      | a slice of 0                | 0     | bob      | a short summary | WR-21    | "invalid_input"                |
+      | an empty deliverable        | 100   | bob      |                 | WR-22    | "invalid_input"                |
+      | an assignee of another env  | 100   | mallory  | a short summary | WR-23    | "invalid_input" or "not_found" |
+      | an assignee nobody knows    | 100   | zed      | a short summary | WR-23    | "invalid_input" or "not_found" |
+
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-negative-amount
+  Scenario Outline: An amount below zero is refused under every reading and moves nothing: <case>
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    When <attempt>
+    Then the attempt is refused, as no amount may run budget backwards, and nothing changes
+
+    Examples:
+      | case                 | attempt                                                                                                     |
+      | a negative slice     | session "root" tries to delegate "bad request" by spawn with a slice of -5 for "bob" to deliver "a summary" |
+      | a child's usage      | the child session of "survey" tries to record usage of -50                                                  |
+      | a root's usage       | session "root" tries to record usage of -50                                                                 |
 
   @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-4 @clause:creates-request
   Scenario: A delegation from a session that does not exist is refused and writes nothing
@@ -1005,17 +1016,16 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And as WR-2 reads it, at most 3 of the usages made at once were accepted
     And as WR-2 reads it, "survey" was charged exactly what the accepted usages made at once asked
 
-  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-13 @clause:usage-within-slice
-  Scenario Outline: Usage of an amount below 1 is refused and charges nothing: <session> records <amount>
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-24 @clause:usage-within-slice
+  Scenario Outline: Usage of 0 is bad input, refused and charges nothing: <session> records 0
     Given session "root" has delegated "survey" by spawn with a slice of 100
-    When <session> tries to record usage of <amount>
-    Then as WR-13 reads it, the attempt is refused with "invalid_input" and nothing changes
+    When <session> tries to record usage of 0
+    Then as WR-24 reads it, the attempt is refused with "invalid_input" and nothing changes
 
     Examples:
-      | session                       | amount |
-      | the child session of "survey" | 0      |
-      | the child session of "survey" | -3     |
-      | session "root"                | 0      |
+      | session                       |
+      | the child session of "survey" |
+      | session "root"                |
 
   @AC-ARMONIA-WORKREQ-001.13 @clause:usage-draws-on-campaign
   Scenario: Usage by a session that does not exist is refused and charges nothing

@@ -99,7 +99,6 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And the rate-limit counters moved by that wake by: count_read_failed +1
     And a warning logged by that wake names the degraded admission with:
       | field                     | value             |
-      | reason                    | count_read_failed |
       | task_id                   | T-100             |
       | assignee_agent_profile_id | ada               |
       | acting_agent_id           | bob               |
@@ -121,7 +120,6 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And the rate-limit counters moved by that wake by: count_read_failed +1
     And a warning logged by that wake names the degraded admission with:
       | field                     | value             |
-      | reason                    | count_read_failed |
       | task_id                   | T-100             |
       | assignee_agent_profile_id | ada               |
       | acting_agent_id           | bob               |

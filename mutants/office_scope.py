@@ -26,7 +26,8 @@ from conformance.reference.office.classifier import (
 from conformance.reference.office.gate import AllowanceGate
 from conformance.reference.office.models import Task
 from conformance.reference.office.producers import Producer, actorless_wake, assignment_wake
-from conformance.reference.office.wake import Wake
+from conformance.reference.office.run_queue import RunQueue
+from conformance.reference.office.wake import EnqueueResult, Outcome, Wake
 
 
 def _rewritten(payload: str, change: dict[str, Any], drop: tuple[str, ...] = ()) -> str:
@@ -88,7 +89,24 @@ class KeyedOnlyGate(AllowanceGate):
         return wake.dedup_key is None or super().admits(session, wake, now)
 
 
+class UnparseableDroppingQueue(RunQueue):
+    """Drops a wake whose payload does not parse as a JSON object, reporting no enqueue."""
+
+    def enqueue(self, wake: Wake) -> EnqueueResult:
+        if parse_object(wake.payload) is None:
+            return EnqueueResult(Outcome.NONE)
+        return super().enqueue(wake)
+
+
 MUTANTS = [
+    Mutant(
+        "unparseable_wake_dropped",
+        "AC-OFFICE-ASSIGN-RATE-001.1",
+        Capability.OFFICE,
+        "drops a wake whose payload does not parse instead of admitting it (both readings of "
+        "OF-4 admit it)",
+        lambda: [Patch(office_service, "RunQueue", UnparseableDroppingQueue)],
+    ),
     Mutant(
         "actor_type_case_insensitive",
         "AC-OFFICE-ASSIGN-RATE-001.1",

@@ -18,7 +18,12 @@ from conformance.reference.workreq.models import (
     WorkRequestRecord,
 )
 from conformance.reference.workreq.service import WorkRequestService, is_exact_retry
-from conformance.reference.workreq.store import conditional_update, find_campaign, find_request
+from conformance.reference.workreq.store import (
+    conditional_update,
+    find_campaign,
+    find_request,
+    find_session,
+)
 from conformance.reference.workreq.views import CompletionView
 from conformance.variants.workreq_variants import reserve_from_campaign
 
@@ -47,6 +52,18 @@ def reserve_unguarded(tx: Session, originator: DelegationSession, amount: int) -
         .where(WorkRequestRecord.request_id == originator.request_id)
         .values(carved=WorkRequestRecord.carved + amount)
     )
+
+
+class AnyUsageService(WorkRequestService):
+    """Declares usage of 0 accepted (WR-24), and lets every amount below 1 through with it: a
+    negative usage is charged as it comes, handing budget back that nobody returned."""
+
+    def record_usage(self, session_id: str, amount: int) -> None:
+        if amount > 0:
+            super().record_usage(session_id, amount)
+            return
+        with self._db.transaction() as tx:
+            budget_ledger.charge_usage(tx, find_session(tx, session_id), amount)
 
 
 class ReplayingService(WorkRequestService):
@@ -92,6 +109,15 @@ def _charge_within(tx: Session, request_id: str, amount: int, *room: ColumnEleme
 
 
 MUTANTS = [
+    Mutant(
+        "negative_usage_under_zero_usage_reading",
+        "AC-ARMONIA-WORKREQ-001.9",
+        Capability.WORK_REQUESTS,
+        "declares usage of 0 accepted (WR-24), and accepts usage below zero with it, creating "
+        "budget",
+        lambda: [Patch(app, "WorkRequestService", AnyUsageService)],
+        readings={"WR-24": "zero-usage-accepted"},
+    ),
     Mutant(
         "slice_not_deducted",
         "AC-ARMONIA-WORKREQ-001.1",

@@ -155,6 +155,30 @@ def refused_and_nothing_changes(
     check_nothing_changed(workreq_world, cites)
 
 
+NO_NEGATIVE = "AC-ARMONIA-WORKREQ-001.9/no-negative-amount"
+
+
+@then("the attempt is refused, as no amount may run budget backwards, and nothing changes")
+def refused_below_zero(workreq_world: WorkRequestWorld) -> None:
+    """Every reading of bad input refuses an amount below zero: taking it would hand back
+    budget nobody returned. Which code it gets is the implementation's; that nothing at all
+    moved is this clause's too, not a reading's (a negative amount would move budget)."""
+    attempt = scenario_value(workreq_world.last, "no attempt was made")
+    expect(
+        attempt.error is not None,
+        NO_NEGATIVE,
+        f"expected {attempt.what} to be refused under every reading; observed it accepted",
+    )
+    after = workreq_world.observe()
+    expect(
+        after == attempt.before,
+        NO_NEGATIVE,
+        lambda: (
+            "a refused amount below zero moved something:\n" + attempt.before.differences(after)
+        ),
+    )
+
+
 @then("the listing is refused and nothing changes")
 def listing_refused(workreq_world: WorkRequestWorld) -> None:
     attempt = scenario_value(workreq_world.last, "no attempt was made")

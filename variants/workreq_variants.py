@@ -83,7 +83,7 @@ class EveryRequestService(WorkRequestService):
 
 
 class FreeUsageService(WorkRequestService):
-    """Takes usage of 0 as nothing to charge, and accepts it (reads WR-13 otherwise)."""
+    """Takes usage of 0 as nothing to charge, and accepts it (reads WR-24 otherwise)."""
 
     def record_usage(self, session_id: str, amount: int) -> None:
         if amount == 0:
@@ -196,7 +196,7 @@ def return_to_campaign(
 
 
 def any_assignee(tx: Session, campaign: object, assignee: str | None) -> None:
-    """Takes any principal as an assignee (reads WR-13 otherwise)."""
+    """Takes any principal as an assignee (reads WR-23 otherwise)."""
 
 
 # --------------------------------------------------------------------------
@@ -366,7 +366,7 @@ VARIANTS = [
         Capability.WORK_REQUESTS,
         "accepts usage of 0 as nothing to charge",
         lambda: [Patch(app, "WorkRequestService", FreeUsageService)],
-        readings={"WR-13": "zero-usage-accepted"},
+        readings={"WR-24": "zero-usage-accepted"},
     ),
     Variant(
         "usage_capped_at_slice",
@@ -397,6 +397,6 @@ VARIANTS = [
         Capability.WORK_REQUESTS,
         "accepts an assignee who is not a member of the environment",
         lambda: [Patch(delegation, "_ensure_assignee_is_member", any_assignee)],
-        readings={"WR-13": "assignee-unchecked"},
+        readings={"WR-23": "assignee-unchecked"},
     ),
 ]

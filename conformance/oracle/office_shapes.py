@@ -43,9 +43,11 @@ ADMITTED_CLAUSES: dict[Shape, tuple[str, ...]] = {
     Shape.USER: ("AC-OFFICE-ASSIGN-RATE-001.1/internal-caller-is-user",),
     Shape.PRODUCER: ("AC-OFFICE-ASSIGN-RATE-001.12/actorless-out-of-scope",),
     Shape.OTHER: ("AC-OFFICE-ASSIGN-RATE-001.1/others-admitted",),
-    Shape.UNPARSEABLE: ("OF-4",),
+    Shape.UNPARSEABLE: ("AC-OFFICE-ASSIGN-RATE-001.1/others-admitted",),
 }
-"""Why a wake of each shape must be admitted (when the scenario expects it to be)."""
+"""Why a wake of each shape must be admitted (when the scenario expects it to be). An unparseable
+payload is admitted under every reading of OF-4 (out of scope, or in scope and unattributed):
+dropping it breaks a clause, never only a reading."""
 
 OUTCOME_CLAUSES: dict[str, tuple[str, ...]] = {
     Outcome.RATE_LIMITED.value: ("AC-OFFICE-ASSIGN-RATE-001.2/serial-bound",),

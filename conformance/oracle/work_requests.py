@@ -56,7 +56,8 @@ FOLLOWED: Mapping[str, frozenset[str]] = {
     "WR-7": frozenset({"newer-not-next", "heartbeat-regenerates"}),
     "WR-10": frozenset({"retry-refused"}),
     "WR-11": frozenset({"distinct-refusal"}),
-    "WR-13": frozenset({"assignee-unchecked", "zero-usage-accepted"}),
+    "WR-23": frozenset({"assignee-unchecked"}),
+    "WR-24": frozenset({"zero-usage-accepted"}),
     "WR-14": frozenset({"root-usage-refused"}),
     "WR-15": frozenset({"to-campaign", "lost-past-completed"}),
     "WR-17": frozenset({"completed-listed"}),
@@ -230,7 +231,7 @@ class WorkRequestOracle:
         stranger = (
             assignee is not None
             and assignee not in self._members[environment]
-            and not self.reads("WR-13", "assignee-unchecked")
+            and not self.reads("WR-23", "assignee-unchecked")
         )
         served = self._requests.get(origin.request_id or "")
         return applying(
@@ -505,7 +506,7 @@ class WorkRequestOracle:
     # -- budget ----------------------------------------------------------------
     def usage_refusals(self, session_id: str, amount: int) -> Refusals:
         """Every refusal that applies to recording usage."""
-        free = amount == 0 and self.reads("WR-13", "zero-usage-accepted")
+        free = amount == 0 and self.reads("WR-24", "zero-usage-accepted")
         bad_input = amount < 1 and not free
         session = self._sessions.get(session_id)
         if session is None:

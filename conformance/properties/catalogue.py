@@ -1,10 +1,11 @@
 """What each property checks, and how its verdict enters the results.
 
 A property checks clauses of several criteria at once, so it enters the
-results as one record per criterion it names (keyed `<module>::<title>[<criterion>]`): a
-pass verifies every one of them; a counterexample fails the criteria whose clauses it broke
-(or diverges on those its readings are registered under), and leaves the others unverified
-by it, unless it followed the divergence to the end (see `fanned_status`).
+results as one record per criterion it names (keyed `<module>::<title>[<criterion>]`): each
+record holds the evidence of that criterion's clauses, passes where a check of them held and
+none broke, and is not applicable where none ran; a counterexample fails the criteria whose
+clauses it broke (or diverges on those its readings are registered under), never the others
+(see `fanned_status`).
 
 The catalogue is static, so that reading a stream (which checks the records against the
 inventory) never imports Hypothesis or the property modules.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -27,7 +29,8 @@ from conformance.properties import (
     PROPERTIES_DIR,
     WORK_REQUEST_MODULE,
 )
-from conformance.spec.registry import default_registry
+from conformance.spec.evidence import Tally
+from conformance.spec.registry import INTERPRETATION_ID, default_registry
 from conformance.spec.scenario_keys import ScenarioEntry, scenario_key
 from conformance.stream.results import Status
 
@@ -200,25 +203,26 @@ def property_entries() -> list[ScenarioEntry]:
 
 
 def fanned_status(
-    status: Status,
-    violated: list[str],
-    criterion: str,
-    named: tuple[str, ...],
-    *,
-    followed: bool = False,
+    status: Status, violated: list[str], criterion: str, checks: Mapping[str, Tally]
 ) -> Status:
-    """A property's verdict as one of its criteria's records.
+    """A property's verdict as one of its criteria's records, from what its checks judged.
 
     A counterexample fails (or, citing readings only, diverges on) the criteria its check
     rests on: a clause's own criterion, and the criteria a reading is registered under, never
-    every criterion the property names. The others it did not get to verify, so their record
-    is not applicable (their own scenarios decide), except after a divergence the property
-    followed to the end: then it verified them, and they pass. A failure citing none of them,
-    or an error, counts against every one.
+    every criterion the property names. Any other criterion passes where a check of one of its
+    clauses held and none broke, and is not applicable where no check of its clauses ran (the
+    property exercised nothing of it: a hook it needs is missing, or no schedule reached it).
+    A fault of the search (errored, timeout) is no check's verdict: it fails the run once
+    (`ScenarioResult.ended`), and each record says what the checks made before it showed.
     """
-    if status not in (Status.FAILED, Status.DIVERGED):
+    registry = default_registry()
+    if status in (Status.FAILED, Status.DIVERGED) and criterion in registry.criteria_of_readings(
+        violated
+    ):
         return status
-    implicated = default_registry().criteria_of_readings(violated) & set(named)
-    if not implicated or criterion in implicated:
-        return status
-    return Status.PASSED if followed else Status.NOT_APPLICABLE
+    exercised = any(
+        tally.held and cite.split("/")[0] == criterion
+        for cite, tally in checks.items()
+        if not INTERPRETATION_ID.fullmatch(cite)
+    )
+    return Status.PASSED if exercised else Status.NOT_APPLICABLE

@@ -272,7 +272,6 @@ class OfficeModel:
 
     def degraded(self, task_id: str, assignee: str, acting: str) -> Expected:
         carried = refusal_fields(task_id, assignee, acting, self.allowance)
-        carried["reason"] = RateLimitReason.COUNT_READ_FAILED.value
         return Expected(
             Shape.AGENT,
             frozenset({Outcome.QUEUED}),

@@ -19,7 +19,7 @@ from conformance.driver import Driver, OfficeConstants, Outcome, Run, RunStatus
 from conformance.oracle.office_shapes import counts_as_agent_run
 from conformance.oracle.office_window import OfficeWindowOracle
 from conformance.properties.office_operations import MICRO, SETTLED
-from conformance.spec.clause_check import expect, port_value, violated
+from conformance.spec.clause_check import expect, expect_value, port_value
 
 WORKSPACE = "ws"
 ASSIGNER = "assigner"
@@ -225,12 +225,13 @@ def performed(driver: Driver, wake: Wake) -> Performed:
     driver.set_clock(wake.at)
     acting = ASSIGNER if wake.by_agent else ""
     result = driver.assign_task(wake.task_id, wake.assignee, acting_agent_id=acting)
-    if result.wake is None:
-        raise violated(NOT_ABSENCE if wake.by_agent else OTHERS_ADMITTED, f"{wake!r}: no wake")
-    outcome = result.wake.outcome
+    answered = expect_value(
+        result.wake, NOT_ABSENCE if wake.by_agent else OTHERS_ADMITTED, f"{wake!r}: no wake"
+    )
+    outcome = answered.outcome
     note(f"{wake!r} -> {outcome.value}")
     if outcome is Outcome.COALESCED:
-        check_merged(driver, wake, result.wake.run_id)
+        check_merged(driver, wake, answered.run_id)
         return Performed(outcome)
     if wake.by_agent:
         expect(
@@ -242,7 +243,7 @@ def performed(driver: Driver, wake: Wake) -> Performed:
         expect(outcome is Outcome.QUEUED, OTHERS_ADMITTED, f"{wake!r} came out {outcome.value}")
     if outcome is not Outcome.QUEUED:
         return Performed(outcome)
-    run_id = port_value(result.wake.run_id, f"{wake!r} was queued without naming its run")
+    run_id = port_value(answered.run_id, f"{wake!r} was queued without naming its run")
     driver.set_run_status(run_id, wake.settle_as)
     if not wake.by_agent:
         return Performed(outcome)

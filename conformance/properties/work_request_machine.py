@@ -170,6 +170,9 @@ STALE_REJECTED = "AC-ARMONIA-WORKREQ-001.7/stale-rejected"
 DEPTH_CAP = "AC-ARMONIA-WORKREQ-001.8/depth-cap"
 COUNT_CAP = "AC-ARMONIA-WORKREQ-001.8/count-cap"
 NO_BUDGET = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
+NO_NEGATIVE = "AC-ARMONIA-WORKREQ-001.9/no-negative-amount"
+ZERO_SLICE, EMPTY_DELIVERABLE, STRANGER, ZERO_USAGE = "WR-21", "WR-22", "WR-23", "WR-24"
+"""The questions of what a delegation's or a usage's bad input is (see `bad_input_cite`)."""
 NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
 CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
 HEARTBEAT_EXTENDS = "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends"
@@ -205,7 +208,7 @@ MOVES_BUDGET: frozenset[Operation] = frozenset({"delegate", "publish", "record_u
 """Operations whose acceptance can move a campaign's budget."""
 
 REFUSAL_CITES: dict[tuple[Operation, ErrorCode], tuple[str, ...]] = {
-    ("delegate", ErrorCode.INVALID_INPUT): ("WR-13",),
+    ("delegate", ErrorCode.INVALID_INPUT): (EMPTY_DELIVERABLE,),
     ("delegate", ErrorCode.NOT_FOUND): (CREATES,),
     ("delegate", ErrorCode.DEPTH_CAP): (DEPTH_CAP,),
     ("delegate", ErrorCode.COUNT_CAP): (COUNT_CAP,),
@@ -226,7 +229,7 @@ REFUSAL_CITES: dict[tuple[Operation, ErrorCode], tuple[str, ...]] = {
     ("publish", ErrorCode.STALE_GENERATION): (STALE_REJECTED,),
     ("publish", ErrorCode.LEASE_EXPIRED): (EXPIRED_CANNOT_PUBLISH,),
     ("publish", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
-    ("record_usage", ErrorCode.INVALID_INPUT): ("WR-13",),
+    ("record_usage", ErrorCode.INVALID_INPUT): (ZERO_USAGE,),
     ("record_usage", ErrorCode.NOT_FOUND): (USAGE_DRAWS,),
     ("record_usage", ErrorCode.INSUFFICIENT_BUDGET): (NO_BUDGET, "WR-14"),
     ("record_usage", ErrorCode.USAGE_EXCEEDS_SLICE): (USAGE_FROM_SLICE,),
@@ -277,6 +280,18 @@ def holds(condition: bool, cite: Cite, detail: Detail) -> None:
     registry is consulted only when one fails (the test checks every cite here up front)."""
     if not condition:
         expect(condition, cite, detail)
+
+
+def bad_input_cite(
+    amount: int, zero_question: str, *, empty: bool = False, stranger: bool = False
+) -> str | None:
+    """What refusing a call as bad input keeps: below zero, a clause every reading holds (no
+    budget runs backwards); else the question that makes this input bad (an amount of 0, an
+    empty deliverable, an assignee outside the environment); None for good input."""
+    if amount < 0:
+        return NO_NEGATIVE
+    causes = [(amount == 0, zero_question), (empty, EMPTY_DELIVERABLE), (stranger, STRANGER)]
+    return next((question for cause, question in causes if cause), None)
 
 
 def refusal_cites(operation: Operation, codes: Refusals) -> tuple[str, ...]:
@@ -389,7 +404,7 @@ def slices(available: int) -> st.SearchStrategy[int]:
     """Any slice up to 20, or often one the originator can afford, so that lineages grow
     deep and wide enough to meet the caps and to narrow grants several levels down."""
     affordable = up_to(available)
-    return st.one_of(st.integers(1, 20), affordable, affordable)
+    return st.one_of(st.integers(-3, 20), affordable, affordable)
 
 
 forgeries = st.sampled_from(["as granted", "by another principal", "one generation ahead"])
@@ -887,6 +902,15 @@ class WorkRequestMachine(RuleBasedStateMachine):
     def readings_deciding(self, delegation: Delegation) -> dict[ErrorCode, str]:
         """The refusals of a delegation whose condition here a reading decides (see `judge`)."""
         deciding = self.nested_slice_reading(delegation)
+        environment = self.environment_of.get(delegation.origin)
+        stranger = delegation.assignee is not None and (
+            environment is None or delegation.assignee not in MEMBERS[environment]
+        )
+        bad = bad_input_cite(
+            delegation.budget_slice, ZERO_SLICE, empty=not delegation.deliverable, stranger=stranger
+        )
+        if bad is not None:
+            deciding[ErrorCode.INVALID_INPUT] = bad
         if delegation.origin not in self.permissions_of:
             return deciding
         if self.oracle.slot_readings_differ(delegation.origin):
@@ -1666,7 +1690,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         return created
 
     # -- budget, clock, restart, listing ------------------------------------------------
-    @rule(amount=st.integers(0, 15), data=st.data())
+    @rule(amount=st.integers(-2, 15), data=st.data())
     @followed_step
     def record_usage(self, amount: int, data: Draws) -> None:
         """Usage of a root (WR-14) or a child session, within what it may spend or beyond."""
@@ -1678,7 +1702,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         answer = attempt(partial(self.driver.record_usage, session, amount))
         accepting = (ROOT_USAGE,) if root else (USAGE_DRAWS, USAGE_FROM_SLICE)
         self.scenario.usage(session, amount, Outcome(answer, refusals))
-        self.judge(what, "record_usage", answer, refusals, accepting=accepting)
+        bad = bad_input_cite(amount, ZERO_USAGE)
+        resting_on = {ErrorCode.INVALID_INPUT: bad} if bad is not None else None
+        self.judge(
+            what, "record_usage", answer, refusals, accepting=accepting, resting_on=resting_on
+        )
         if isinstance(answer, ErrorCode):
             return
         charged = self.oracle.record_usage(session, amount)

@@ -1,14 +1,15 @@
 """Per-criterion verdicts: the one aggregation every report shares.
 
-A criterion passes only when at least one of its scenarios ran and passed:
-one whose scenarios were all not applicable is `unverified`, never a pass.
-What a run claims (`Claim` in its header) decides which criteria count and
-whether unverified or diverged criteria fail it.
+The verdicts themselves come from the evidence ledger through `conformance.verdicts`: a
+criterion passes only when every one of its observable clauses was verified by a check that
+held, and a clause no check reached leaves it `unverified`, never passed. What a run claims
+(`Claim` in its header) decides which criteria count and whether unverified or diverged
+criteria fail it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from conformance.properties.catalogue import RECORD_PREFIX
 from conformance.spec.registry import KIT_READING, Criterion, Registry
@@ -21,20 +22,11 @@ from conformance.stream.results import (
     Status,
     totals,
 )
-
-#: Most severe first: a criterion takes the most severe status among its scenarios,
-#: except that one with no passed scenario cannot be better than unverified.
-SEVERITY = (
-    Status.ERRORED,
-    Status.TIMEOUT,
-    Status.UNDEFINED,
-    Status.FAILED,
-    Status.XPASS,
-    Status.DIVERGED,
-    Status.XFAIL,
-    Status.UNVERIFIED,
-    Status.NOT_APPLICABLE,
-    Status.PASSED,
+from conformance.verdicts import (
+    ClauseVerdict,
+    expected_breaks,
+    judge_criterion,
+    run_evidence,
 )
 
 
@@ -44,6 +36,12 @@ class CriterionVerdict:
     status: Status
     scenarios: list[ScenarioResult]
     claimed: bool = True
+    clauses: tuple[ClauseVerdict, ...] = field(default=())
+    """Each clause's verdict, the evidence the status rests on (see `conformance.verdicts`)."""
+
+    def unexercised(self) -> list[ClauseVerdict]:
+        """The observable clauses no check verified, each with why."""
+        return [c for c in self.clauses if c.state.value == "unexercised"]
 
     @property
     def missing_capabilities(self) -> list[str]:
@@ -67,33 +65,35 @@ class CriterionVerdict:
         return self.status in FAILING
 
 
-def criterion_status(scenarios: list[ScenarioResult]) -> Status:
-    """No scenario at all is `undefined`; only not-applicable ones, `unverified`; otherwise the
-    most severe status among the scenarios that ran, so a criterion passes only when every one
-    of them passed (one that diverged or failed as expected is `diverged` or `xfail`)."""
-    if not scenarios:
-        return Status.UNDEFINED
-    ran = {result.status for result in scenarios} - {Status.NOT_APPLICABLE}
-    if not ran:
-        return Status.UNVERIFIED
-    return next(status for status in SEVERITY if status in ran)
-
-
 def criterion_verdicts(run: ResultsRun, registry: Registry) -> list[CriterionVerdict]:
+    """Every criterion's verdict from the run's evidence (see `conformance.verdicts`)."""
     by_criterion: dict[str, list[ScenarioResult]] = {}
     for result in run.scenarios:
         if result.criterion is not None:
             by_criterion.setdefault(result.criterion, []).append(result)
     claim = run.header.claim
-    return [
-        CriterionVerdict(
-            criterion,
-            criterion_status(by_criterion.get(criterion.id, [])),
-            by_criterion.get(criterion.id, []),
-            claim.covers(criterion.id),
+    evidence = run_evidence(run.scenarios)
+    expected = expected_breaks(run.scenarios)
+    naming = [result for result in run.scenarios if result.clauses]
+    part = run.header.shard is not None
+    verdicts = []
+    for criterion in registry.criteria:
+        tagged = by_criterion.get(criterion.id, [])
+        judged = judge_criterion(
+            criterion, tagged, evidence, registry, expected=expected, naming=naming
         )
-        for criterion in registry.criteria
-    ]
+        status = judged.status
+        if part and status in NOT_JUDGED_IN_A_PART:
+            status = Status.NOT_APPLICABLE
+        verdicts.append(
+            CriterionVerdict(criterion, status, tagged, claim.covers(criterion.id), judged.clauses)
+        )
+    return verdicts
+
+
+NOT_JUDGED_IN_A_PART = frozenset({Status.UNVERIFIED, Status.UNDEFINED})
+"""What a shard part cannot say of a criterion: its other clauses may be checked in another
+part, so a part shows the criterion not applicable here, and `merge` judges it once."""
 
 
 def untagged(run: ResultsRun, registry: Registry) -> list[ScenarioResult]:
@@ -151,13 +151,17 @@ def unmet_criteria(run: ResultsRun, registry: Registry) -> list[ClaimFailure]:
 def _unmet(verdict: CriterionVerdict) -> str:
     criterion = verdict.criterion.id
     if verdict.status is Status.UNVERIFIED:
-        needs = ", ".join(verdict.missing_capabilities) or "a capability"
+        clauses = "; ".join(f"{c.clause} ({c.reason})" for c in verdict.unexercised())
         return (
-            f"unverified: {criterion}: no scenario of it ran (it needs {needs}); declare it, "
+            f"unverified: {criterion}: no check verified {clauses}; declare what it needs, "
             f"or narrow the claim with --allow-unverified {criterion}"
         )
     if verdict.status is Status.DIVERGED:
         return f"diverged: {criterion} reads an interpretation otherwise (strict interpretations)"
+    if verdict.status is Status.FAILED:
+        broken = [c.clause for c in verdict.clauses if c.state.value == "broken"]
+        said = ", ".join(broken) or "a reading registered under it, which no alternative explains"
+        return f"failed: {criterion}: a check of {said} broke in a scenario of another criterion"
     return f"{verdict.status.value}: {criterion}: no scenario of it is in the run"
 
 
@@ -170,6 +174,7 @@ def run_faults(run: ResultsRun, registry: Registry) -> list[ClaimFailure]:
         ("the run stopped", footer.stopped if footer else None),
     ]
     faults = [ClaimFailure("run", f"{what}: {cause}") for what, cause in causes if cause]
+    faults += property_faults(run)
     faults += [
         ClaimFailure("run", f"untagged: {result.key} names no known criterion")
         for result in untagged(run, registry)
@@ -179,6 +184,18 @@ def run_faults(run: ResultsRun, registry: Registry) -> list[ClaimFailure]:
     if not checked and not any(result.status in FAILING for result in claimed):
         faults.append(ClaimFailure("run", "nothing was checked: no claimed scenario passed"))
     return faults
+
+
+def property_faults(run: ResultsRun) -> list[ClaimFailure]:
+    """A property search that ended in a fault (errored, timeout) fails the run once, named by
+    its check, rather than every criterion it names."""
+    seen: dict[str, str] = {}
+    for result in run.scenarios:
+        if result.ended is not None:
+            title = result.title.rsplit(" [", 1)[0]
+            cause = result.failure.headline if result.failure else result.ended.value
+            seen.setdefault(title, f"{result.ended.value}: {cause}")
+    return [ClaimFailure("run", f"the property check '{t}' {said}") for t, said in seen.items()]
 
 
 def claim_failures(run: ResultsRun, registry: Registry) -> list[ClaimFailure]:
@@ -206,6 +223,14 @@ def claim_headline(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:
     specs = " and ".join(run.header.claim.specs)
     outside = len(verdicts) - len(claimed)
     scope = f"; {outside} out of scope" if outside else ""
+    shard = run.header.shard
+    if shard is not None:
+        judged = sum(1 for verdict in claimed if verdict.status is not Status.NOT_APPLICABLE)
+        return (
+            f"part {shard.index} of {shard.count}, claims {specs}: {passed} of the {judged} "
+            f"criteria this part can judge passed; the others are judged when the parts are "
+            f"merged{scope}"
+        )
     return f"claims {specs}: {passed} of {len(claimed)} criteria passed{scope}"
 
 

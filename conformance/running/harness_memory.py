@@ -91,14 +91,15 @@ class HarnessMemory:
 
 def _agrees(outcome: str, record: ScenarioResult, siblings: set[Status]) -> bool:
     """A property's records (`siblings`, one per criterion it names) for the criteria its
-    counterexample did not break are not applicable while pytest saw it fail; after a
-    divergence the property followed to the end, they pass while pytest saw it fail (see
+    counterexample did not break pass (their checks held) or are not applicable (none ran)
+    while pytest saw it fail, provided the failure shows on a sibling or as the search's fault
+    (`ended`): a failing property whose every record passed would be a false pass (see
     properties.catalogue.fanned_status)."""
     status = record.status
     if siblings and outcome == "failed":
-        if status is Status.NOT_APPLICABLE:
-            return True
-        followed_past = bool(record.followed) and Status.DIVERGED in siblings
-        if status in (Status.PASSED, Status.XPASS) and followed_past:
+        shown = bool(siblings & {Status.FAILED, Status.DIVERGED, Status.XFAIL}) or bool(
+            record.ended
+        )
+        if status in (Status.NOT_APPLICABLE, Status.PASSED, Status.XPASS) and shown:
             return True
     return outcome in _AGREEING[status]

@@ -4,7 +4,8 @@ A scenario goes on past a failed check of an open question, so its end says litt
 it may have passed every clause check after a divergence, failed a clause after one, or been
 unable to go on (a step that needs the kit's reading of the question to proceed). The rules:
 
-- a failed clause check fails the scenario, whatever was noted before it;
+- a failed clause check fails the scenario, whatever was noted before it, and so does a failed
+  check of readings whose answer no reading the implementation may follow allows;
 - otherwise any noted divergence makes it `diverged`, citing every reading it diverged on;
 - a check set aside under a reading the implementation declared changes nothing: the scenario
   passes when every other check did, and its evidence names the declared reading;
@@ -21,9 +22,6 @@ from conformance.driver import DriverError
 from conformance.spec.clause_check import ClauseViolation, PortViolation, ReadingLog
 from conformance.stream.results import FailedStep, Failure, Status
 
-KEPT: frozenset[Status] = frozenset({Status.FAILED, Status.UNDEFINED, Status.TIMEOUT})
-"""Ends of a scenario that stand whatever was noted before them."""
-
 
 @dataclass(frozen=True)
 class Weighed:
@@ -38,10 +36,12 @@ def weighed(
 ) -> Weighed:
     """The scenario's verdict from its own end (`status`, `error`) and what `log` noted."""
     note = account(log)
-    if status in KEPT or _not_the_scenario(error):
+    if _not_the_scenario(error) or status in (Status.UNDEFINED, Status.TIMEOUT):
         return Weighed(status, violated, note)
+    if log.broken or status is Status.FAILED:
+        return Weighed(Status.FAILED, sorted({*violated, *log.broken_cites()}), note)
     if status is Status.DIVERGED and isinstance(error, ClauseViolation):
-        if log.declares_otherwise(error.cites) and not log.diverged:
+        if log.allows_declared(error) and not log.diverged:
             return Weighed(Status.NOT_APPLICABLE, [], _stopped(error, _declared(log, error), note))
         return Weighed(Status.DIVERGED, sorted({*violated, *log.cites()}), note)
     if status is Status.PASSED:
@@ -64,6 +64,11 @@ def account(log: ReadingLog) -> str:
         f"diverged at {_where(step)}: {violation.render()}" for step, violation in log.diverged
     ]
     lines += [
+        f"broken at {_where(step)} (no reading the implementation may follow allows the "
+        f"answer): {violation.render()}"
+        for step, violation in log.broken
+    ]
+    lines += [
         f"set aside at {_where(step)} (the implementation declares "
         f"{_declared(log, violation)}): {violation.detail}"
         for step, violation in log.set_aside
@@ -72,10 +77,12 @@ def account(log: ReadingLog) -> str:
 
 
 def first_divergence(log: ReadingLog) -> Failure | None:
-    """The first divergence as a failure account (step, readings, expected vs observed)."""
-    if not log.diverged:
+    """The first break of a reading, else the first divergence, as a failure account (step,
+    readings, expected vs observed)."""
+    noted = log.broken or log.diverged
+    if not noted:
         return None
-    step, violation = log.diverged[0]
+    step, violation = noted[0]
     return Failure(
         step=step if isinstance(step, FailedStep) else None,
         clauses=dict(violation.statements),

@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import pytest
 from pytest_bdd.parser import Step
@@ -36,18 +36,29 @@ from conformance.properties.catalogue import (
     search_seed,
 )
 from conformance.running.expectations import ExpectedFailure
-from conformance.running.failure_evidence import counterexample_of, failure_verdict
+from conformance.running.failure_evidence import (
+    counterexample_of,
+    failure_verdict,
+    unreplayed_violation,
+)
 from conformance.running.fault_budget import stopped_reason
 from conformance.running.reading_verdict import first_divergence, weighed
 from conformance.running.scenario_items import scenario_template
 from conformance.running.scratch import RUN_FOLDER
-from conformance.spec.clause_check import FollowedDivergence, ReadingLog, open_reading_log
+from conformance.spec.clause_check import (
+    ClauseViolation,
+    FollowedDivergence,
+    ReadingLog,
+    open_reading_log,
+)
+from conformance.spec.evidence import Ledger, Tally, open_ledger
 from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
+    INTERPRETATION_ID,
     INTERPRETATION_TAG_PREFIX,
-    KIT_READING,
     Registry,
+    default_registry,
 )
 from conformance.spec.scenario_keys import ScenarioEntry, inventory_digest, scenario_key
 from conformance.stream import provenance
@@ -112,6 +123,9 @@ class _Pending:
     readings: ReadingLog | None = None
     """The failed checks of readings a Gherkin scenario went on past (see `reading_verdict`)."""
     close_readings: Callable[[], None] | None = None
+    ledger: Ledger = field(default_factory=Ledger)
+    """What every check of the item judged (see `conformance.spec.evidence`)."""
+    close_ledger: Callable[[], None] | None = None
 
     def failed_step(self) -> FailedStep | None:
         """The step that failed (or had no definition); None when none had begun."""
@@ -274,11 +288,16 @@ class ResultsRecorder:
             rendered = pending.failure.render()
             pending.evidence = _clip(f"{rendered}\n\nMeasured:\n{notes}" if notes else rendered)
             self._weigh_readings(pending, call)
+            _ledger_the_end(pending, call.excinfo.value if call.excinfo else None)
             if pending.status is Status.NOT_APPLICABLE:
                 _reported_as_skipped(report)
         elif call.when == "call":
             pending.status, pending.evidence = Status.PASSED, _clip(notes) if notes else None
             self._weigh_readings(pending, call)
+            if pending.status is Status.PASSED:
+                pending.ledger.held(pending.clauses)
+            if pending.status in (Status.FAILED, Status.DIVERGED):
+                _reported_as_failed(report, pending)
 
     def _weigh_readings(self, pending: _Pending, call: pytest.CallInfo[None]) -> None:
         """Weigh in the checks of readings the scenario went on past, and a check of a reading
@@ -307,15 +326,17 @@ class ResultsRecorder:
         pending = self._pending.get(nodeid)
         if pending is not None:
             pending.started = self.clock()
+            pending.close_ledger = open_ledger(pending.ledger)
             if pending.check is None:
                 pending.readings = ReadingLog(declared=self._declared_readings())
                 pending.close_readings = open_reading_log(pending.readings)
 
     def _declared_readings(self) -> dict[str, str]:
-        """The readings the implementation declared other than the kit's."""
+        """The readings the implementation declared, the kit's own among them: one that
+        declares the kit's reading and answers otherwise has no alternative to excuse it."""
         description = (self._header.description if self._header else None) or {}
         readings: dict[str, str] = description.get("readings") or {}
-        return {question: name for question, name in readings.items() if name != KIT_READING}
+        return dict(readings)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         pending = self._pending.pop(nodeid, None)
@@ -323,6 +344,8 @@ class ResultsRecorder:
             return
         if pending.close_readings is not None:
             pending.close_readings()
+        if pending.close_ledger is not None:
+            pending.close_ledger()
         result = ScenarioResult(
             key=pending.key,
             criterion=pending.criterion,
@@ -341,6 +364,7 @@ class ResultsRecorder:
             followed=pending.followed,
             interpretations=pending.interpretations,
             clauses=pending.clauses,
+            checks=pending.ledger.snapshot(),
         )
         records = [result] if pending.check is None else _fanned_out(result, pending.check)
         for record in records:
@@ -575,14 +599,8 @@ def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioRe
     """A property's one run as a record per criterion it names (see `fanned_status`)."""
     records = []
     for criterion in check.criteria:
-        status = fanned_status(
-            result.status,
-            result.violated,
-            criterion,
-            check.criteria,
-            followed=bool(result.followed),
-        )
-        unverified = status is Status.NOT_APPLICABLE and result.status is not status
+        status = fanned_status(result.status, result.violated, criterion, result.checks)
+        unexercised = status is Status.NOT_APPLICABLE
         verified_past = status is Status.PASSED and result.status is not status
         records.append(
             result.model_copy(
@@ -592,18 +610,39 @@ def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioRe
                     "title": f"{check.title} [{criterion}]",
                     "example": {"criterion": criterion},
                     "status": status,
+                    "ended": result.status if result.status in FAULTS else None,
                     "evidence": (
-                        _not_verified(result)
-                        if unverified
+                        _not_exercised(result, criterion)
+                        if unexercised
                         else _verified_past(result)
                         if verified_past
                         else result.evidence
                     ),
-                    "failure": None if verified_past else result.failure,
+                    "failure": (
+                        result.failure
+                        if result.status in FAULTS or status is result.status
+                        else None
+                    ),
+                    "checks": _own_checks(result.checks, criterion),
                 }
             )
         )
     return records
+
+
+FAULTS: Final = frozenset({Status.ERRORED, Status.TIMEOUT, Status.UNDEFINED})
+"""How a property may end that is no check's verdict: the run fails on it, once."""
+
+
+def _own_checks(checks: dict[str, Tally], criterion: str) -> dict[str, Tally]:
+    """A property's tallies as one criterion's record holds them: its clauses', and those of
+    the readings registered under it (so a run's evidence is each tally once)."""
+    registry = default_registry()
+    return {
+        cite: tally
+        for cite, tally in checks.items()
+        if criterion in registry.criteria_of_readings([cite])
+    }
 
 
 def followed_readings(error: BaseException | None) -> list[str]:
@@ -611,20 +650,60 @@ def followed_readings(error: BaseException | None) -> list[str]:
     return error.readings() if isinstance(error, FollowedDivergence) else []
 
 
-def _not_verified(result: ScenarioResult) -> str:
-    broken = ", ".join(result.violated)
+def _not_exercised(result: ScenarioResult, criterion: str) -> str:
+    """Why a property's record of `criterion` verified nothing: no check of its clauses ran."""
+    if result.status in FAULTS:
+        return (
+            f"not exercised by this property: it {result.status.value} before any check of "
+            f"{criterion}'s clauses held (the fault fails the run once, not this criterion)"
+        )
+    if result.violated:
+        broken = ", ".join(result.violated)
+        return (
+            f"not exercised by this property: no check of {criterion}'s clauses held before it "
+            f"stopped at a counterexample against {broken}"
+        )
     return (
-        f"not verified by this property: it stopped at a counterexample against {broken} "
-        f"(see that criterion's record of it)"
+        f"not exercised by this property: none of its schedules reached a check of "
+        f"{criterion}'s clauses (a capability or hook it needs may be missing)"
     )
 
 
 def _verified_past(result: ScenarioResult) -> str:
-    followed = ", ".join(result.followed)
+    """A property record of a criterion whose checks held while the property as a whole did
+    not pass: those checks are its evidence."""
+    said = ", ".join(result.followed or result.violated) or result.status.value
     return (
-        f"verified: the property followed the implementation's reading ({followed}) past its "
-        f"divergence and checked everything else to the end (see the diverged criteria's record)"
+        f"checks of this criterion's clauses held; the property as a whole ended otherwise "
+        f"({said}), which its own criteria's records show"
     )
+
+
+def _ledger_the_end(pending: _Pending, error: BaseException | None) -> None:
+    """The check that ended an item, into its ledger: a break of the clauses it cites (of the
+    readings, where it cites only readings that nothing explains), or a divergence."""
+    error = unreplayed_violation(error)
+    if not isinstance(error, ClauseViolation) or isinstance(error, FollowedDivergence):
+        if isinstance(error, FollowedDivergence):
+            for question, names in error.allowed.items():
+                pending.ledger.diverged(question, (f"{question}={n}" for n in names))
+        return
+    if pending.status is Status.DIVERGED:
+        for question, names in error.allowed.items():
+            pending.ledger.diverged(question, (f"{question}={n}" for n in names))
+    elif pending.status is Status.NOT_APPLICABLE:
+        pending.ledger.set_aside(error.cites)
+    elif pending.status is Status.FAILED:
+        clauses = [cite for cite in error.cites if not INTERPRETATION_ID.fullmatch(cite)]
+        pending.ledger.broken(clauses or error.cites)
+
+
+def _reported_as_failed(report: pytest.TestReport, pending: _Pending) -> None:
+    """A scenario whose steps all returned while a check of a reading it went on past broke
+    (or diverged): pytest reports it failed, as its record says, so that harness memory's
+    check of each record against pytest's outcome finds them agreeing."""
+    report.outcome = "failed"
+    report.longrepr = pending.evidence or f"{pending.status}: a check of a reading"
 
 
 def _reported_as_skipped(report: pytest.TestReport) -> None:

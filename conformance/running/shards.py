@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from conformance.spec.scenario_keys import inventory_digest
-from conformance.stream.results import FAILING, ResultsRun, Shard
+from conformance.stream.results import ResultsRun, Shard
 
 if TYPE_CHECKING:
     from conformance.spec.registry import Registry
@@ -71,15 +71,10 @@ def shard_of(keys: Sequence[str], index: int, count: int) -> Shard:
 
 
 def part_succeeded(run: ResultsRun, registry: Registry) -> bool:
-    """A part passes on its own records: none of them fails (and nothing fails the run as a
-    whole: a stop, an integrity breach). A criterion it holds no record of, or only records
-    that did not apply, is judged when the parts are merged, as in a single run."""
-    from conformance.reports.summary import run_faults
+    """A part passes on its own evidence: none of its records fails, no clause it checked
+    broke, and nothing fails the run as a whole (a stop, an integrity breach). A criterion it
+    cannot judge alone is judged when the parts are merged, as in a single run (the verdicts of
+    a part say so: `reports.summary.criterion_verdicts`)."""
+    from conformance.reports.summary import run_succeeded
 
-    claim = run.header.claim
-    failed = any(
-        record.status in FAILING
-        for record in run.scenarios
-        if record.criterion is not None and claim.covers(record.criterion)
-    )
-    return not failed and not run_faults(run, registry)
+    return run_succeeded(run, registry)

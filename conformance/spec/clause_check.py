@@ -15,12 +15,13 @@ implementation that reports no Office constants). Both make the scenario
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from conformance.spec.registry import INTERPRETATION_ID, Registry, default_registry
+from conformance.spec.evidence import current_ledger
+from conformance.spec.registry import INTERPRETATION_ID, KIT_READING, Registry, default_registry
 
 T = TypeVar("T")
 
@@ -29,6 +30,10 @@ Cite = str | Sequence[str]
 
 Detail = str | Callable[[], str]
 """Expected against observed; a callable is only called when the check fails."""
+
+Allows = Mapping[str, Iterable[str]]
+"""Per cited reading, the registered alternatives under which the answer observed is allowed
+(`{"WR-13": {"zero-usage-accepted"}}`); a question left out is allowed by none of them."""
 
 
 class ScenarioError(Exception):
@@ -42,16 +47,36 @@ class PortViolation(Exception):
 class ClauseViolation(AssertionError):
     """An implementation broke what the cited clauses or interpretations require."""
 
-    def __init__(self, cites: tuple[str, ...], detail: str, registry: Registry) -> None:
+    def __init__(
+        self,
+        cites: tuple[str, ...],
+        detail: str,
+        registry: Registry,
+        allows: Allows | None = None,
+    ) -> None:
         self.cites = cites
         self.detail = detail
         self.statements = {cite: registry.statement_of(cite) for cite in cites}
+        self.allowed = allowed_alternatives(cites, registry, allows)
+        """Per cited reading, the alternatives that allow the answer observed."""
         super().__init__(self.render())
 
     @property
     def interpretations_only(self) -> bool:
-        """Whether only readings of open questions were broken (a divergence, not a failure)."""
+        """Whether only readings of open questions were cited: a failure some alternative may
+        explain (see `explained`)."""
         return all(INTERPRETATION_ID.fullmatch(cite) for cite in self.cites)
+
+    @property
+    def explained(self) -> bool:
+        """Whether a registered alternative of a cited question allows the answer observed: a
+        divergence at most. What every reading forbids is a break, cited readings or not."""
+        return self.interpretations_only and any(self.allowed.values())
+
+    def unexplained(self) -> ClauseViolation:
+        """This violation once a model has tried every alternative and none explained it."""
+        self.allowed = {question: () for question in self.allowed}
+        return self
 
     def render(self) -> str:
         cited = "\n".join(f"{cite}: {statement}" for cite, statement in self.statements.items())
@@ -76,7 +101,7 @@ class FollowedDivergence(ClauseViolation):
             " the model followed that reading and checked everything else"
             for question, names in self.followed.items()
         )
-        super().__init__(tuple(self.followed), detail, registry)
+        super().__init__(tuple(self.followed), detail, registry, allows=self.followed)
 
     def readings(self) -> list[str]:
         """Each reading followed, as `<interpretation>=<reading>`."""
@@ -85,6 +110,18 @@ class FollowedDivergence(ClauseViolation):
 
 def cites_of(cite: Cite) -> tuple[str, ...]:
     return (cite,) if isinstance(cite, str) else tuple(cite)
+
+
+def allowed_alternatives(
+    cites: Sequence[str], registry: Registry, allows: Allows | None
+) -> dict[str, tuple[str, ...]]:
+    """Per cited reading, the alternatives allowing the answer: as the check says (`allows`),
+    or, where it says nothing, every alternative registered for the question. A question with
+    no alternative at all allows nothing but the kit's reading."""
+    readings = [cite for cite in cites if INTERPRETATION_ID.fullmatch(cite)]
+    if allows is not None:
+        return {q: tuple(sorted(allows.get(q, ()))) for q in readings}
+    return {q: tuple(a.name for a in registry.interpretation(q).alternatives) for q in readings}
 
 
 @dataclass
@@ -99,28 +136,57 @@ class ReadingLog:
     """
 
     declared: Mapping[str, str] = field(default_factory=dict)
-    """The implementation's declared readings, less those that are the kit's own."""
+    """The implementation's declared readings, the kit's own (`kit`) included."""
     step: object = None
     """The step running now (as its runner names it), for the account of what is noted in it."""
     diverged: list[tuple[object, ClauseViolation]] = field(default_factory=list)
     set_aside: list[tuple[object, ClauseViolation]] = field(default_factory=list)
+    broken: list[tuple[object, ClauseViolation]] = field(default_factory=list)
+    """Checks of readings whose answer no reading the implementation may follow allows."""
 
     def note(self, violation: ClauseViolation) -> None:
-        if self.declares_otherwise(violation.cites):
+        """Judge a failed check of readings by the alternatives that allow its answer: set
+        aside where the declared one does, a divergence where an undeclared question's
+        alternative does, else a break (and the ledger says which)."""
+        ledger = current_ledger()
+        if self.allows_declared(violation):
             self.set_aside.append((self.step, violation))
-        else:
+            if ledger is not None:
+                ledger.set_aside(violation.cites)
+            return
+        open_questions = {
+            q: names for q, names in violation.allowed.items() if names and q not in self.declared
+        }
+        if open_questions:
             self.diverged.append((self.step, violation))
+            if ledger is not None:
+                for question, names in open_questions.items():
+                    ledger.diverged(question, (f"{question}={name}" for name in names))
+            return
+        self.broken.append((self.step, violation))
+        if ledger is not None:
+            ledger.broken(violation.cites)
+
+    def allows_declared(self, violation: ClauseViolation) -> bool:
+        """Whether a reading the check rests on is declared as an alternative that allows the
+        answer observed: the check is then judged by that reading, and set aside."""
+        return any(
+            self.declared.get(question) in names for question, names in violation.allowed.items()
+        )
 
     def declares_otherwise(self, cites: Sequence[str]) -> bool:
         """Whether one of the readings a check rests on is declared other than the kit's."""
-        return any(cite in self.declared for cite in cites)
+        return any(self.declared.get(cite, KIT_READING) != KIT_READING for cite in cites)
 
     def cites(self) -> list[str]:
         return sorted({cite for _, violation in self.diverged for cite in violation.cites})
 
+    def broken_cites(self) -> list[str]:
+        return sorted({cite for _, violation in self.broken for cite in violation.cites})
+
     @property
     def empty(self) -> bool:
-        return not self.diverged and not self.set_aside
+        return not self.diverged and not self.set_aside and not self.broken
 
 
 _READING_LOG: ContextVar[ReadingLog | None] = ContextVar("reading_log", default=None)
@@ -134,15 +200,28 @@ def open_reading_log(log: ReadingLog) -> Callable[[], None]:
 
 
 def expect(
-    condition: bool, cite: Cite, detail: Detail, *, registry: Registry | None = None
+    condition: bool,
+    cite: Cite,
+    detail: Detail,
+    *,
+    registry: Registry | None = None,
+    allows: Allows | Callable[[], Allows] | None = None,
 ) -> None:
     """Fail with a ClauseViolation naming `cite` unless `condition` holds; a failed check of
-    readings only is noted in the active `ReadingLog` instead, where one is open."""
+    readings only is noted in the active `ReadingLog` instead, where one is open. Every check
+    leaves its mark in the evidence ledger: held here, or judged where it is noted or raised.
+
+    `allows` says, for a check of readings, which alternatives allow the answer observed
+    (a callable is only called when the check fails); without it, every alternative does."""
     known = registry or default_registry()
     cites = _citable(cite, known)
     if condition:
+        ledger = current_ledger()
+        if ledger is not None:
+            ledger.held(cites)
         return
-    violation = ClauseViolation(cites, detail() if callable(detail) else detail, known)
+    said = allows() if callable(allows) else allows
+    violation = ClauseViolation(cites, detail() if callable(detail) else detail, known, said)
     log = _READING_LOG.get()
     if log is not None and violation.interpretations_only:
         log.note(violation)
@@ -150,11 +229,26 @@ def expect(
     raise violation
 
 
-def violated(cite: Cite, detail: str, *, registry: Registry | None = None) -> ClauseViolation:
+def expect_value(value: T | None, cite: Cite, detail: Detail) -> T:
+    """`value`, which the cited clauses require to be there: a check of them that holds when
+    it is, and fails (a ClauseViolation) when it is None."""
+    expect(value is not None, cite, detail)
+    if value is None:  # expect raised, or noted a reading only: the step cannot go on
+        raise violated(cite, detail() if callable(detail) else detail)
+    return value
+
+
+def violated(
+    cite: Cite,
+    detail: str,
+    *,
+    registry: Registry | None = None,
+    allows: Allows | None = None,
+) -> ClauseViolation:
     """The violation to raise where the failure is already known (e.g. a refused setup): the
     step cannot go on past it, so it is raised even when it cites readings only."""
     known = registry or default_registry()
-    return ClauseViolation(_citable(cite, known), detail, known)
+    return ClauseViolation(_citable(cite, known), detail, known, allows)
 
 
 def _citable(cite: Cite, registry: Registry) -> tuple[str, ...]:

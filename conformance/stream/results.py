@@ -20,6 +20,7 @@ from typing import IO, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from conformance.spec.evidence import Tally
 from conformance.spec.scenario_keys import ScenarioEntry
 
 
@@ -230,6 +231,13 @@ class ScenarioResult(Record):
     """The registered interpretations the scenario rests on (its `@interpretation:` tags)."""
     clauses: list[str] = []
     """The clauses of its criterion the scenario checks (its `@clause:` tags, as full IDs)."""
+    checks: dict[str, Tally] = {}
+    """The evidence: per clause or reading a check of this record cited, how its checks came
+    out (see `conformance.spec.evidence`). Verdicts are computed from these
+    (`conformance.verdicts`), not from where a check stood."""
+    ended: Status | None = None
+    """For a property's record: how the search as a whole ended where that was a fault
+    (errored, timeout), which fails the run once, not each criterion the property names."""
 
 
 class Footer(Record):

@@ -46,6 +46,16 @@ def test_a_batch_answered_only_with_unknown_outcomes_is_never_a_pass(tmp_path: P
         assert "too many outcomes unknown" in (race[0].evidence or "")
 
 
+UNVERIFIABLE = {
+    "AC-OFFICE-ASSIGN-RATE-001.2": "concurrent-may-exceed",
+    "AC-OFFICE-ASSIGN-RATE-002.1": "over-admission-bounded",
+    "AC-OFFICE-ASSIGN-RATE-002.2": "fail-open",
+    "AC-OFFICE-ASSIGN-RATE-002.4": "restart",
+}
+"""What an office adapter with no hook, no restart and no concurrency leaves unverified, by a
+clause of each that nothing else can exercise."""
+
+
 @pytest.mark.timeout(300)
 def test_a_run_that_cannot_verify_a_criterion_fails_and_names_it(tmp_path: Path) -> None:
     impl = "python:tests.adversaries.without_capabilities:office_without_hooks"
@@ -63,22 +73,17 @@ def test_a_run_that_cannot_verify_a_criterion_fails_and_names_it(tmp_path: Path)
     header = verify_stream(results).header
     assert header.claim.specs == ["office"]
 
+    # the clauses only concurrency, a restart or the fault hook can exercise: each unverified,
+    # and only all four allowed make the narrowed claim pass
+    for criterion, clause in UNVERIFIABLE.items():
+        assert f"unverified: {criterion}: no check verified {criterion}/{clause}" in outcome.output
     allowed = CliRunner().invoke(
         app,
         [
-            "run",
-            "--properties",
-            "none",
-            "--impl",
-            impl,
-            "--claim",
-            "office",
-            "--allow-unverified",
-            "AC-OFFICE-ASSIGN-RATE-002.2",
-            "--quiet",
-            "--results",
-            str(results),
+            *("run", "--properties", "none", "--impl", impl, "--claim", "office", "--quiet"),
+            *(f"--allow-unverified={criterion}" for criterion in UNVERIFIABLE),
+            *("--results", str(results)),
         ],
     )
     assert allowed.exit_code == EXIT_OK, allowed.output
-    assert verify_stream(results).header.claim.allow_unverified == ["AC-OFFICE-ASSIGN-RATE-002.2"]
+    assert verify_stream(results).header.claim.allow_unverified == list(UNVERIFIABLE)
