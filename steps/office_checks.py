@@ -64,6 +64,25 @@ def wake_outcome(office: OfficeScene, first: str, second: str | None) -> None:
 )
 def admitted_exactly_below_allowance(office: OfficeScene, n: str, task_id: str) -> None:
     """After a crash, the allowance must agree with the runs stored: nothing else decides."""
+    judged_by_stored_instants(office, int(n), task_id, "AC-OFFICE-ASSIGN-RATE-002.4/crash")
+
+
+@then(
+    parsers.re(
+        r"the wake's outcome is what the instants stored for task \"(?P<task_id>[^\"]+)\" make "
+        r"it, with an allowance of (?P<n>\d+)"
+    )
+)
+def outcome_by_stored_instants(office: OfficeScene, n: str, task_id: str) -> None:
+    """The window is judged over the instants the implementation persisted, not those the
+    harness sent: a store that keeps whole seconds (the protocol allows 0 to 6 fractional
+    digits) moves a boundary, and the half-open window must hold over what it kept."""
+    judged_by_stored_instants(office, int(n), task_id, "AC-OFFICE-ASSIGN-RATE-001.11/half-open")
+
+
+def judged_by_stored_instants(office: OfficeScene, n: int, task_id: str, cite: str) -> None:
+    """The last wake was admitted exactly when fewer than `n` agent runs of the task lay in
+    (now - W, now] by their stored instants."""
     wake = office.last_wake()
     before = office.baseline("by that wake")
     window = timedelta(seconds=office.constants.window_seconds)
@@ -73,12 +92,13 @@ def admitted_exactly_below_allowance(office: OfficeScene, n: str, task_id: str) 
         for run in before.runs
         if counts_as_agent_run(run, task_id) and now - window < run.requested_at <= now
     ]
-    expected = "queued" if len(in_window) < int(n) else "rate_limited"
+    expected = "queued" if len(in_window) < n else "rate_limited"
     expect(
         wake.outcome == expected,
-        "AC-OFFICE-ASSIGN-RATE-002.4/crash",
-        f"after the crash, {len(in_window)} agent runs of {task_id!r} lay in the window, so the "
-        f"wake was to be {expected!r}; observed {wake.outcome!r}\n{describe_runs(before.runs)}",
+        cite,
+        f"by their stored instants, {len(in_window)} agent runs of {task_id!r} lay in the "
+        f"window, so the wake was to be {expected!r}; observed {wake.outcome!r}\n"
+        f"{describe_runs(before.runs)}",
     )
 
 

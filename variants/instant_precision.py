@@ -41,6 +41,11 @@ def insert_in_milliseconds(session: Session, wake: Wake, now: datetime) -> Run:
     return reference_insert(session, wake, to_milliseconds(now))
 
 
+def insert_in_whole_seconds(session: Session, wake: Wake, now: datetime) -> Run:
+    """The request instant with no fraction at all: the protocol allows 0 to 6 digits."""
+    return reference_insert(session, wake, now.replace(microsecond=0))
+
+
 def claim_in_milliseconds(
     tx: Executor, request_id: str, holder: str, now: datetime, duration: timedelta
 ) -> LeaseView:
@@ -80,6 +85,12 @@ VARIANTS = [
         Capability.OFFICE,
         "stores each run's request instant to the millisecond",
         lambda: [Patch(run_queue, "_insert", insert_in_milliseconds)],
+    ),
+    Variant(
+        "whole_second_run_instants",
+        Capability.OFFICE,
+        "stores each run's request instant to the whole second",
+        lambda: [Patch(run_queue, "_insert", insert_in_whole_seconds)],
     ),
     Variant(
         "millisecond_lease_instants",

@@ -216,10 +216,19 @@ def fanned_status(
     (`ScenarioResult.ended`), and each record says what the checks made before it showed.
     """
     registry = default_registry()
-    if status in (Status.FAILED, Status.DIVERGED) and criterion in registry.criteria_of_readings(
-        violated
-    ):
+    clauses = [cite for cite in violated if not INTERPRETATION_ID.fullmatch(cite)]
+    readings = [cite for cite in violated if INTERPRETATION_ID.fullmatch(cite)]
+    if status is Status.FAILED and criterion in registry.criteria_of_readings(clauses or readings):
         return status
+    judged = [
+        checks[q]
+        for q in readings
+        if q in checks and criterion in registry.interpretation(q).criteria
+    ]
+    if any(tally.broken for tally in judged):
+        return Status.FAILED
+    if any(tally.diverged for tally in judged):
+        return Status.DIVERGED
     exercised = any(
         tally.held and cite.split("/")[0] == criterion
         for cite, tally in checks.items()

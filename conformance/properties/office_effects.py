@@ -67,6 +67,7 @@ from conformance.properties.office_operations import (
     path_of,
     workspace_steps,
 )
+from conformance.properties.surprises import Surprises
 from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
 from conformance.spec.clause_check import ClauseViolation, expect, port_requires, port_value
 
@@ -108,6 +109,7 @@ class OfficeEffects:
     vocabulary: OfficeVocabulary
     lines: list[str] = field(default_factory=list)
     steps: Steps = field(init=False)
+    surprises: Surprises = field(default_factory=Surprises)
 
     def __post_init__(self) -> None:
         self.lines += [
@@ -137,8 +139,11 @@ class OfficeEffects:
 
     @contextmanager
     def kept_as_scenario(self) -> Iterator[None]:
+        """Run the schedule; at its end, every distinct break it met fails together (see
+        `surprises`), with the schedule as a Gherkin scenario."""
         try:
             yield
+            self.surprises.raise_if_any()
         except ClauseViolation:
             note(SCENARIO_NOTE + "\n".join(self.lines))
             raise
@@ -146,6 +151,16 @@ class OfficeEffects:
     # -- performing -----------------------------------------------------
 
     def perform(self, op: Operation) -> None:
+        """One operation and every check of it; a break is noted and the model adopts the
+        store as the implementation shows it, so the schedule goes on to its end."""
+        try:
+            self.performed(op)
+        except ClauseViolation as violation:
+            self.surprises.note(violation, describe(op))
+            runs = self.driver.list_runs()
+            self.model.adopt(runs, {run.run_id: counted_task(run) for run in runs})
+
+    def performed(self, op: Operation) -> None:
         note(describe(op))
         if isinstance(op, Redeliver) and not self.driver.list_runs():
             return

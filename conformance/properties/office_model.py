@@ -178,6 +178,17 @@ class OfficeModel:
                 run.counts_for = counts[run_id]
                 self.relabelled = True
 
+    def adopt(self, runs: list[Run], counts: dict[str, str | None]) -> None:
+        """After a surprise, take the store as the implementation shows it (each row, whether
+        it is queued and the task it counts toward), so that the next operation is judged from
+        what is there and one mismatch never cascades into the rest of the schedule."""
+        adopted: dict[str, StoredRun] = {}
+        for run in runs:
+            row = self.runs.get(run.run_id) or row_of(run, "adopted", run.status == "queued")
+            row.counts_for, row.queued = counts.get(run.run_id), run.status == "queued"
+            adopted[run.run_id] = row
+        self.runs = adopted
+
     def merge_target(
         self, agent_id: str, task_id: str | None, now: datetime, reason: str = TASK_ASSIGNED
     ) -> str | None:

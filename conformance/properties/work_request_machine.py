@@ -434,6 +434,17 @@ def followed_step(step: Callable[..., T]) -> Callable[..., T]:
     return judged
 
 
+def every_alternative_followed(cites: tuple[str, ...]) -> bool:
+    """Whether the model can predict by every alternative of every question cited: then, once
+    it has tried each and none explained the answers, no registered reading allows them."""
+    registry = default_registry()
+    return all(
+        all(alternative.followed for alternative in registry.interpretation(q).alternatives)
+        for q in cites
+        if INTERPRETATION_ID.fullmatch(q)
+    )
+
+
 def off_every(instant: datetime, expiries: list[datetime]) -> datetime:
     """`instant`, moved a microsecond on while it lands on a live lease's expiry: that
     instant is WR-8's boundary, which the Gherkin scenarios pin and the machine leaves alone."""
@@ -556,6 +567,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         failed check rests on; adopt the first that explains every answer. None does: the
         check's failure stands (the machine stops at a divergence it cannot follow)."""
         readings_before = dict(pickle.loads(before)["oracle"].readings)
+        undecided = depth > 1  # some reading could not be judged: another path, several at once
         for question, name in readings_to_try(violation.cites, pickle.loads(before)["oracle"]):
             following = pickle.loads(before)
             following["oracle"].follow(question, name)
@@ -563,6 +575,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             try:
                 result = self.again(step, arguments, state)
             except OffTheTape:
+                undecided = True
                 continue
             except ClauseViolation as again:
                 if not again.interpretations_only or depth >= MAX_FOLLOWED_AT_ONCE:
@@ -570,11 +583,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 try:
                     result = self.follow(step, arguments, state, again, depth + 1)
                 except (ClauseViolation, OffTheTape):
+                    undecided = True
                     continue
             self.record_divergences(readings_before)
             return result
         self.restore(before)
         self.keep_reading_free_invariants()
+        if not undecided and every_alternative_followed(violation.cites):
+            raise violation.unexplained()
         raise violation
 
     def again(self, step: Callable[..., T], arguments: dict[str, Any], state: bytes) -> T:

@@ -100,6 +100,8 @@ def _violation_status(error: ClauseViolation, interpretations: list[str]) -> tup
     on a reading it is not tagged with (the kit's defect); and a note that says which."""
     if not error.interpretations_only:
         return Status.FAILED, ""
+    if not error.explained:
+        return Status.FAILED, "no registered reading allows this answer: a break, not a reading\n"
     untagged = sorted(set(error.cites) - set(interpretations))
     if untagged:
         note = (

@@ -696,6 +696,11 @@ def _ledger_the_end(pending: _Pending, error: BaseException | None) -> None:
     elif pending.status is Status.FAILED:
         clauses = [cite for cite in error.cites if not INTERPRETATION_ID.fullmatch(cite)]
         pending.ledger.broken(clauses or error.cites)
+        for question, names in error.allowed.items() if error.readings_apart else ():
+            if names:
+                pending.ledger.diverged(question, (f"{question}={n}" for n in names))
+            else:
+                pending.ledger.broken([question])
 
 
 def _reported_as_failed(report: pytest.TestReport, pending: _Pending) -> None:

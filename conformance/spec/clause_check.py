@@ -47,6 +47,11 @@ class PortViolation(Exception):
 class ClauseViolation(AssertionError):
     """An implementation broke what the cited clauses or interpretations require."""
 
+    readings_apart = False
+    """Whether its readings failed in checks of readings alone (a model's breaks gathered to the
+    end: `properties.surprises`); otherwise a reading beside a clause only says what the check
+    rested on, and the check breaks the clause alone."""
+
     def __init__(
         self,
         cites: tuple[str, ...],
