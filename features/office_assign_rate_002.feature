@@ -89,7 +89,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   # 002.2 A count that cannot be read lets the wake through, counted and logged.
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @clause:no-observed-count @path:keyed
+  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @clause:no-observed-count @path:keyed @interpretation:OF-8
   Scenario: When the count cannot be read the wake is admitted, counted and logged without a count
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -139,7 +139,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   # 002.3 An agent wake whose task cannot be told is let through and counted as unattributed.
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-002.3 @clause:admitted-unattributed @clause:shapes @clause:logged @clause:no-task-id @path:task-id-absent @path:task-id-null @path:task-id-empty @path:task-id-not-a-string
+  @AC-OFFICE-ASSIGN-RATE-002.3 @clause:admitted-unattributed @clause:shapes @clause:logged @clause:no-task-id @path:task-id-absent @path:task-id-null @path:task-id-empty @path:task-id-not-a-string @interpretation:OF-8
   Scenario Outline: An agent wake naming no usable task is admitted and counted as unattributed: <task id shape>
     When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: <payload>
     Then the wake's outcome is "queued"
@@ -161,7 +161,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
       | list            | {"task_id": ["T-100"], "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
       | object          | {"task_id": {"id": "T-100"}, "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
 
-  @AC-OFFICE-ASSIGN-RATE-002.3 @clause:logged @clause:no-task-id
+  @AC-OFFICE-ASSIGN-RATE-002.3 @clause:logged @clause:no-task-id @interpretation:OF-8
   Scenario: An unattributed wake that names no acting agent is logged without one
     When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": null, "workspace_id": "acme", "actor_type": "agent", "actor_id": ""}
     Then the wake's outcome is "queued"

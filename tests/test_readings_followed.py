@@ -1,7 +1,7 @@
 """The work-request machine follows a reading it recognises and goes on checking everything else.
 
 Driven step by step (no search), so that each program is the one written here: a variant that
-reads WR-13 otherwise diverges on that reading alone, its declaring twin passes, and a mutant
+reads WR-24 otherwise diverges on that reading alone, its declaring twin passes, and a mutant
 combined with the same variant is still caught by its own criterion after the divergence.
 """
 
@@ -49,8 +49,8 @@ def zero_usage_then_delegation(machine: WorkRequestMachine) -> None:
 def test_an_undeclared_reading_is_recognised_and_followed(machine_on: Any) -> None:
     machine = machine_on(ZERO_USAGE)
     zero_usage_then_delegation(machine)
-    assert WorkRequestMachine.divergences == {"WR-13": {"zero-usage-accepted"}}
-    assert machine.oracle.reads("WR-13", "zero-usage-accepted")
+    assert WorkRequestMachine.divergences == {"WR-24": {"zero-usage-accepted"}}
+    assert machine.oracle.reads("WR-24", "zero-usage-accepted")
     assert len(machine.request_ids) == 1, "the delegation after the divergence was judged"
 
 
@@ -72,5 +72,5 @@ def test_a_mutant_behind_a_followed_divergence_is_still_caught_by_its_own_criter
     machine = machine_on(combined)
     with pytest.raises(ClauseViolation) as caught:
         zero_usage_then_delegation(machine)
-    assert WorkRequestMachine.divergences == {"WR-13": {"zero-usage-accepted"}}
+    assert WorkRequestMachine.divergences == {"WR-24": {"zero-usage-accepted"}}
     assert {cite.split("/")[0] for cite in caught.value.cites} == {mutant.criterion}

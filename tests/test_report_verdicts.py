@@ -156,7 +156,7 @@ def test_an_unverified_claimed_criterion_is_a_failure_of_the_claim_in_every_form
     said = [(finished.folder / name).read_text() for name in ("summary.md", "report.html")]
     said += [finished.terminal, (finished.folder / "cucumber.json").read_text()]
     for text in said:
-        assert f"unverified: {UNVERIFIED}: no scenario of it ran" in " ".join(text.split())
+        assert f"unverified: {UNVERIFIED}: no check verified" in " ".join(text.split())
 
 
 def test_a_run_failed_by_a_check_after_it_is_reported_failed(
