@@ -466,6 +466,16 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And the same wake is delivered again
     Then the wake's outcome is "rate_limited"
 
+  @AC-OFFICE-ASSIGN-RATE-001.8 @clause:keyless-bounded
+  Scenario: Redelivering a keyless agent wake uses the allowance again, and the allowance bounds it
+    # 002.5's tests use a keyed wake; a keyless redelivery has no identity upstream, so 001.8 bounds it
+    When a "task_assigned" wake for agent "ada" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}
+    Then the wake's outcome is "queued"
+    When 1 minute passes
+    And the same wake is delivered again, 5 times, 1 minute apart
+    Then wakes 1 to 4 of that series were "queued"
+    And wake 5 of that series was "rate_limited"
+
   # ---------------------------------------------------------------------------
   # 001.9 Unassigning wakes nobody, so it is neither refused nor counted.
   # ---------------------------------------------------------------------------

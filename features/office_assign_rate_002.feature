@@ -271,15 +271,6 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     Then the wake's outcome is "deduplicated"
     And no rate-limit counter moved by that wake
 
-  @AC-OFFICE-ASSIGN-RATE-002.5 @clause:keyless-again
-  Scenario: Redelivering a keyless agent wake uses the allowance again
-    When a "task_assigned" wake for agent "ada" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}
-    Then the wake's outcome is "queued"
-    When 1 minute passes
-    And the same wake is delivered again, 5 times, 1 minute apart
-    Then wakes 1 to 4 of that series were "queued"
-    And wake 5 of that series was "rate_limited"
-
   # ---------------------------------------------------------------------------
   # 002.6 The allowance is 5 and the window 10 minutes, fixed and stated once.
   # ---------------------------------------------------------------------------

@@ -365,10 +365,15 @@ def actorless_producers_emit(
     )
 )
 def every_producer_emits(office: OfficeScene, agent_id: str, acting: str) -> None:
-    """Each producer gets a fresh task, so no wake can be merged into or deduplicated by another."""
+    """Each producer gets a fresh task, and the wakes come further apart than the coalescing
+    window, so that none can be merged into or deduplicated by another however the coalescer
+    groups its wakes (which is not this spec's to say)."""
+    apart = timedelta(seconds=office.constants.coalesce_window_seconds + 1)
 
     def emit_all() -> list[Wake]:
-        for producer in office.constants.producers:
+        for turn, producer in enumerate(office.constants.producers):
+            if turn:
+                office.driver.advance_clock(apart)
             task_id = f"{producer}-task"
             office.driver.create_task(office.workspace_id, task_id)
             office.identifiers.add(task_id)
