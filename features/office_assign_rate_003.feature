@@ -108,7 +108,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     When agent "bob" assigns task "T-200" to "bob" 6 times, 1 minute apart
     Then wake 6 of that series was "rate_limited"
     When the newest run's wake is delivered again
-    And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": null, "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}
+    Then the wake's outcome is "deduplicated"
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": null, "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}
     Then the rate-limit counter for "allowance_exhausted" rose by 2 in this scenario, all in one series
     And no label of the rate-limit counter holds an identifier of a workspace, agent, task or run
 

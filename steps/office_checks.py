@@ -14,6 +14,7 @@ from pytest_bdd import parsers, then
 from conformance.driver import Producer
 from conformance.oracle.office_shapes import (
     AGENT,
+    REFUSAL_MISREPORTED,
     Shape,
     counts_as_agent_run,
     parse_payload,
@@ -93,9 +94,10 @@ def judged_by_stored_instants(office: OfficeScene, n: int, task_id: str, cite: s
         if counts_as_agent_run(run, task_id) and now - window < run.requested_at <= now
     ]
     expected = "queued" if len(in_window) < n else "rate_limited"
+    misreported = expected == "rate_limited" and wake.outcome in REFUSAL_MISREPORTED
     expect(
         wake.outcome == expected,
-        cite,
+        REFUSAL_MISREPORTED[wake.outcome] if misreported else cite,
         f"by their stored instants, {len(in_window)} agent runs of {task_id!r} lay in the "
         f"window, so the wake was to be {expected!r}; observed {wake.outcome!r}\n"
         f"{describe_runs(before.runs)}",

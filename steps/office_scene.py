@@ -45,7 +45,7 @@ from conformance.spec.clause_check import (
     scenario_requires,
     scenario_value,
 )
-from conformance.steps.common import BEFORE_THEN
+from conformance.steps.common import BEFORE_RESTART, BEFORE_THEN
 
 T = TypeVar("T")
 
@@ -63,15 +63,21 @@ class Wake:
     shape: Shape
     fault_armed: bool = False
     """Whether a count-read failure was armed when this in-scope wake was evaluated."""
+    after_restart: bool = False
+    """Whether the implementation restarted earlier in the scenario: then its allowance
+    decision is also what 002.4/restart says a restart leaves."""
 
     @property
     def outcome(self) -> str:
         return "no wake" if self.result is None else self.result.outcome.value
 
 
+AFTER_RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
+
+
 def outcome_cites(wake: Wake, expected: Iterable[str]) -> tuple[str, ...]:
     """The clauses a check that `wake` ended as one of `expected` enforces."""
-    cites: list[str] = []
+    cites: list[str] = [AFTER_RESTART] if wake.after_restart and wake.shape is Shape.AGENT else []
     for outcome in expected:
         if outcome == Outcome.QUEUED.value:
             cites += FAIL_OPEN_CLAUSES if wake.fault_armed else cites_for(ADMITTED_CLAUSES, wake)
@@ -141,6 +147,10 @@ class OfficeScene:
     identifiers: set[str] = field(default_factory=set)
     pending: list[Callable[[], None]] = field(default_factory=list)
     """Checks of what an action answered, left for the next Then step to make."""
+    restarted: bool = False
+
+    def note_restart(self) -> None:
+        self.restarted = True
 
     def settle(self) -> None:
         """Make the checks the actions since the last Then step left pending."""
@@ -191,7 +201,7 @@ class OfficeScene:
         armed = self.fault_armed and shape is Shape.AGENT
         if armed:
             self.fault_armed = False
-        return Wake(result, shape, armed)
+        return Wake(result, shape, armed, self.restarted)
 
 
 @pytest.fixture
@@ -204,6 +214,7 @@ def office(driver: Driver, request: pytest.FixtureRequest) -> OfficeScene:
     scene = OfficeScene(driver=driver, constants=constants)
     scene.at_start = scene.observe()
     request.node.stash.setdefault(BEFORE_THEN, []).append(scene.settle)
+    request.node.stash.setdefault(BEFORE_RESTART, []).append(scene.note_restart)
     return scene
 
 
