@@ -64,6 +64,7 @@ from conformance.properties import (
     Budget,
     draw_seed,
 )
+from conformance.reports.summary import criterion_verdicts
 from conformance.running.forked_suite import Exit, can_fork, fork_servers
 from conformance.spec.registry import default_registry, short_id
 from conformance.stream.results import ResultsRun, Status
@@ -155,6 +156,9 @@ class MutantVerdict:
     error: str | None
     seconds: float
     complete: bool = True
+    blamed: frozenset[str] = frozenset()
+    """The criteria the verdict algebra fails on the run's evidence: those whose clauses broke
+    (`conformance.verdicts`), whatever scenario the break happened in."""
 
     @property
     def killed_only_by_errors(self) -> bool:
@@ -453,7 +457,16 @@ def _verdict(mutant: Mutation, run: TargetRun, control: TargetRun) -> MutantVerd
     killed_by = frozenset(criterion for criterion, _ in kills)
     failed_by = frozenset(criterion for criterion, status in kills if status not in CRASHES)
     complete = run.target.criterion is None
-    return MutantVerdict(mutant, killed_by, failed_by, run.error, run.seconds, complete)
+    blamed = _blamed(run)
+    return MutantVerdict(mutant, killed_by, failed_by, run.error, run.seconds, complete, blamed)
+
+
+def _blamed(run: TargetRun) -> frozenset[str]:
+    """The criteria the verdict algebra fails on what the run's checks broke."""
+    if run.results is None:
+        return frozenset()
+    verdicts = criterion_verdicts(run.results, default_registry())
+    return frozenset(v.criterion.id for v in verdicts if v.status is Status.FAILED)
 
 
 def _variant_verdict(variant: Legal, run: TargetRun, control: TargetRun) -> VariantVerdict:

@@ -162,3 +162,17 @@ def test_a_shard_part_does_not_fail_what_it_cannot_judge() -> None:
     assert run_succeeded(part, REGISTRY)
     broken = record(SECOND, Status.FAILED, {f"{SECOND}/serial-bound": Tally(broken=1)})
     assert not run_succeeded(part_run(record(FIRST), broken), REGISTRY)
+
+
+def test_every_format_of_a_passing_part_says_the_part_and_passes() -> None:
+    from conformance.reports.badge import render_badge
+    from conformance.reports.junit import render_junit
+    from conformance.reports.markdown import render_markdown
+
+    part = part_run(record(FIRST))
+    badge = render_badge(part, REGISTRY)
+    assert "part 2 of 2: passed" in badge and "#2e7d32" in badge
+    markdown = render_markdown(part, REGISTRY)
+    assert markdown.startswith("## Conformance: fake (part 2 of 2) passed"), markdown[:200]
+    assert "part 2 of 2, claims" in markdown
+    assert "<failure" not in render_junit(part, REGISTRY)

@@ -19,6 +19,11 @@ def render_badge(run: ResultsRun, registry: Registry, label: str = "conformance"
     claimed = [v for v in criterion_verdicts(run, registry) if v.claimed]
     passed = sum(1 for verdict in claimed if verdict.status is Status.PASSED)
     value = f"{passed}/{len(claimed)}"
+    shard = run.header.shard
+    if shard is not None:  # a part judges only what it holds: never a red count of the whole
+        value = f"part {shard.index} of {shard.count}: {'passed' if passed else 'nothing'}"
+        if not run_succeeded(run, registry):
+            value = f"part {shard.index} of {shard.count}: failed"
     colour = _GREEN if run_succeeded(run, registry) else _ORANGE if passed else _RED
     left, right = (len(text) * _CHAR_PX + 2 * _PAD_PX for text in (label, value))
     width = left + right

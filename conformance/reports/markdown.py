@@ -45,8 +45,10 @@ def render_markdown(
     """`quotes`: the source words of clauses, by clause ID, from spec files the user gave."""
     verdicts = criterion_verdicts(run, registry)
     outcome = "passed" if run_succeeded(run, registry) else "did not pass"
+    shard = run.header.shard
+    part = f" (part {shard.index} of {shard.count})" if shard is not None else ""
     lines = [
-        f"## Conformance: {run.header.implementation} {outcome}",
+        f"## Conformance: {run.header.implementation}{part} {outcome}",
         "",
         f"It {claim_headline(run, verdicts)}; {records_said(run)}.",
         "",

@@ -81,7 +81,9 @@ def print_verdicts(
         )
     console.print(f"{headline}; {records_said(run)}", markup=False, highlight=False, soft_wrap=True)
     passed = run_succeeded(run, registry)
-    console.print("[bold green]run passed[/]" if passed else "[bold red]run failed[/]")
+    shard = run.header.shard
+    what = "run" if shard is None else f"part {shard.index} of {shard.count}"
+    console.print(f"[bold green]{what} passed[/]" if passed else f"[bold red]{what} failed[/]")
 
 
 def _verdict_cell(verdict: CriterionVerdict) -> str:
