@@ -110,6 +110,21 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And agent "bob" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
 
+  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @path:raw
+  Scenario: A raw agent wake that names no acting agent, whose count cannot be read, is admitted, counted and logged
+    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And the next count read fails
+    And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"}
+    Then the wake's outcome is "queued"
+    And the rate-limit counters moved by that wake by: count_read_failed +1
+    And a warning logged by that wake names the degraded admission with:
+      | field                     | value |
+      | task_id                   | T-100 |
+      | assignee_agent_profile_id | bob   |
+      | allowance                 | 5     |
+    And that warning has a non-empty "error" field
+
   @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @path:keyless
   Scenario: A keyless wake whose count cannot be read is admitted, counted and logged too
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued

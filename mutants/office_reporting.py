@@ -13,9 +13,11 @@ from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
 from conformance.reference.office import gate as reference_gate
 from conformance.reference.office import service as office_service
+from conformance.reference.office.classifier import GateSubject
 from conformance.reference.office.constants import ASSIGNMENT_ALLOWANCE
 from conformance.reference.office.gate import AllowanceGate
 from conformance.reference.office.telemetry import OfficeTelemetry, RateLimitReason
+from conformance.reference.office.wake import Wake
 
 RATE_LIMIT_HELP = "Assignment wakes refused or admitted degraded by the allowance gate."
 
@@ -54,6 +56,15 @@ class UncountedUnattributedGate(ReportingGate):
 
     def counts(self, reason: RateLimitReason) -> bool:
         return reason is not RateLimitReason.TASK_UNATTRIBUTED
+
+
+class ActorAttributedDegradedGate(AllowanceGate):
+    """Reports a degraded admission only when it can name the agent that acted, as the assignee
+    mutation's wakes always do: an agent wake from any other path fails open in silence."""
+
+    def _report_count_read_failed(self, wake: Wake, subject: GateSubject, error: Exception) -> None:
+        if subject.acting_agent_id:
+            super()._report_count_read_failed(wake, subject, error)
 
 
 class ExhaustionCountingGate(AllowanceGate):
@@ -108,6 +119,14 @@ def _gate(replacement: type[AllowanceGate]) -> Patch:
 
 
 MUTANTS = [
+    Mutant(
+        "degraded_silent_off_the_mutation",
+        "AC-OFFICE-ASSIGN-RATE-002.2",
+        Capability.OFFICE,
+        "counts and logs a degraded admission only when the wake names its acting agent, as the "
+        "assignee mutation's do: a raw agent wake is admitted unchecked in silence",
+        lambda: [_gate(ActorAttributedDegradedGate)],
+    ),
     Mutant(
         "unattributed_not_counted",
         "AC-OFFICE-ASSIGN-RATE-003.1",
