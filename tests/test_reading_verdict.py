@@ -153,7 +153,9 @@ def test_a_refused_call_after_a_divergence_keeps_its_verdict() -> None:
 def test_a_divergence_is_charged_to_the_criteria_its_reading_is_registered_under() -> None:
     """Not to every criterion the property names (WR-3 bears on five of the thirteen)."""
     charged = {
-        criterion: fanned_status(Status.DIVERGED, ["WR-3"], criterion, {})
+        criterion: fanned_status(
+            Status.DIVERGED, ["WR-3"], criterion, {"WR-3": Tally(diverged=["WR-3=forfeit"])}
+        )
         for criterion in MACHINE_CRITERIA
     }
     diverged = {c for c, status in charged.items() if status is Status.DIVERGED}

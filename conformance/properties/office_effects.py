@@ -74,6 +74,7 @@ from conformance.spec.clause_check import ClauseViolation, expect, port_requires
 NO_ROW = "AC-OFFICE-ASSIGN-RATE-001.6/no-row"
 NO_MERGE = "AC-OFFICE-ASSIGN-RATE-001.6/no-merge"
 NOT_REPORTED_ADMITTED = "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted"
+DISTINCT_OUTCOME = "AC-OFFICE-ASSIGN-RATE-003.5/distinct-outcome"
 MUTATION_KEPT = "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept"
 STAMPS_AGENT = "AC-OFFICE-ASSIGN-RATE-001.13/mutation-stamps-agent"
 INTERNAL_IS_USER = "AC-OFFICE-ASSIGN-RATE-001.1/internal-caller-is-user"
@@ -237,13 +238,16 @@ class OfficeEffects:
     # -- checks ---------------------------------------------------------
 
     def check_outcome(self, expected: Expected, outcome: Outcome | None) -> None:
-        cites = expected.outcome_cites
-        if expected.refused and (outcome is None or outcome.value in REFUSAL_MISREPORTED):
-            cites = REFUSAL_MISREPORTED["no wake" if outcome is None else outcome.value]
         shown = "no wake" if outcome is None else outcome.value
+        if expected.refused:  # reported as a refusal at all (003.5), then the right one
+            expect(
+                shown not in REFUSAL_MISREPORTED,
+                REFUSAL_MISREPORTED.get(shown, (DISTINCT_OUTCOME,)),
+                f"the wake came out {shown}; the model says it is refused",
+            )
         expect(
             outcome in expected.outcomes,
-            cites,
+            expected.outcome_cites,
             f"the wake came out {shown}; the model says {named(expected)}",
         )
 
