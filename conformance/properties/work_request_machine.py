@@ -2038,11 +2038,25 @@ class WorkRequestMachine(RuleBasedStateMachine):
         Most reads equal the model outright; only one that differs is taken apart
         (the invariants run this for every request after every step).
         """
-        if view == expected:
-            return
         survived = (LEASE_SURVIVES,) if self.survived(view.request_id) else ()
         request_cites = (CONTRACT, REQUEST_SURVIVES) if survived else (CONTRACT,)
         lease_cites = (CONTRACT, *survived)
+        if view == expected:  # the whole read held: each part's clauses are its evidence
+            ledger = current_ledger()
+            if ledger is not None:
+                ledger.held(
+                    (
+                        *request_cites,
+                        KIND_CREATES[expected.kind],
+                        RECORDS_RESULT,
+                        CLOSES_ONCE,
+                        FENCED,
+                        *survived,
+                        *self.state_cites(view.request_id),
+                        USAGE_DRAWS,
+                    )
+                )
+            return
         parts: list[tuple[str, object, object, tuple[str, ...]]] = [
             ("fields", contract_fields(view), contract_fields(expected), request_cites),
             ("kind", view.kind, expected.kind, (KIND_CREATES[expected.kind], *request_cites)),

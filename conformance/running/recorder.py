@@ -612,7 +612,9 @@ def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioRe
                     "status": status,
                     "ended": result.status if result.status in FAULTS else None,
                     "evidence": (
-                        _not_exercised(result, criterion)
+                        "\n\n".join(
+                            filter(None, (_not_exercised(result, criterion), result.evidence))
+                        )
                         if unexercised
                         else _verified_past(result)
                         if verified_past
