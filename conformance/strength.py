@@ -712,8 +712,8 @@ def _criteria_table(report: StrengthReport) -> Table:
 
 def _mutants_table(report: StrengthReport) -> Table:
     table = Table(title="Verdict per mutant", title_justify="left")
-    for column in ("mutant", "targets", "own kill", "killed by", "s"):
-        table.add_column(column, no_wrap=column != "killed by")
+    for column in ("mutant", "targets", "own kill", "killed by", "failed by its clauses", "s"):
+        table.add_column(column, no_wrap=column not in ("killed by", "failed by its clauses"))
     for verdict in report.verdicts:
         if verdict.error is not None:
             outcome = "[bold red]error[/]"
@@ -728,6 +728,7 @@ def _mutants_table(report: StrengthReport) -> Table:
             short_id(verdict.mutant.criterion),
             outcome,
             ", ".join(short_id(c) for c in sorted(verdict.killed_by, key=_criterion_order)),
+            ", ".join(short_id(c) for c in sorted(verdict.blamed, key=_criterion_order)),
             f"{verdict.seconds:.0f}",
         )
     return table
@@ -778,6 +779,7 @@ def report_json(report: StrengthReport) -> dict[str, Any]:
                 "description": v.mutant.description,
                 "killed_by": sorted(v.killed_by, key=_criterion_order),
                 "failed_by": sorted(v.failed_by, key=_criterion_order),
+                "blamed": sorted(v.blamed, key=_criterion_order),
                 "intended_kill": v.intended_kill,
                 "whole_suite_ran": v.complete,
                 "error": v.error,
