@@ -222,6 +222,9 @@ class OfficeEffects:
                 op.producer, op.task_id, op.agent_id
             )
         if isinstance(op, Raw):
+            if op.degraded:
+                driver.fail_next_count_read()
+                self.model.fault_armed = True
             expected = self.model.raw(op)
             return expected, driver.enqueue_wake(
                 op.agent_id, op.reason, op.payload, dedup_key=op.dedup_key

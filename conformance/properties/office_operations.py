@@ -100,12 +100,17 @@ class Raw(Operation):
     reason: str
     payload: str
     dedup_key: str | None
+    degraded: bool = False
+    """The fault hook is armed just before it: the next count read fails, this wake's if it
+    is in scope, else the next in-scope wake's."""
 
     def when(self) -> list[str]:
         key = f'with key "{self.dedup_key}"' if self.dedup_key else "without a key"
+        armed = ["the next count read fails"] if self.degraded else []
         return [
+            *armed,
             f'a "{self.reason}" wake for agent "{self.agent_id}" is enqueued {key}, '
-            f"with payload: {self.payload}"
+            f"with payload: {self.payload}",
         ]
 
 
@@ -155,7 +160,12 @@ def way_of(op: Operation) -> str:
 
 def path_of(op: Operation) -> str:
     """The path an admitted row came by: its way, or degraded when no count decided it."""
-    return "degraded" if isinstance(op, Assign) and op.degraded else way_of(op)
+    return "degraded" if arms_the_fault(op) else way_of(op)
+
+
+def arms_the_fault(op: Operation) -> bool:
+    """Whether the fault hook is armed just before the operation."""
+    return isinstance(op, Assign | Raw) and op.degraded
 
 
 @dataclass(frozen=True)
@@ -186,12 +196,17 @@ def gaps(window: timedelta) -> st.SearchStrategy[timedelta]:
     )
 
 
-def raw_wakes(draw: st.DrawFn, at: datetime, settle_as: RunStatus, serial: int) -> Raw:
+def raw_wakes(
+    draw: st.DrawFn, at: datetime, settle_as: RunStatus, serial: int, powers: Powers
+) -> Raw:
+    """A wake handed straight to the pipeline, sometimes with its count read failing: a
+    degraded admission off the assignee mutation's path."""
     reason, fields = draw(odd_payloads(), label="odd payload")
     payload = fields if isinstance(fields, str) else json.dumps(fields)
     keyed = draw(st.booleans(), label="keyed")
     key = f"raw-{serial}" if keyed else None
-    return Raw(at, settle_as, draw(st.sampled_from(ASSIGNEES)), reason, payload, key)
+    degraded = powers.degraded and draw(st.integers(0, 3), label="degraded") == 0
+    return Raw(at, settle_as, draw(st.sampled_from(ASSIGNEES)), reason, payload, key, degraded)
 
 
 def assignments(draw: st.DrawFn, at: datetime, settle_as: RunStatus, powers: Powers) -> Assign:
@@ -229,7 +244,7 @@ def one_operation(
     repeat makes again (same task, same assignee, by whoever acts now)."""
     settle_as = draw(st.sampled_from(EFFECT_SETTLED))
     if kind == "raw":
-        return raw_wakes(draw, at, settle_as, serial)
+        return raw_wakes(draw, at, settle_as, serial, powers)
     if kind == "repeat":
         return assigned_by_someone(draw, at, settle_as, powers, last.task_id, last.assignee)
     if kind == "produce":

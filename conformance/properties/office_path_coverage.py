@@ -33,6 +33,7 @@ from conformance.properties.office_operations import (
     Produce,
     Raw,
     Restart,
+    arms_the_fault,
     path_of,
     way_of,
 )
@@ -69,7 +70,7 @@ class Coverage:
                 self.wake(op)
 
     def wake(self, op: Assign | Produce | Raw) -> None:
-        if isinstance(op, Assign) and op.degraded:
+        if arms_the_fault(op):
             self.model.fault_armed = True
         expected = self.predict(op)
         if expected.duplicate:
