@@ -46,7 +46,7 @@ WINDOW = Catch(
 )
 EFFECTS = Catch(
     "mutant:keyless_refusal_silent",
-    2,
+    1,
     "every_operation",
     "every operation's outcome, rows, counters, warnings and labels are the model's",
     "the rate-limit counters moved by that wake by: allowance_exhausted +1",
