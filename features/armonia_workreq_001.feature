@@ -534,6 +534,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" has published "survey" with result "s3://reports/survey"
     When the child session of "survey" tries to record usage of 1
     Then as WR-16 reads it, the attempt is refused with "already_completed" and nothing changes
+    # whichever way WR-16 is read, what completion gave back is never spent again
+    And the budget of "launch" is conserved
 
   # ---------------------------------------------------------------------------
   # 001.7  The lease is fenced by a generation; stale generations are rejected
