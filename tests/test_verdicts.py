@@ -176,3 +176,25 @@ def test_every_format_of_a_passing_part_says_the_part_and_passes() -> None:
     assert markdown.startswith("## Conformance: fake (part 2 of 2) passed"), markdown[:200]
     assert "part 2 of 2, claims" in markdown
     assert "<failure" not in render_junit(part, REGISTRY)
+
+
+def test_the_living_page_shows_each_clause_s_verdict_and_why_one_went_unexercised() -> None:
+    from conformance.reports.html import render_html
+
+    clause = f"{FIRST}/agent-only"
+    rest = {c: t for c, t in held_checks(FIRST).items() if c != clause}
+    skipped = record(
+        FIRST,
+        Status.NOT_APPLICABLE,
+        {},
+        clauses=[clause],
+        evidence="the implementation does not declare hook:x",
+    )
+    run = ResultsRun(
+        header=a_header(),
+        scenarios=[record(FIRST, checks=rest), skipped],
+        footer=Footer(finished_at=STARTED, totals={}, records=2),
+    )
+    page = render_html(run, REGISTRY)
+    assert "(unexercised: the implementation does not declare hook:x)" in page
+    assert "(verified)" in page

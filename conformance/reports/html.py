@@ -25,8 +25,9 @@ from conformance.reports.summary import (
     records_said,
     run_succeeded,
 )
-from conformance.spec.registry import Criterion, Registry
+from conformance.spec.registry import Registry
 from conformance.stream.results import FAILING, ResultsRun, ScenarioResult, Status, StepResult
+from conformance.verdicts import ClauseState, ClauseVerdict
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:74rem;margin:1.5rem auto;padding:0 1rem;color:#222}
@@ -193,19 +194,29 @@ def _criterion(
         f"<div class='criterion' id='{escape(criterion.id)}' "
         f"data-verdict='{_verdict_key(verdict)}' data-search='{escape(searchable)}'>"
         f"{_badge(verdict)}{review} <strong>{escape(criterion.id)}</strong>"
-        f"<p>{escape(criterion.statement)}</p>{_clauses(criterion, quotes)}{rests_on}"
+        f"<p>{escape(criterion.statement)}</p>{_clauses(verdict, quotes)}{rests_on}"
         f"<div class='scenarios'>{scenarios}</div></div>"
     )
 
 
-def _clauses(criterion: Criterion, quotes: Mapping[str, str]) -> str:
+def _clauses(verdict: CriterionVerdict, quotes: Mapping[str, str]) -> str:
+    """Each clause with what the evidence made of it (verified, broken, unexercised and why)."""
+    judged = {clause.clause: clause for clause in verdict.clauses}
     items = "".join(
         f"<li><strong>{escape(clause.id.partition('/')[2])}</strong>: {escape(clause.statement)}"
+        + _clause_state(judged.get(clause.id))
         + (f"<blockquote>{escape(quotes[clause.id])}</blockquote>" if clause.id in quotes else "")
         + "</li>"
-        for clause in criterion.clauses
+        for clause in verdict.criterion.clauses
     )
     return f"<ul class='clauses'>{items}</ul>" if items else ""
+
+
+def _clause_state(judged: ClauseVerdict | None) -> str:
+    if judged is None:
+        return ""
+    why = f": {judged.reason}" if judged.state is ClauseState.UNEXERCISED else ""
+    return f" <em>({escape(judged.state.value + why)})</em>"
 
 
 def _badge(verdict: CriterionVerdict) -> str:
