@@ -225,3 +225,19 @@ def test_a_taped_refusal_is_refused_again() -> None:
         tape.answer("claim", ("r1",), refuse)
     with replaying(tape), pytest.raises(DriverError):
         tape.answer("claim", ("r1",), lambda: "granted")
+
+
+def test_distinct_failures_found_at_once_are_one_violation_of_them_all() -> None:
+    """Hypothesis raises the distinct failures of one search as a group; a group is never an
+    error of the kit that would leave the clauses it broke unblamed."""
+    first = violated(CLAUSE, "a second grant with the same generation")
+    first.add_note("the first counterexample")
+    second = violated("AC-ARMONIA-WORKREQ-001.9/no-budget-created", "budget made")
+    joined = unreplayed_violation(ExceptionGroup("two distinct failures", [first, second]))
+    assert isinstance(joined, ClauseViolation)
+    assert joined.cites == (CLAUSE, "AC-ARMONIA-WORKREQ-001.9/no-budget-created")
+    assert "failure 2 of 2: budget made" in joined.detail
+    assert joined.__notes__ == ["the first counterexample"]
+    lone = ExceptionGroup("one", [first, ValueError("not a check")])
+    assert unreplayed_violation(lone) is first
+    assert "also met: ValueError('not a check')" in first.detail

@@ -22,6 +22,7 @@ from pytest_bdd.exceptions import StepDefinitionNotFoundError
 from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import DriverError
 from conformance.spec.clause_check import ClauseViolation, PortViolation, ScenarioError
+from conformance.spec.registry import default_registry
 from conformance.stream.results import HYPOTHESIS_NOTES, FailedStep, Failure, Status
 
 KIT_PACKAGES: Final = ("conformance", "steps", "reference", "mutants", "variants")
@@ -85,7 +86,10 @@ def harness_doing(purpose: str) -> Iterator[None]:
 def unreplayed_violation(error: BaseException | None) -> BaseException | None:
     """A property's check that failed once and did not fail when Hypothesis replayed it is
     still a defect the kit saw (an implementation that is not deterministic, a race): the
-    violation itself, noted as not replayed, never an error of the kit."""
+    violation itself, noted as not replayed, never an error of the kit. Distinct failures a
+    search found at once (Hypothesis raises them as a group) are one violation of them all."""
+    if isinstance(error, BaseExceptionGroup) and not isinstance(error, FlakyFailure):
+        return distinct_failures(error)
     if not isinstance(error, FlakyFailure):
         return error
     seen = next((e for e in error.exceptions if isinstance(e, ClauseViolation)), None)
@@ -93,6 +97,39 @@ def unreplayed_violation(error: BaseException | None) -> BaseException | None:
         return error
     seen.detail += "\n(seen once; Hypothesis's replay of the same example did not fail again)"
     return seen
+
+
+def distinct_failures(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The group's clause violations as one, citing every clause any of them broke, with the
+    first one's counterexample; a group holding none stays what it is (the kit's error)."""
+    found = [
+        violation
+        for member in group.exceptions
+        if isinstance(violation := unreplayed_violation(member), ClauseViolation)
+    ]
+    if not found:
+        return group
+    others = [
+        m for m in group.exceptions if not isinstance(unreplayed_violation(m), ClauseViolation)
+    ]
+    if others:  # said beside the breaks, never instead of them
+        found[0].detail += "\n(the same search also met: " + "; ".join(map(repr, others)) + ")"
+    if len(found) == 1:
+        return found[0]
+    cites = tuple(dict.fromkeys(cite for violation in found for cite in violation.cites))
+    allowed: dict[str, set[str]] = {}
+    for violation in found:
+        for question, names in violation.allowed.items():
+            allowed.setdefault(question, set()).update(names)
+    detail = "\n".join(
+        f"failure {number} of {len(found)}: {violation.detail}"
+        for number, violation in enumerate(found, start=1)
+    )
+    joined = ClauseViolation(cites, detail, default_registry(), allows=allowed)
+    joined.readings_apart = all(violation.readings_apart for violation in found)
+    for note in getattr(found[0], "__notes__", []):
+        joined.add_note(note)
+    return joined
 
 
 def _violation_status(error: ClauseViolation, interpretations: list[str]) -> tuple[Status, str]:

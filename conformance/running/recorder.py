@@ -276,13 +276,12 @@ class ResultsRecorder:
                 call, pending.failed_step(), pending.interpretations
             )
             if pending.check is not None:
-                pending.followed = followed_readings(call.excinfo.value if call.excinfo else None)
+                ended = unreplayed_violation(call.excinfo.value if call.excinfo else None)
+                pending.followed = followed_readings(ended)
                 pending.failure = pending.failure.model_copy(
                     update={
                         "property_title": pending.check.title,
-                        "counterexample": counterexample_of(
-                            call.excinfo.value if call.excinfo else None
-                        ),
+                        "counterexample": counterexample_of(ended),
                     }
                 )
             rendered = pending.failure.render()
