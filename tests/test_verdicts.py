@@ -54,26 +54,30 @@ def test_a_passing_record_with_no_evidence_verifies_nothing() -> None:
     assert judged(FIRST, record(FIRST, checks={})) is Status.UNVERIFIED
 
 
+UNREACHED = f"{FIRST}/agent-only"
+MISSING_HOOK = "the implementation does not declare hook:x"
+
+
+def all_but_one_clause_checked() -> tuple[ScenarioResult, ScenarioResult]:
+    """A record whose checks held for every clause of FIRST but UNREACHED, and the scenario
+    that names UNREACHED and did not apply, for want of a hook."""
+    rest = {c: t for c, t in held_checks(FIRST).items() if c != UNREACHED}
+    skipped = record(FIRST, Status.NOT_APPLICABLE, {}, clauses=[UNREACHED], evidence=MISSING_HOOK)
+    return record(FIRST, checks=rest), skipped
+
+
 def test_an_unexercised_clause_says_why_from_the_records_that_name_it() -> None:
-    clause = f"{FIRST}/agent-only"
-    rest = {c: t for c, t in held_checks(FIRST).items() if c != clause}
-    skipped = record(
-        FIRST,
-        Status.NOT_APPLICABLE,
-        {},
-        clauses=[clause],
-        evidence="the implementation does not declare hook:x",
-    )
+    checked, skipped = all_but_one_clause_checked()
     verdict = judge_criterion(
         REGISTRY.criterion(FIRST),
-        [record(FIRST, checks=rest), skipped],
-        run_evidence([record(FIRST, checks=rest)]),
+        [checked, skipped],
+        run_evidence([checked]),
         REGISTRY,
         naming=[skipped],
     )
     (unexercised,) = verdict.unexercised()
-    assert (unexercised.clause, unexercised.state) == (clause, ClauseState.UNEXERCISED)
-    assert unexercised.reason == "the implementation does not declare hook:x"
+    assert (unexercised.clause, unexercised.state) == (UNREACHED, ClauseState.UNEXERCISED)
+    assert unexercised.reason == MISSING_HOOK
 
 
 def test_a_break_fails_the_criterion_of_its_clause_not_the_scenario_s_tag() -> None:
@@ -181,20 +185,11 @@ def test_every_format_of_a_passing_part_says_the_part_and_passes() -> None:
 def test_the_living_page_shows_each_clause_s_verdict_and_why_one_went_unexercised() -> None:
     from conformance.reports.html import render_html
 
-    clause = f"{FIRST}/agent-only"
-    rest = {c: t for c, t in held_checks(FIRST).items() if c != clause}
-    skipped = record(
-        FIRST,
-        Status.NOT_APPLICABLE,
-        {},
-        clauses=[clause],
-        evidence="the implementation does not declare hook:x",
-    )
     run = ResultsRun(
         header=a_header(),
-        scenarios=[record(FIRST, checks=rest), skipped],
+        scenarios=list(all_but_one_clause_checked()),
         footer=Footer(finished_at=STARTED, totals={}, records=2),
     )
     page = render_html(run, REGISTRY)
-    assert "(unexercised: the implementation does not declare hook:x)" in page
+    assert f"(unexercised: {MISSING_HOOK})" in page
     assert "(verified)" in page
