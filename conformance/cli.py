@@ -854,22 +854,42 @@ def _readings_named(readings: Mapping[str, str]) -> str:
 
 @app.command(short_help="list the open questions and their readings")
 def readings() -> None:
-    """List the open questions of the register, each with the readings an implementation may
-    declare in its handshake (`readings`): the kit's own, then the alternatives."""
+    """List the open questions of the register, each with the criteria it touches and the
+    readings an implementation may declare in its handshake (`readings`): the kit's own, then
+    the alternatives, each with the kinds of answer it allows; then the retired questions, whose
+    numbers are never reused."""
     from rich.table import Table
 
-    from conformance.spec.registry import KIT_READING, default_registry
+    from conformance.spec.registry import KIT_READING, default_registry, short_id
 
+    registry = default_registry()
     table = Table(title="Open questions and their readings", title_justify="left")
-    for column in ("question", "reading", "the work-request model follows it", "what it says"):
-        table.add_column(column, no_wrap=column != "what it says")
-    for interpretation in default_registry().active_interpretations():
+    for column in ("question", "criteria", "reading", "model follows", "allows", "what it says"):
+        table.add_column(column, no_wrap=column not in ("what it says", "criteria"))
+    for interpretation in registry.active_interpretations():
         kit_followed = "yes" if interpretation.id.startswith("WR-") else "-"
-        table.add_row(interpretation.id, KIT_READING, kit_followed, escape(interpretation.reading))
+        criteria = ", ".join(short_id(c) for c in interpretation.criteria)
+        table.add_row(
+            interpretation.id,
+            criteria,
+            KIT_READING,
+            kit_followed,
+            "",
+            escape(interpretation.reading),
+        )
         for alternative in interpretation.alternatives:
             followed = "yes" if alternative.followed else "-"
-            table.add_row("", alternative.name, followed, escape(alternative.reading))
+            allows = ", ".join(alternative.allows)
+            table.add_row("", "", alternative.name, followed, allows, escape(alternative.reading))
     console.print(table)
+    retired = [i for i in registry.interpretations if not i.active]
+    if retired:
+        gone = Table(title="Retired questions (never reused)", title_justify="left")
+        gone.add_column("question", no_wrap=True)
+        gone.add_column("why")
+        for interpretation in retired:
+            gone.add_row(interpretation.id, escape(interpretation.retired or ""))
+        console.print(gone)
 
 
 @app.command(short_help="list the legal variants strength must accept")

@@ -14,6 +14,7 @@ from conformance.reference.workreq import lease
 from conformance.reference.workreq.lease import LeaseStatements, LiveRule
 from conformance.reference.workreq.lease import claim as reference_claim
 from conformance.reference.workreq.lease import heartbeat as reference_heartbeat
+from conformance.reference.workreq.lease import refuse_claim as reference_refuse_claim
 from conformance.reference.workreq.models import REQUESTS, State, WorkRequestRecord
 from conformance.reference.workreq.store import Executor
 from conformance.reference.workreq.views import LeaseView
@@ -32,6 +33,12 @@ def holds_lease_on_any_request(live: LiveRule) -> ColumnElement[bool]:
         & (columns.state == State.IN_PROGRESS.value)
         & live(columns.lease_expires_at, lease.instant("now"))
     )
+
+
+def refuse_claim_ignoring_assignee(stored: lease.StoredLease, holder: str, now: datetime) -> None:
+    """Refuses outsiders, completed requests and live leases, but lets any member claim a
+    request assigned to someone else."""
+    reference_refuse_claim(replace(stored, assignee=None), holder, now)
 
 
 def claim_refused_while_in_progress(
@@ -95,6 +102,15 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "refuses a claim on any in-progress request, so an expired lease blocks reclaiming",
         lambda: [Patch(lease, "claim", claim_refused_while_in_progress)],
+    ),
+    Mutant(
+        "assignee_ignored_under_forbidden_reading",
+        "AC-ARMONIA-WORKREQ-001.4",
+        Capability.WORK_REQUESTS,
+        "declares claims by the unentitled refused as forbidden (WR-6), yet lets any member "
+        "claim a request assigned to someone else",
+        lambda: [Patch(lease, "refuse_claim", refuse_claim_ignoring_assignee)],
+        readings={"WR-6": "outsider-forbidden"},
     ),
     Mutant(
         "lease_without_fence",

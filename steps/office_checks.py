@@ -253,6 +253,7 @@ def nothing_lost_or_doubled(office: OfficeScene) -> None:
         not lost,
         "OF-7",
         f"after the crash, runs acknowledged before it are gone: {lost}\n{describe_runs(stored)}",
+        observed="lost",
     )
     expect(
         not doubled,
@@ -414,6 +415,7 @@ def reports_named_producers(office: OfficeScene) -> None:
         not missing,
         "OF-6",
         f"the producers {missing} are not among those reported: {office.constants.producers}",
+        observed="fewer-producers",
     )
 
 

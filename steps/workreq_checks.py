@@ -130,6 +130,7 @@ def check_refused(
             cite_or_reading(reading, cites),
             f"expected {attempt.what} to be refused with {' or '.join(c.value for c in codes)}, "
             "observed it accepted",
+            observed="accepted",
         )
     port_requires(error.definite, f"a refusal is definite; observed an indeterminate one: {error}")
     expect(
@@ -137,6 +138,7 @@ def check_refused(
         cite_or_reading(reading, cites),
         f"expected {attempt.what} refused with {' or '.join(c.value for c in codes)}, "
         f"observed {error.code.value!r} ({error.message})",
+        observed=f"refused:{error.code.value}",
     )
     return error, cites
 
@@ -217,11 +219,13 @@ def refusal_reads_like_unknown_environment(
             cite_or_reading(reading, NON_MEMBERS),
             f"the non-member's refusal {observed} does not read like an unknown environment's "
             f"{expected}",
+            observed="other-refusal",
         )
         return
     raise violated(
         cite_or_reading(reading, NON_MEMBERS),
         "listing an environment that does not exist was answered with a list",
+        observed="other-refusal",
     )
 
 
@@ -296,6 +300,7 @@ def budget_is(
         observed == expected,
         cite_or_reading(reading, (SLICE_DEDUCTED, USAGE_DRAWS)),
         f"expected budget (total, available, reserved, spent) {expected}, observed {observed}",
+        observed="other-figures",
     )
 
 
@@ -312,6 +317,7 @@ def budget_is_conserved(
         sum(parts) == snapshot.total,
         cite_or_reading(reading, "WR-3"),
         f"expected available + reserved + spent == {snapshot.total}, observed {parts}",
+        observed="other-figures",
     )
 
 
@@ -369,6 +375,7 @@ def completion_returned(
         cite_or_reading(reading, CLOSES_ONCE),
         f"expected the completion of {name!r} to return {amount}, "
         f"observed {completion.budget_returned}",
+        observed="other-figures",
     )
 
 
@@ -422,11 +429,15 @@ def judged_race(world: WorkRequestWorld, name: str, evidence: list[str]) -> list
     return history
 
 
-def expect_clean_check(check: CheckResult, cites: Cite, evidence: list[str]) -> None:
+def expect_clean_check(
+    check: CheckResult, cites: Cite, evidence: list[str], observed: str | None = None
+) -> None:
+    """A history check held; `observed` is the kind of answer its failure shows, for the
+    readings it cites (see `expect`)."""
     evidence.append(
         f"{check.check}: {check.operations_checked} operations checked, counts {dict(check.counts)}"
     )
-    expect(check.ok, cites, lambda: f"the history checker found:\n{check}")
+    expect(check.ok, cites, lambda: f"the history checker found:\n{check}", observed=observed)
 
 
 @then(
@@ -456,7 +467,9 @@ def usages_charged_in_full(
     workreq_world: WorkRequestWorld, reading: str | None, name: str, evidence: list[str]
 ) -> None:
     history = judged_race(workreq_world, name, evidence)
-    expect_clean_check(check_usage_exact(history), cite_or_reading(reading, "WR-2"), evidence)
+    expect_clean_check(
+        check_usage_exact(history), cite_or_reading(reading, "WR-2"), evidence, "other-figures"
+    )
 
 
 @then(parsers.re(READING + r"at most (?P<most>\d+) of the usages made at once were accepted"))
@@ -472,6 +485,7 @@ def at_most_accepted(
         cite_or_reading(reading, "WR-2"),
         f"{accepted} of the usages made at once were accepted; what was left of the slice "
         f"holds at most {most} of them",
+        observed="accepted",
     )
 
 
@@ -591,6 +605,7 @@ def holds_at_generation(
         observed == (holder, int(generation)),
         cite_or_reading(reading, FENCED),
         f"expected {name!r} held by {holder!r} at generation {generation}, observed {observed}",
+        observed="other-generation",
     )
 
 
@@ -615,6 +630,7 @@ def expires_one_duration_from_now(
         observed in as_stored(expected),
         cite_or_reading(reading, CONTRACT),
         f"expected the lease of {name!r} to expire at {expected}, observed {observed}",
+        observed="other-figures",
     )
 
 
@@ -656,6 +672,7 @@ def heartbeat_kept_generation(
             lease.generation == granted.generation,
             cite_or_reading(reading, FENCED),
             f"the heartbeat moved the generation from {granted.generation} to {lease.generation}",
+            observed="other-generation",
         )
 
 
@@ -709,6 +726,7 @@ def retry_answers_recorded_completion(
         retry == recorded,
         cite_or_reading(reading, CLOSES_ONCE),
         f"expected the retry to answer {recorded!r}, observed {retry!r}",
+        observed="other-figures",
     )
 
 

@@ -380,6 +380,7 @@ class WorkRequestWorld:
         raise violated(
             refused.needed,
             f"{refused.what} was to be accepted, the implementation refused it: {refused.error}",
+            observed=f"refused:{refused.error.code.value}",
         )
 
     def note_before_restart(self) -> None:

@@ -57,7 +57,7 @@ def without_field(warnings: list[WarningLog], name: str, what: str) -> list[Warn
         False,
         EMPTY_AS_ABSENT,
         f"{what} carries {name!r} with an empty value: {shown}",
-        allows={EMPTY_AS_ABSENT: {"empty-is-absent"}},
+        observed="empty-field",
     )
     return emptied
 

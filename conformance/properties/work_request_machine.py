@@ -441,17 +441,6 @@ def followed_step(step: Callable[..., T]) -> Callable[..., T]:
     return judged
 
 
-def every_alternative_followed(cites: tuple[str, ...]) -> bool:
-    """Whether the model can predict by every alternative of every question cited: then, once
-    it has tried each and none explained the answers, no registered reading allows them."""
-    registry = default_registry()
-    return all(
-        all(alternative.followed for alternative in registry.interpretation(q).alternatives)
-        for q in cites
-        if INTERPRETATION_ID.fullmatch(q)
-    )
-
-
 def off_every(instant: datetime, expiries: list[datetime]) -> datetime:
     """`instant`, moved a microsecond on while it lands on a live lease's expiry: that
     instant is WR-8's boundary, which the Gherkin scenarios pin and the machine leaves alone."""
@@ -572,33 +561,32 @@ class WorkRequestMachine(RuleBasedStateMachine):
     ) -> T:
         """Judge the step again from `before` under each other reading of the questions the
         failed check rests on; adopt the first that explains every answer. None does: the
-        check's failure stands (the machine stops at a divergence it cannot follow)."""
-        readings_before = dict(pickle.loads(before)["oracle"].readings)
-        undecided = depth > 1  # some reading could not be judged: another path, several at once
-        for question, name in readings_to_try(violation.cites, pickle.loads(before)["oracle"]):
+        check's failure stands, allowed only by the readings the machine could not judge (the
+        machine stops at a divergence it cannot follow)."""
+        oracle_before = pickle.loads(before)["oracle"]
+        readings_before = dict(oracle_before.readings)
+        ruled_out = {q: {oracle_before.readings.get(q, KIT_READING)} for q in violation.cites}
+        for question, name in readings_to_try(violation.cites, oracle_before):
             following = pickle.loads(before)
             following["oracle"].follow(question, name)
             state = pickle.dumps(following)
             try:
                 result = self.again(step, arguments, state)
             except OffTheTape:
-                undecided = True
                 continue
             except ClauseViolation as again:
                 if not again.interpretations_only or depth >= MAX_FOLLOWED_AT_ONCE:
+                    ruled_out[question].add(name)
                     continue
                 try:
                     result = self.follow(step, arguments, state, again, depth + 1)
                 except (ClauseViolation, OffTheTape):
-                    undecided = True
                     continue
             self.record_divergences(readings_before)
             return result
         self.restore(before)
         self.keep_reading_free_invariants()
-        if not undecided and every_alternative_followed(violation.cites):
-            raise violation.unexplained()
-        raise violation
+        raise violation.narrowed(ruled_out)
 
     def again(self, step: Callable[..., T], arguments: dict[str, Any], state: bytes) -> T:
         self.restore(state)

@@ -58,11 +58,12 @@ class ClauseViolation(AssertionError):
         detail: str,
         registry: Registry,
         allows: Allows | None = None,
+        observed: str | None = None,
     ) -> None:
         self.cites = cites
         self.detail = detail
         self.statements = {cite: registry.statement_of(cite) for cite in cites}
-        self.allowed = allowed_alternatives(cites, registry, allows)
+        self.allowed = allowed_alternatives(cites, registry, allows, observed)
         """Per cited reading, the alternatives that allow the answer observed."""
         super().__init__(self.render())
 
@@ -78,9 +79,13 @@ class ClauseViolation(AssertionError):
         divergence at most. What every reading forbids is a break, cited readings or not."""
         return self.interpretations_only and any(self.allowed.values())
 
-    def unexplained(self) -> ClauseViolation:
-        """This violation once a model has tried every alternative and none explained it."""
-        self.allowed = {question: () for question in self.allowed}
+    def narrowed(self, ruled_out: Mapping[str, set[str]]) -> ClauseViolation:
+        """This violation once a model has judged the answers again under some readings and
+        none explained them: only the alternatives it could not judge may still allow them."""
+        self.allowed = {
+            q: tuple(name for name in names if name not in ruled_out.get(q, set()))
+            for q, names in self.allowed.items()
+        }
         return self
 
     def render(self) -> str:
@@ -118,15 +123,24 @@ def cites_of(cite: Cite) -> tuple[str, ...]:
 
 
 def allowed_alternatives(
-    cites: Sequence[str], registry: Registry, allows: Allows | None
+    cites: Sequence[str], registry: Registry, allows: Allows | None, observed: str | None = None
 ) -> dict[str, tuple[str, ...]]:
-    """Per cited reading, the alternatives allowing the answer: as the check says (`allows`),
-    or, where it says nothing, every alternative registered for the question. A question with
-    no alternative at all allows nothing but the kit's reading."""
+    """Per cited reading, the alternatives allowing the answer: as the check says (`allows`);
+    by the kind of answer it `observed`, those whose registered `allows` include it; where it
+    says neither (a model that follows readings narrows them itself: `narrowed`), every
+    alternative registered for the question. A question with no alternative allows nothing
+    but the kit's reading."""
     readings = [cite for cite in cites if INTERPRETATION_ID.fullmatch(cite)]
     if allows is not None:
         return {q: tuple(sorted(allows.get(q, ()))) for q in readings}
-    return {q: tuple(a.name for a in registry.interpretation(q).alternatives) for q in readings}
+    return {
+        q: tuple(
+            a.name
+            for a in registry.interpretation(q).alternatives
+            if observed is None or a.allows_answer(observed)
+        )
+        for q in readings
+    }
 
 
 @dataclass
@@ -211,13 +225,15 @@ def expect(
     *,
     registry: Registry | None = None,
     allows: Allows | Callable[[], Allows] | None = None,
+    observed: str | Callable[[], str] | None = None,
 ) -> None:
     """Fail with a ClauseViolation naming `cite` unless `condition` holds; a failed check of
     readings only is noted in the active `ReadingLog` instead, where one is open. Every check
     leaves its mark in the evidence ledger: held here, or judged where it is noted or raised.
 
-    `allows` says, for a check of readings, which alternatives allow the answer observed
-    (a callable is only called when the check fails); without it, every alternative does."""
+    For a check of readings, `observed` names the kind of answer seen (see `ANSWERS`): the
+    alternatives whose registered `allows` include it are those that allow it. `allows` names
+    them outright; with neither, every alternative does (callables are called on failure)."""
     known = registry or default_registry()
     cites = _citable(cite, known)
     if condition:
@@ -226,7 +242,8 @@ def expect(
             ledger.held(cites)
         return
     said = allows() if callable(allows) else allows
-    violation = ClauseViolation(cites, detail() if callable(detail) else detail, known, said)
+    seen = observed() if callable(observed) else observed
+    violation = ClauseViolation(cites, detail() if callable(detail) else detail, known, said, seen)
     log = _READING_LOG.get()
     if log is not None and violation.interpretations_only:
         log.note(violation)
@@ -249,11 +266,12 @@ def violated(
     *,
     registry: Registry | None = None,
     allows: Allows | None = None,
+    observed: str | None = None,
 ) -> ClauseViolation:
     """The violation to raise where the failure is already known (e.g. a refused setup): the
     step cannot go on past it, so it is raised even when it cites readings only."""
     known = registry or default_registry()
-    return ClauseViolation(_citable(cite, known), detail, known, allows)
+    return ClauseViolation(_citable(cite, known), detail, known, allows, observed)
 
 
 def _citable(cite: Cite, registry: Registry) -> tuple[str, ...]:

@@ -62,6 +62,22 @@ class Criterion:
 KIT_READING = "kit"
 """The alternative name of the reading the kit itself takes, which an implementation may declare."""
 ALTERNATIVE_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+ANSWERS: dict[str, str] = {
+    "accepted": "the attempt is accepted where the kit's reading refuses it",
+    "refused": "the attempt is refused (with a code of `refused:<code>`, that code)",
+    "other-figures": "a budget or a completion's return reads other figures",
+    "other-generation": "a lease carries another generation",
+    "other-refusal": "a refusal reads otherwise than the one it is compared with",
+    "other-state": "a request reads another state",
+    "listed": "a listing holds a request the kit's reading leaves out",
+    "counted": "a wake the kit's reading leaves alone is counted",
+    "over-admitted": "more wakes are admitted than the kit's reading bounds",
+    "fewer-producers": "fewer producers are reported than the kit's reading asks",
+    "lost": "something the kit's reading keeps is gone",
+    "empty-field": "a field is present with an empty value",
+}
+"""The kinds of answer a failed check of a reading names, and an alternative allows."""
+ANSWER = re.compile(r"refused:[a-z_]+|" + "|".join(map(re.escape, ANSWERS)))
 
 
 @dataclass(frozen=True)
@@ -75,7 +91,16 @@ class Alternative:
 
     name: str
     reading: str
+    allows: tuple[str, ...]
+    """The answers it allows where a check by the kit's reading fails: kinds from `ANSWERS`,
+    or `refused:<code>` (`refused` alone: any refusal). A declared alternative sets a failed
+    check aside only when the answer observed is one of these."""
     followed: bool = False
+
+    def allows_answer(self, observed: str) -> bool:
+        """Whether `observed` (a kind of answer, as a failed check names it) is one it allows."""
+        kind = observed.partition(":")[0]
+        return observed in self.allows or (kind == "refused" and "refused" in self.allows)
 
 
 @dataclass(frozen=True)
@@ -184,8 +209,12 @@ def _interpretation(item: dict[str, Any]) -> Interpretation:
         tuple(item["criteria"]),
         item["reading"],
         item.get("retired"),
-        tuple(Alternative(**alternative) for alternative in item.get("alternative", [])),
+        tuple(_alternative(alternative) for alternative in item.get("alternative", [])),
     )
+
+
+def _alternative(item: dict[str, Any]) -> Alternative:
+    return Alternative(**{**item, "allows": tuple(item.get("allows", ()))})
 
 
 def _clause(criterion_id: str, item: dict[str, Any]) -> Clause:
@@ -245,6 +274,12 @@ def _check_alternatives(interpretation: Interpretation) -> None:
     for name in names:
         if not ALTERNATIVE_NAME.fullmatch(name):
             raise ValueError(f"{interpretation.id}'s alternative {name!r} is not a lower-case slug")
+    for alternative in interpretation.alternatives:
+        if not alternative.allows or not all(map(ANSWER.fullmatch, alternative.allows)):
+            raise ValueError(
+                f"{interpretation.id}'s alternative {alternative.name!r} must say which answers "
+                f"it allows (of {', '.join(ANSWERS)}, or refused:<code>): {alternative.allows}"
+            )
 
 
 def short_id(criterion: str) -> str:
