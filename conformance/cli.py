@@ -276,14 +276,15 @@ def run(
     from conformance.suite import pytest_arguments
 
     REDACT.keep(impl)  # the command as given is the run's identity, never a secret
+    if expectations is not None:
+        listed_seed = _check_expectations(expectations)
+        seed = listed_seed if seed is None else seed
     workers, seed = _spread(jobs, shard, seed, properties, database)
     _load_the_suite()
     kit_before = suite_digests()
     hidden = tuple(path.resolve() for path in (results, sign_key_file) if path is not None)
     containment = Containment(pass_env=tuple(pass_env or ()), sandbox=sandbox, hidden=hidden)
     _check_claim(claim or [], allow_unverified or [])
-    if expectations is not None:
-        _check_expectations(expectations)
     scratch = RUN_FOLDER.make("run-")
     stream = results or scratch / "results.jsonl"
     args = [
@@ -544,12 +545,18 @@ def _check_claim(specs: list[str], allowed: list[str]) -> None:
         raise typer.Exit(EXIT_USAGE)
 
 
-def _check_expectations(path: Path) -> None:
-    from conformance.running.expectations import ExpectationsError, load_expectations
+def _check_expectations(path: Path) -> int | None:
+    """Check the file before anything runs; the seed of the search it lists failures of."""
+    from conformance.running.expectations import (
+        ExpectationsError,
+        expectations_seed,
+        load_expectations,
+    )
     from conformance.spec.inventory import load_inventory
 
     try:
         load_expectations(path, [entry.key for entry in load_inventory(properties=True)])
+        return expectations_seed(path)
     except ExpectationsError as error:
         console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
         raise typer.Exit(EXIT_USAGE) from error
@@ -1046,7 +1053,7 @@ def expectations_update(
     sign_key_file: SignKey = None,
 ) -> None:
     """Write an expectations file listing every scenario that failed in a (verified) results
-    stream."""
+    stream, with the seed of its property checks' search where one of them failed."""
     from conformance.running.expectations import (
         ExpectedFailure,
         load_expectations,
@@ -1064,7 +1071,7 @@ def expectations_update(
         for r in outcome.scenarios
         if r.status in failing
     ]
-    output.write_text(render_expectations(entries), encoding="utf-8")
+    output.write_text(render_expectations(entries, outcome.header.seed), encoding="utf-8")
     console.print(f"wrote {len(entries)} expected failures to {output}", markup=False)
 
 

@@ -701,6 +701,26 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When the child session of "survey" tries to delegate "fact check" by subagent with a slice of 61
     Then as WR-1 reads it, the attempt is refused with "insufficient_budget" and nothing changes
 
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @clause:no-budget-created
+  Scenario: A nested slice cannot take what was already carved out for a sibling, whatever its source
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And the child session of "survey" has delegated "fact check" by subagent with a slice of 70
+    When the child session of "survey" tries to delegate "second opinion" by subagent with a slice of 31
+    Then the attempt was refused with "insufficient_budget" and nothing changed, or the slice of "second opinion" came out of "launch"
+    And as WR-1 reads it, the attempt is refused with "insufficient_budget" and nothing changes
+
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
+  Scenario: Usages made at once with the holder's publish are spent or given back, never both
+    # A completion that reads what is left and writes it back later would give back a usage
+    # that was charged in between: budget nobody had.
+    Given the implementation evaluates operations concurrently
+    And session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When the child session of "survey" records usages of 10, 10, 10, 10, 10, 10, 10 and 10 at once while "bob" publishes "survey" with result "s3://results/a"
+    Then what "survey" spent and what its completion gave back never add up to more than was left of its slice
+    And "survey" has spent no more than its slice
+    And the budget of "launch" is conserved
+
   @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-14 @clause:no-budget-created
   Scenario: A root session cannot spend more than the campaign has left
     Given session "root" has delegated "survey" by spawn with a slice of 900

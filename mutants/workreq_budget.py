@@ -81,6 +81,24 @@ class ReplayingService(WorkRequestService):
         return super().publish(request_id, holder, generation, result_ref)
 
 
+def reserve_ignoring_carved(tx: Session, originator: DelegationSession, amount: int) -> None:
+    """Checks a nested slice against the parent's slice minus what it spent, forgetting what
+    was already carved out of it for its other children."""
+    if originator.request_id is None:
+        budget_ledger.reserve_slice(tx, originator, amount)
+        return
+    drawn = conditional_update(
+        tx,
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == originator.request_id)
+        .where(WorkRequestRecord.state != State.COMPLETED)
+        .where(WorkRequestRecord.budget_slice - WorkRequestRecord.spent >= amount)
+        .values(carved=WorkRequestRecord.carved + amount),
+    )
+    if not drawn:
+        raise InsufficientBudget(f"slice {amount} exceeds what its parent has left")
+
+
 def charge_unbounded(tx: Session, request_id: str, amount: int) -> None:
     """Charges the request's slice without checking what remains of it."""
     _charge_within(tx, request_id, amount)
@@ -124,6 +142,14 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "checks the slice is affordable but does not take it out of the originator's budget",
         lambda: [Patch(delegation, "reserve_slice", check_without_reserving)],
+    ),
+    Mutant(
+        "nested_slice_ignores_carved",
+        "AC-ARMONIA-WORKREQ-001.9",
+        Capability.WORK_REQUESTS,
+        "checks a nested slice against its parent's slice minus what it spent, forgetting the "
+        "slices already carved out for its siblings, so a lineage can spend beyond its slice",
+        lambda: [Patch(delegation, "reserve_slice", reserve_ignoring_carved)],
     ),
     Mutant(
         "overdraw_allowed",

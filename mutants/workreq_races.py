@@ -1,24 +1,35 @@
-"""Mutants only a race shows: a usage ledger whose check and write are not one statement.
+"""Mutants only a race shows: a ledger whose read and write are not one statement.
 
 Both charge a child's usage correctly one call at a time, so every serial scenario passes them:
 the check reads what is left of the slice, and the write comes after it. Usages made at once
 all read the same figure. One then adds each amount to the stored spending, so together they
 spend beyond the slice; the other writes back the figure it read plus its own amount, so every
 usage told it was accepted but the last is lost. The checker's usage ledger catches both: the
-spent total never exceeds the slice, and equals what the accepted usages asked.
+spent total never exceeds the slice, and equals what the accepted usages asked. A third reads
+what is left of the slice when a publish begins and records that as returned when it completes:
+a usage charged in between is both spent and given back.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import update
+from datetime import datetime
+
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
 from conformance.reference.errors import AlreadyCompleted, UsageExceedsSlice
-from conformance.reference.workreq import budget_ledger
-from conformance.reference.workreq.models import State, WorkRequestRecord
-from conformance.reference.workreq.store import find_request
+from conformance.reference.workreq import budget_ledger, lease
+from conformance.reference.workreq.lease import Completion, completion_of, holds_live_lease
+from conformance.reference.workreq.liveness import live_in_sql
+from conformance.reference.workreq.models import (
+    REQUESTS,
+    State,
+    WorkRequestRecord,
+    remaining_expression,
+)
+from conformance.reference.workreq.store import Executor, find_request, single_row
 
 
 def _read_and_check(tx: Session, request_id: str, amount: int) -> WorkRequestRecord:
@@ -54,6 +65,27 @@ def charge_by_writing_back(tx: Session, request_id: str, amount: int) -> None:
     )
 
 
+RETURNING_WHAT_WAS_READ = lease.completion_statement(holds_live_lease(live_in_sql)).values(
+    returned=bindparam("returned")
+)
+
+
+def complete_returning_what_was_read(
+    tx: Executor, request_id: str, holder: str, generation: int, result_ref: str, now: datetime
+) -> Completion:
+    """Reads what is left of the slice, then completes recording that as returned."""
+    left = tx.execute(
+        select(remaining_expression()).where(REQUESTS.c.request_id == request_id)
+    ).scalar_one()
+    fence = {"request": request_id, "holder": holder, "generation": generation, "now": now}
+    completed = single_row(
+        tx.execute(RETURNING_WHAT_WAS_READ, {**fence, "result": result_ref, "returned": left})
+    )
+    if completed is None:
+        lease._refuse_lost_fence(tx, request_id, holder, generation, now)
+    return completion_of(completed)
+
+
 MUTANTS = [
     Mutant(
         "usage_checked_then_charged",
@@ -70,5 +102,13 @@ MUTANTS = [
         "writes back the spending it read plus the usage: usages made at once are all accepted "
         "but only the last is charged",
         lambda: [Patch(budget_ledger, "_charge_request", charge_by_writing_back)],
+    ),
+    Mutant(
+        "remainder_read_before_completing",
+        "AC-ARMONIA-WORKREQ-001.9",
+        Capability.WORK_REQUESTS,
+        "reads what is left of the slice as a publish begins and records it as returned: a "
+        "usage charged in between is both spent and given back",
+        lambda: [Patch(lease, "fence_completion", complete_returning_what_was_read)],
     ),
 ]

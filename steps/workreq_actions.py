@@ -27,7 +27,13 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
-from conformance.spec.clause_check import Cite, PortViolation, expect, scenario_value
+from conformance.spec.clause_check import (
+    Cite,
+    PortViolation,
+    expect,
+    scenario_requires,
+    scenario_value,
+)
 from conformance.steps.common import READING, parse_duration, quoted
 from conformance.steps.concurrency import crash_during, timed_warm_up
 from conformance.steps.workreq_world import (
@@ -603,6 +609,50 @@ def records_usages_at_once(
     )
     recorder.invoke("get_request", request_id=request_id)
     workreq_world.racing = Racing(recorder, name, rooms)
+
+
+@when(
+    parsers.re(
+        _USAGE + r" records usages of (?P<amounts>\d+(?:(?:, | and )\d+)*) at once while "
+        r'"(?P<holder>[^"]+)" publishes "(?P<name>[^"]+)" with result "(?P<result>[^"]+)"'
+    )
+)
+def spends_while_publishing(
+    workreq_world: WorkRequestWorld,
+    origin: str,
+    amounts: str,
+    holder: str,
+    name: str,
+    result: str,
+) -> None:
+    """A child's usages and its request's publish by the holder, all in one batch, between two
+    reads of the request; the batch's publish is the last call's answer."""
+    served = served_request(origin)
+    scenario_requires(served == name, f"{origin} serves {served!r}, not {name!r}")
+    session, request_id = workreq_world.session_id(origin), workreq_world.request_id(name)
+    generation = workreq_world.granted(name, holder).generation
+    recorder = HistoryRecorder(workreq_world.driver)
+    before: WorkRequest = recorder.invoke("get_request", request_id=request_id)
+    fence = {"request_id": request_id, "holder": holder, "generation": generation}
+    *_, published = recorder.run_concurrently(
+        [
+            *(
+                ConcurrentCall(
+                    operation="record_usage", arguments={"session_id": session, "amount": a}
+                )
+                for a in numbers(amounts)
+            ),
+            ConcurrentCall(operation="publish", arguments={**fence, "result_ref": result}),
+        ]
+    )
+    recorder.invoke("get_request", request_id=request_id)
+    carved = any(r.originating_session_id == session for r in workreq_world.requests.values())
+    scenario_requires(not carved, f"{origin} delegated: what was left of its slice is unknown")
+    workreq_world.racing = Racing(
+        recorder, name, {request_id: before.budget_slice - before.budget_spent}
+    )
+    if published.ok:
+        workreq_world.completions.setdefault(name, Completion.model_validate(published.result))
 
 
 @when(

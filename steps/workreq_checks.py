@@ -181,6 +181,33 @@ def refused_below_zero(workreq_world: WorkRequestWorld) -> None:
     check_nothing_changed(workreq_world, (NO_NEGATIVE,))
 
 
+@then(
+    parsers.re(
+        r'the attempt was refused with "insufficient_budget" and nothing changed, or the slice of '
+        r'"(?P<name>[^"]+)" came out of "(?P<campaign>[^"]+)"'
+    )
+)
+def refused_or_paid_by_campaign(workreq_world: WorkRequestWorld, name: str, campaign: str) -> None:
+    """A slice comes out of a source that holds it, whichever source a reading takes it from:
+    the child's remainder (refused here, for the scenario leaves it short) or the campaign
+    (WR-1's alternative, which then pays for it). Accepted and paid by neither, the lineage
+    holds budget nobody gave it."""
+    attempt = scenario_value(workreq_world.last, "no delegation was tried")
+    if attempt.error is not None:
+        _, cites = check_refused(workreq_world, [ErrorCode.INSUFFICIENT_BUDGET], None)
+        check_nothing_changed(workreq_world, cites)
+        return
+    made = request(workreq_world, name)
+    before = attempt.before.budgets[campaign].available
+    after = workreq_world.driver.budget(campaign).available
+    expect(
+        before - after == made.budget_slice,
+        NO_BUDGET_CREATED,
+        f"a slice of {made.budget_slice} its originator had not left was accepted, and "
+        f"{campaign!r} paid {before - after} of it: the lineage now holds budget nobody gave it",
+    )
+
+
 @then("the listing is refused and nothing changes")
 def listing_refused(workreq_world: WorkRequestWorld) -> None:
     attempt = scenario_value(workreq_world.last, "no attempt was made")
@@ -469,6 +496,32 @@ def usages_charged_in_full(
     history = judged_race(workreq_world, name, evidence)
     expect_clean_check(
         check_usage_exact(history), cite_or_reading(reading, "WR-2"), evidence, "other-figures"
+    )
+
+
+@then(
+    parsers.re(
+        r'what "(?P<name>[^"]+)" spent and what its completion gave back never add up to more '
+        r"than was left of its slice"
+    )
+)
+def spent_or_returned_never_both(workreq_world: WorkRequestWorld, name: str) -> None:
+    """Under every reading a usage is charged before the completion closes the slice or
+    refused after it: charged and given back both, it is budget nobody had."""
+    racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
+    request_id = workreq_world.request_id(name)
+    room = scenario_value(racing.rooms.get(request_id), f"what {name!r} had left is unknown")
+    operations = racing.recorder.operations()
+    reads = [op for op in operations if op.operation == "get_request" and op.outcome == "ok"]
+    before, after = (WorkRequest.model_validate(reads[i].value) for i in (0, -1))
+    completion = workreq_world.completions.get(name)
+    returned = completion.budget_returned if completion is not None else 0
+    charged = after.budget_spent - before.budget_spent
+    expect(
+        charged + returned <= room,
+        NO_BUDGET_CREATED,
+        f"{charged} was charged to {name!r} and {returned} given back, of the {room} left: "
+        "a usage was both spent and returned",
     )
 
 

@@ -408,10 +408,12 @@ def up_to(most: int) -> st.SearchStrategy[int]:
 
 
 def slices(available: int) -> st.SearchStrategy[int]:
-    """Any slice up to 20, or often one the originator can afford, so that lineages grow
-    deep and wide enough to meet the caps and to narrow grants several levels down."""
+    """Any slice up to 20, often one the originator can afford, so that lineages grow deep and
+    wide enough to meet the caps and to narrow grants several levels down, and sometimes one
+    just beyond what it has left (what its other children were carved counts against it)."""
     affordable = up_to(available)
-    return st.one_of(st.integers(-3, 20), affordable, affordable)
+    beyond = st.integers(1, 8).map(lambda extra: max(available, 0) + extra)
+    return st.one_of(st.integers(-3, 20), affordable, affordable, beyond)
 
 
 forgeries = st.sampled_from(["as granted", "by another principal", "one generation ahead"])
@@ -1241,12 +1243,18 @@ class WorkRequestMachine(RuleBasedStateMachine):
     @rule(target=leases, request=requests, data=st.data())
     @followed_step
     def race(self, request: str, data: Draws) -> object:
-        """One of three races on a request, as one rule (three would take three times the share
-        of a program's steps): its child's usages, publishes with its newest lease, or a claim
-        followed at once by rivals' claims, the heartbeat and the publish."""
-        kind = data.draw(st.sampled_from(["usages", "publishes", "lease"]), label="race")
+        """One of four races on a request, as one rule (four would take four times the share
+        of a program's steps): its child's usages, publishes with its newest lease, a claim
+        followed at once by rivals' claims, the heartbeat and the publish, or its child's usages
+        with the publish."""
+        kind = data.draw(
+            st.sampled_from(["usages", "publishes", "lease", "spending"]), label="race"
+        )
         if kind == "usages":
             self.race_usage(request, data)
+            return multiple()
+        if kind == "spending":
+            self.race_spending_with_publish(request, data.draw(result_refs, label="result"), data)
             return multiple()
         if kind == "publishes":
             refs = data.draw(st.lists(result_refs, min_size=2, max_size=4), label="results")
@@ -1305,6 +1313,76 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.observed.clear()
         if charged:
             self.budget_readings.add(USAGE_FROM_SLICE)
+
+    def race_spending_with_publish(self, request: str, result_ref: str, data: Draws) -> None:
+        """The child's usages and the holder's publish made at once: each usage is charged
+        before the completion closes the slice, or refused after it, so what was spent and
+        what the completion gave back together never exceed what was left. A completion that
+        reads the remainder and writes it back later would give back a usage it also charged."""
+        lease = self.current_lease(request, "as granted")
+        session, request_id = self.child_session_of[request], request
+        room = self.oracle.remaining_of(session)
+        amount = data.draw(up_to(room), label="each usage")
+        amounts = [amount] * data.draw(st.integers(1, 4), label="usages at once")
+        what = f"record_usage({session}) of {amounts} at once with publish{lease!r}"
+        recorder = HistoryRecorder(self.driver)
+        before = self.race_read(recorder, request_id)
+        refusals = [self.oracle.usage_refusals(session, a) for a in amounts]
+        publishing = self.publish_expectation(lease, result_ref)
+        calls = [
+            *(
+                ConcurrentCall(
+                    operation="record_usage", arguments={"session_id": session, "amount": a}
+                )
+                for a in amounts
+            ),
+            ConcurrentCall(
+                operation="publish",
+                arguments={
+                    "request_id": request_id,
+                    "holder": lease.holder,
+                    "generation": lease.generation,
+                    "result_ref": result_ref,
+                },
+            ),
+        ]
+        *usages, published = self.batch(recorder, calls)
+        after = self.race_read(recorder, request_id)
+        self.scenario.spending_race(session, amounts, lease.holder, request_id, result_ref)
+        self.tape.say(f"{what} -> {[render_outcome(o) for o in [*usages, published]]}")
+        for usage, outcome, refused in zip(amounts, usages, refusals, strict=True):
+            self.judge_racing(
+                f"record_usage({session}, {usage}) at once with the publish",
+                "record_usage",
+                outcome,
+                refused,
+                also=frozenset({ErrorCode.ALREADY_COMPLETED, ErrorCode.USAGE_EXCEEDS_SLICE}),
+                accepting=(USAGE_DRAWS, USAGE_FROM_SLICE),
+            )
+        charged = after.budget_spent - before.budget_spent
+        fresh = request_id not in self.completions
+        returned = (
+            Completion.model_validate(published.result).budget_returned
+            if published.ok and fresh
+            else 0
+        )
+        expect(
+            charged >= 0 and charged + returned <= room,
+            NO_BUDGET,
+            f"{what}: {charged} charged and {returned} given back, of the {room} left: "
+            "a usage was both spent and returned",
+        )
+        self.oracle.adopt_usage(session, min(max(charged, 0), room))
+        self.observed.clear()
+        refused, recorded = publishing
+        if published.ok and fresh:
+            self.record_completion(
+                what, lease, result_ref, Completion.model_validate(published.result)
+            )
+        elif not published.definite and after.state is RequestState.COMPLETED and fresh:
+            self.adopt_read_completion(what, lease, after)
+        else:
+            self.judge_serial_publish(what, result_ref, published, refused, recorded)
 
     def check_capped_race(
         self, what: str, charged: int, serial: int, outcomes: list[CallOutcome]

@@ -168,6 +168,22 @@ class WorkRequestScenario:
         )
         self._noted()
 
+    def spending_race(
+        self, session: str, amounts: list[int], holder: str, request_id: str, result: str
+    ) -> None:
+        """The child's usages with the holder's publish, all at once."""
+        origin = self.session(session)
+        name = self._names[request_id]
+        self._when(
+            f"{origin} records usages of {listing(map(str, amounts))} at once while "
+            f'"{holder}" publishes "{name}" with result "{result}"'
+        )
+        self._then(
+            f'what "{name}" spent and what its completion gave back never add up to more than '
+            "was left of its slice"
+        )
+        self._noted()
+
     def publish_race(self, request_id: str, holder: str, generation: int, refs: list[str]) -> None:
         name = self._names[request_id]
         results = listing(f'"{ref}"' for ref in refs)

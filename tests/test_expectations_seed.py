@@ -1,0 +1,60 @@
+"""A known property-check failure is one search's find: the expectations file names that search,
+so that a run given the file meets the failure again instead of flipping with a new seed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conformance.cli import app
+from conformance.running.expectations import (
+    ExpectationsError,
+    ExpectedFailure,
+    expectations_seed,
+    load_expectations,
+    render_expectations,
+)
+
+PROPERTY = "properties/test_office_window.py::the window[AC-OFFICE-ASSIGN-RATE-001.11]"
+SCENARIO = "office_assign_rate_001.feature::a scenario"
+KNOWN = [PROPERTY, SCENARIO]
+
+
+def written(tmp_path: Path, *failures: ExpectedFailure, seed: int | None = 4242) -> Path:
+    path = tmp_path / "expected.toml"
+    path.write_text(render_expectations(failures, seed), encoding="utf-8")
+    return path
+
+
+def test_a_listed_property_failure_is_written_with_the_seed_that_found_it(tmp_path: Path) -> None:
+    path = written(tmp_path, ExpectedFailure(PROPERTY, "ISSUE-1", "found by the search"))
+    assert set(load_expectations(path, KNOWN)) == {PROPERTY}
+    assert expectations_seed(path) == 4242
+
+
+def test_a_file_of_scenarios_only_names_no_search(tmp_path: Path) -> None:
+    path = written(tmp_path, ExpectedFailure(SCENARIO, "ISSUE-2", ""))
+    assert "[search]" not in path.read_text()
+    assert expectations_seed(path) is None
+
+
+@pytest.mark.parametrize("search", ["seed = -1", "seed = 'x'", "seed = 1\nbudget = 2"])
+def test_a_malformed_search_is_refused_by_name(tmp_path: Path, search: str) -> None:
+    path = tmp_path / "expected.toml"
+    path.write_text(f"[search]\n{search}\n", encoding="utf-8")
+    with pytest.raises(ExpectationsError, match=r"\[search\]"):
+        load_expectations(path, KNOWN)
+
+
+def test_a_run_given_the_file_repeats_its_search_unless_told_another_seed(tmp_path: Path) -> None:
+    path = tmp_path / "expected.toml"
+    path.write_text("[search]\nseed = 4242\n", encoding="utf-8")
+    for extra, seed in (([], 4242), (["--seed", "7"], 7)):
+        results = tmp_path / f"results-{seed}.jsonl"
+        arguments = ["run", "--quiet", "-k", "sixth", "--expectations", str(path)]
+        CliRunner().invoke(app, [*arguments, "--results", str(results), *extra])
+        header = json.loads(results.read_text().splitlines()[0])
+        assert header["seed"] == seed
