@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-
 PROPERTY_PREFIX = "properties/"
 """How a property check's record key begins."""
 
