@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -644,34 +644,63 @@ def report(
     raise typer.Exit(_exit_code(outcome, pytest_code=None))
 
 
-@app.command(short_help="list the criteria and the scenarios covering each")
-def criteria() -> None:
-    """List every criterion with the number of scenarios that cover it."""
+@app.command(short_help="list the criteria, their clauses and the scenarios covering each")
+def criteria(
+    spec: Annotated[
+        list[Path] | None,
+        typer.Option(exists=True, help="source spec file or folder: quote each clause's words"),
+    ] = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[CRITERION]...", help="only these criteria (default: all)"),
+    ] = None,
+) -> None:
+    """List every criterion with its clauses: each clause's id and the kit's wording of it, how
+    many scenarios cite it, whether it cannot be observed through the port and why, and with
+    `--spec`, the source sentences it rests on."""
     from rich.table import Table
 
     from conformance.spec.inventory import load_inventory
     from conformance.spec.registry import default_registry
+    from conformance.spec.spec_drift import quote_clauses
 
     registry = default_registry()
+    chosen = [registry.criterion(c) if c in registry.ids() else _unknown(c) for c in only or []]
     inventory = load_inventory()
-
+    quoted = quote_clauses(spec, registry) if spec else {}
     table = Table(
         title=f"{len(registry.criteria)} criteria, {len(registry.clauses)} clauses",
         title_justify="left",
+        show_lines=True,
     )
-    for column in ("criterion", "scenarios", "clauses", "source", "statement"):
-        table.add_column(column, no_wrap=column != "statement")
-    for criterion in registry.criteria:
-        covering = sum(1 for entry in inventory if criterion.id in entry.criteria)
+    for column in ("criterion / clause", "scenarios", "what it requires"):
+        table.add_column(column, no_wrap=column != "what it requires")
+    for criterion in chosen or registry.criteria:
+        covering = [entry for entry in inventory if criterion.id in entry.criteria]
         style = "" if covering else "[bold red]"
         table.add_row(
-            escape(criterion.id),
-            f"{style}{covering}",
-            str(len(criterion.clauses)),
-            escape(criterion.source),
-            escape(criterion.statement),
+            f"[bold]{escape(criterion.id)}", f"{style}{len(covering)}", escape(criterion.statement)
         )
+        for clause in criterion.clauses:
+            tag = f"clause:{clause.id.split('/')[1]}"
+            citing = sum(1 for entry in covering if tag in entry.tags)
+            said = escape(clause.statement)
+            if clause.not_observable:
+                said += (
+                    f"\n[italic]not observable through the port: {escape(clause.not_observable)}"
+                )
+            if clause.id in quoted:
+                said += f"\n[dim]the spec: {escape(quoted[clause.id])}"
+            table.add_row(f"  {escape(clause.id.split('/')[1])}", str(citing), said)
     console.print(table)
+
+
+def _unknown(criterion: str) -> NoReturn:
+    console.print(
+        f"[bold red]configuration error:[/] unknown criterion {escape(criterion)!r} "
+        "(`conformance criteria` lists them)"
+    )
+    raise typer.Exit(EXIT_USAGE)
 
 
 @app.command("serve-reference", short_help="serve the reference over protocol v1")

@@ -325,3 +325,27 @@ def test_what_no_format_may_get_wrong_about_a_failure() -> None:
         Path(__file__).parent.parent / "steps" / "common.py"
     )
     assert "timeout = 300" in SUITE_INI.read_text()
+
+
+def test_criteria_lists_each_clause_with_its_wording_and_the_spec_s_words() -> None:
+    spec = Path(__file__).parent.parent.parent / "shared" / "spec"
+    criterion = "AC-OFFICE-ASSIGN-RATE-002.2"
+    arguments = ["criteria", criterion, *(["--spec", str(spec)] if spec.exists() else [])]
+    listed = RUNNER.invoke(app, arguments, terminal_width=400)
+    said = " ".join(listed.output.split())
+    assert listed.exit_code == 0, listed.output
+    for clause in default_registry().criterion(criterion).clauses:
+        assert clause.id.split("/")[1] in said
+        assert " ".join(clause.statement.split())[:60] in said
+    if spec.exists():
+        assert "the spec:" in said
+    assert "AC-OFFICE-ASSIGN-RATE-001.1" not in said
+    unknown = RUNNER.invoke(app, ["criteria", "AC-NOPE-1"])
+    assert unknown.exit_code == EXIT_USAGE and "unknown criterion" in unknown.output
+
+
+def test_readings_name_each_question_s_criteria_allowances_and_retired_numbers() -> None:
+    said = " ".join(RUNNER.invoke(app, ["readings"], terminal_width=400).output.split())
+    assert "WORKREQ-001.4" in said and "refused:forbidden" in said
+    for retired in ("WR-9", "WR-13", "OF-1", "OF-2", "OF-3"):
+        assert retired in said.split("Retired questions")[1]
