@@ -19,7 +19,12 @@ from setuptools.command.build_py import build_py
 
 CHECKOUT = Path(__file__).resolve().parent
 sys.path.insert(0, str(CHECKOUT))
-from conformance.stream.provenance import BUILD_COMMIT, BUILD_INFO_NAME, kit_commit  # noqa: E402
+from conformance.stream.provenance import (  # noqa: E402
+    BUILD_COMMIT,
+    BUILD_INFO_NAME,
+    kit_commit,
+    release_state,
+)
 
 
 class RecordingBuildPy(build_py):
@@ -28,7 +33,11 @@ class RecordingBuildPy(build_py):
     def run(self) -> None:
         super().run()
         commit = kit_commit(CHECKOUT) or os.environ.get(BUILD_COMMIT) or None
-        record = {"version": self.distribution.get_version(), "commit": commit}
+        record = {
+            "version": self.distribution.get_version(),
+            "commit": commit,
+            "release": release_state(CHECKOUT),
+        }
         target = Path(self.build_lib) / "conformance" / BUILD_INFO_NAME
         target.parent.mkdir(parents=True, exist_ok=True)  # an editable build copies no module
         target.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from conformance import __version__
 from conformance.spec.registry import Registry, default_registry
 from conformance.spec.spec_text import text_hash
-from conformance.stream.provenance import kit_commit
+from conformance.stream.provenance import kit_commit, release_state
 from conformance.wire.protocol.messages import PROTOCOL_VERSION
 
 
@@ -26,13 +26,18 @@ class KitIdentity:
     commit: str | None
     protocol: int
     spec_hashes: dict[str, str]
+    release: str = ""
+    """Whether the build is a tagged release, and what is unreleased (`release_state`)."""
 
     def lines(self) -> list[str]:
-        """`conformance --version`, one fact per line (a CHANGELOG entry repeats the last
-        three)."""
+        """`conformance --version`, one fact per line (a CHANGELOG entry repeats the
+        `protocol` and `spec` lines)."""
         built = f" (commit {self.commit})" if self.commit else " (commit unknown)"
         specs = [f"spec {source}: {digest}" for source, digest in self.spec_hashes.items()]
-        return [f"conformance {self.version}{built}", f"protocol v{self.protocol}", *specs]
+        head = [f"conformance {self.version}{built}"] + [f"build: {self.release}"] * bool(
+            self.release
+        )
+        return [*head, f"protocol v{self.protocol}", *specs]
 
 
 def spec_hashes(registry: Registry) -> dict[str, str]:
@@ -49,4 +54,5 @@ def kit_identity(registry: Registry | None = None) -> KitIdentity:
         commit=kit_commit(),
         protocol=PROTOCOL_VERSION,
         spec_hashes=spec_hashes(registry or default_registry()),
+        release=release_state(),
     )

@@ -149,9 +149,13 @@ def _ready_to_publish(version: str, tag: str) -> None:
 
 
 def checks_block() -> str:
-    """What the release checks, as `conformance --version` says it (its first line, the
-    version and commit, left out), in a fenced block."""
-    lines = _kit_output("--version").splitlines()[1:]
+    """What the release checks, as `conformance --version` says it (its protocol and spec
+    lines: the version, commit and build lines left out), in a fenced block."""
+    lines = [
+        line
+        for line in _kit_output("--version").splitlines()
+        if line.startswith(("protocol ", "spec "))
+    ]
     return "What it checks (`conformance --version` prints the same):\n\n```text\n" + (
         "\n".join(lines) + "\n```\n"
     )

@@ -58,3 +58,15 @@ def test_a_run_given_the_file_repeats_its_search_unless_told_another_seed(tmp_pa
         CliRunner().invoke(app, [*arguments, "--results", str(results), *extra])
         header = json.loads(results.read_text().splitlines()[0])
         assert header["seed"] == seed
+
+
+def test_the_job_summary_records_the_seed_of_its_search() -> None:
+    from conformance.reports.markdown import render_markdown
+    from conformance.spec.registry import default_registry
+    from conformance.stream.results import ResultsRun
+    from tests.runs import a_header
+
+    header = a_header().model_copy(update={"seed": 4242, "properties": "ci"})
+    run = ResultsRun(header=header, scenarios=[], footer=None)
+    summary = render_markdown(run, default_registry())
+    assert "seed 4242 (`--seed 4242` repeats them)" in summary

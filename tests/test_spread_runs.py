@@ -315,12 +315,14 @@ def test_a_part_is_judged_on_its_own_records() -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "seed"), [("", "12345"), ("--seed 7", "7"), ("-k x --seed=8", "8")]
+    ("args", "given", "seed"),
+    [("", "", "12345"), ("--seed 7", "", "7"), ("-k x --seed=8", "", "8"), ("", "9", "9")],
 )
 def test_the_action_s_shard_input_runs_a_part_from_the_workflow_s_seed(
-    tmp_path: Path, args: str, seed: str
+    tmp_path: Path, args: str, given: str, seed: str
 ) -> None:
-    """The run step with `shard: 2/3`, a stand-in `conformance` printing what it was given."""
+    """The run step with `shard: 2/3`, a stand-in `conformance` printing what it was given; the
+    `seed` input, or one in `args`, is the search's, else the workflow run's id."""
     import yaml
 
     action = yaml.safe_load((Path(__file__).resolve().parent.parent / "action.yml").read_text())
@@ -340,13 +342,14 @@ def test_the_action_s_shard_input_runs_a_part_from_the_workflow_s_seed(
         "CONFORMANCE_SANDBOX": "false",
         "CONFORMANCE_ARGS": args,
         "CONFORMANCE_SHARD": "2/3",
+        "CONFORMANCE_SEED": given,
         "CONFORMANCE_REPORTS": str(tmp_path / "reports"),
     }
     subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], env=environment, check=True)
-    given = (tmp_path / "arguments").read_text().splitlines()
-    assert given[given.index("--shard") + 1] == "2/3"
-    seeds = [a.removeprefix("--seed=") for a in given if a.startswith("--seed=")]
-    seeds += [given[i + 1] for i, a in enumerate(given) if a == "--seed"]
+    passed = (tmp_path / "arguments").read_text().splitlines()
+    assert passed[passed.index("--shard") + 1] == "2/3"
+    seeds = [a.removeprefix("--seed=") for a in passed if a.startswith("--seed=")]
+    seeds += [passed[i + 1] for i, a in enumerate(passed) if a == "--seed"]
     assert seeds == [seed]
 
 

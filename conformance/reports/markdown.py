@@ -39,6 +39,16 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _search_said(run: ResultsRun) -> list[str]:
+    """The property checks' search, so that a run can be repeated, or pinned in an
+    expectations file (docs/expectations.md)."""
+    seed = run.header.seed
+    if seed is None:
+        return []
+    budget = run.header.properties
+    return [f"Property checks: budget {budget}, seed {seed} (`--seed {seed}` repeats them).", ""]
+
+
 def render_markdown(
     run: ResultsRun, registry: Registry, quotes: Mapping[str, str] | None = None
 ) -> str:
@@ -52,6 +62,7 @@ def render_markdown(
         "",
         f"It {claim_headline(run, verdicts)}; {records_said(run)}.",
         "",
+        *_search_said(run),
         *_claim_not_met(run, registry),
         "| | criterion | scenarios | statement |",
         "|---|---|---|---|",

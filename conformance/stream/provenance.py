@@ -15,6 +15,7 @@ import importlib.util
 import itertools
 import json
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -67,14 +68,66 @@ def kit_commit(root: Path = KIT_ROOT) -> str | None:
     return head + ("-dirty" if dirty else "")
 
 
-def built_commit(root: Path = KIT_ROOT) -> str | None:
-    """The commit recorded in `conformance/build.json` when the wheel was built; None for a
-    kit not installed from a wheel, or one whose record cannot be read."""
+RELEASE_TAG: Final = "v[0-9]*"
+"""What a release tag looks like (scripts/release.py makes them)."""
+
+
+def release_state(root: Path = KIT_ROOT) -> str:
+    """Whether this build is a tagged release, a commit after one, or a commit with no release
+    in its history; and what the CHANGELOG holds unreleased. Asked of the checkout, or read
+    from what the wheel's build recorded."""
+    if not (root / ".git").exists():
+        return _built_record(root).get("release") or "release unknown (built without a record)"
+    return f"{_tagged(root)}; {unreleased_changes(root / 'CHANGELOG.md')}"
+
+
+def _tagged(root: Path) -> str:
+    try:
+        tag = _git(root, "describe", "--tags", "--exact-match", "--match", RELEASE_TAG)
+        return f"the release {tag}"
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    try:
+        described = _git(root, "describe", "--tags", "--match", RELEASE_TAG)
+    except (OSError, subprocess.CalledProcessError):
+        return "not a release: no release tag in its history, so pin the commit (docs/ci.md)"
+    tag, after, _ = described.rsplit("-", 2)
+    return f"not a release: {after} commit(s) after {tag}, so pin the commit (docs/ci.md)"
+
+
+def unreleased_changes(changelog: Path) -> str:
+    """How many changes the CHANGELOG lists as unreleased, and how many of them can change a
+    verdict (an entry says so in those words)."""
+    try:
+        text = changelog.read_text(encoding="utf-8")
+    except OSError:
+        return "unreleased changes unknown (no CHANGELOG)"
+    start = text.find("## Unreleased")
+    if start < 0:
+        return "no unreleased changes"
+    end = text.find("\n## ", start + 1)
+    section = text[start : end if end >= 0 else len(text)]
+    entries = re.split(r"(?m)^- ", section)[1:]
+    verdicts = sum(
+        1 for entry in entries if "can change a verdict" in " ".join(entry.split()).lower()
+    )
+    if not entries:
+        return "no unreleased changes"
+    return f"{len(entries)} unreleased change(s), {verdicts} of which can change a verdict"
+
+
+def _built_record(root: Path) -> dict[str, str]:
     try:
         record = json.loads((root / "conformance" / BUILD_INFO_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    commit = record.get("commit") if isinstance(record, dict) else None
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def built_commit(root: Path = KIT_ROOT) -> str | None:
+    """The commit recorded in `conformance/build.json` when the wheel was built; None for a
+    kit not installed from a wheel, or one whose record cannot be read."""
+    commit = _built_record(root).get("commit")
     return commit if isinstance(commit, str) and commit else None
 
 
