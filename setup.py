@@ -22,6 +22,7 @@ sys.path.insert(0, str(CHECKOUT))
 from conformance.stream.provenance import (  # noqa: E402
     BUILD_COMMIT,
     BUILD_INFO_NAME,
+    BUILD_RELEASE,
     kit_commit,
     release_state,
 )
@@ -36,7 +37,7 @@ class RecordingBuildPy(build_py):
         record = {
             "version": self.distribution.get_version(),
             "commit": commit,
-            "release": release_state(CHECKOUT),
+            "release": os.environ.get(BUILD_RELEASE) or release_state(CHECKOUT),
         }
         target = Path(self.build_lib) / "conformance" / BUILD_INFO_NAME
         target.parent.mkdir(parents=True, exist_ok=True)  # an editable build copies no module

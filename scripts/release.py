@@ -119,10 +119,10 @@ def publish(*, dry_run: bool, skip_tests: bool) -> None:
     _ready_to_publish(version, tag)
     for check in (*CHECKS, *(() if skip_tests else (TEST_COMMAND,))):
         _check(check)
-    wheel = build_wheel(version)
+    wheel = build_wheel(version, tag)
     commit = _git("rev-parse", "HEAD")
     recorded = wheel_record(wheel)
-    if recorded != {"version": version, "commit": commit}:
+    if recorded != {"version": version, "commit": commit, "release": f"the release {tag}"}:
         raise CheckFailed(f"{wheel.name} records {recorded}, not version {version} at {commit}")
     print(f"built {wheel.relative_to(ROOT)}: version {version}, commit {commit}")
     if dry_run:
@@ -189,13 +189,15 @@ def _unreleased_notes(text: str) -> str:
     return body.removeprefix(guidance).strip()
 
 
-def build_wheel(version: str) -> Path:
-    """The wheel, built from this tree into dist/ (build/ first emptied: no stale module)."""
+def build_wheel(version: str, tag: str) -> Path:
+    """The wheel, built from this tree into dist/ (build/ first emptied: no stale module),
+    recording itself as the release `tag`, which is made once it is checked."""
     shutil.rmtree(ROOT / "build", ignore_errors=True)
     for stale in DIST.glob(f"*-{version}-*.whl"):
         stale.unlink()
     _check(
-        (str(Path(sys.executable)), "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(DIST), ".")
+        (str(Path(sys.executable)), "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(DIST), "."),
+        {"CONFORMANCE_BUILD_RELEASE": f"the release {tag}"},
     )
     wheels = sorted(DIST.glob(f"*-{version}-*.whl"))
     if len(wheels) != 1:
@@ -213,10 +215,11 @@ def wheel_record(wheel: Path) -> dict[str, object]:
     return record
 
 
-def _check(command: tuple[str, ...]) -> None:
+def _check(command: tuple[str, ...], environment: dict[str, str] | None = None) -> None:
     program = command[0] if os.sep in command[0] else str(BIN / command[0])
     print(f"release: {' '.join(command)}", flush=True)
-    if subprocess.run([program, *command[1:]], cwd=ROOT, check=False).returncode != 0:
+    env = {**os.environ, **(environment or {})}
+    if subprocess.run([program, *command[1:]], cwd=ROOT, env=env, check=False).returncode != 0:
         raise CheckFailed(f"{' '.join(command)} failed")
 
 

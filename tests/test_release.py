@@ -72,7 +72,9 @@ def test_prepare_writes_the_entry_with_what_the_tree_checks(tree: Path) -> None:
     assert NOTE in entry
     identity = run(sys.executable, "-c", "from conformance.cli import main; main()", "--version",
                    cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})  # fmt: skip
-    for line in identity.splitlines()[1:]:
+    checked = [line for line in identity.splitlines() if line.startswith(("protocol ", "spec "))]
+    assert len(checked) == 3
+    for line in checked:
         assert f"\n{line}\n" in entry, line
     assert f'version = "{VERSION}"' in (tree / "pyproject.toml").read_text()
 
@@ -88,6 +90,7 @@ def test_a_dry_run_builds_a_wheel_that_names_its_version_and_commit(
         assert json.loads(archive.read("conformance/build.json")) == {
             "version": VERSION,
             "commit": commit,
+            "release": f"the release v{VERSION}",
         }
     assert not run("git", "tag", "--list", f"v{VERSION}", cwd=tree).strip()
     installed = tmp_path / "installed"
@@ -96,6 +99,7 @@ def test_a_dry_run_builds_a_wheel_that_names_its_version_and_commit(
     said = run(sys.executable, "-c", "from conformance.cli import main; main()", "--version",
                cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(installed)})  # fmt: skip
     assert said.splitlines()[0] == f"conformance {VERSION} (commit {commit})", said
+    assert said.splitlines()[1] == f"build: the release v{VERSION}", said
 
 
 def test_publishing_tags_the_commit_once(tree: Path) -> None:

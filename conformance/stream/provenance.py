@@ -68,6 +68,9 @@ def kit_commit(root: Path = KIT_ROOT) -> str | None:
     return head + ("-dirty" if dirty else "")
 
 
+BUILD_RELEASE: Final = "CONFORMANCE_BUILD_RELEASE"
+"""What a build records as its release state, where it is told (scripts/release.py builds a
+release's wheel before it makes the tag); unset, the build asks the tree (`release_state`)."""
 RELEASE_TAG: Final = "v[0-9]*"
 """What a release tag looks like (scripts/release.py makes them)."""
 
