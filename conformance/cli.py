@@ -781,13 +781,17 @@ def compare(
     ] = None,
     sign_key_file: SignKey = None,
 ) -> None:
-    """Show several implementations' per-criterion verdicts side by side (each stream verified
-    first): implementations as columns, each judged by its own run's claim, with counts, the
-    rows where they disagree marked, and who reads each open question otherwise."""
+    """Show several runs' per-criterion verdicts side by side (each stream verified first):
+    runs as columns, named by implementation (and, for two of one implementation, by when,
+    seed and kit), each judged by its own run's claim, with counts, the rows where they
+    disagree marked, and who reads each open question otherwise. Given two runs, first what
+    newly fails, what was fixed and what else changed verdict from the first to the second."""
     from conformance.reports.compare import (
         column_names,
         comparison_table,
+        diff_lines,
         divergence_table,
+        matrix,
         render_compare_html,
         render_compare_markdown,
     )
@@ -802,6 +806,8 @@ def compare(
             markup=False,
             highlight=False,
         )
+    for line in diff_lines(matrix(runs, names, registry)):
+        console.print(line, markup=False, highlight=False)
     console.print(comparison_table(runs, names, registry))
     console.print(divergence_table(runs, names, registry))
     if html is not None:

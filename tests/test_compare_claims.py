@@ -16,6 +16,7 @@ from conformance.reports.compare import (
     OUT_OF_SCOPE,
     column_names,
     comparison_table,
+    diff_lines,
     matrix,
     render_compare_html,
     render_compare_markdown,
@@ -77,14 +78,42 @@ def test_a_column_counts_only_what_its_run_claims() -> None:
 def test_columns_are_named_after_the_implementations() -> None:
     assert column_names(runs(), ["results", "twin"]) == ["office-only 1.2", "both 1.2"]
     twice = [runs()[0], runs()[0]]
+    label = "2026-01-01 00:00"
     assert column_names(twice, ["monday", "tuesday"]) == [
-        "office-only 1.2 (monday)",
-        "office-only 1.2 (tuesday)",
+        f"office-only 1.2 ({label}) [monday]",
+        f"office-only 1.2 ({label}) [tuesday]",
+    ], "a run told apart by neither time, seed nor kit gets its file's name"
+    seeded = [started(runs()[0], seed=1), started(runs()[0], seed=2)]
+    assert column_names(seeded, ["monday", "tuesday"]) == [
+        f"office-only 1.2 ({label}, seed 1)",
+        f"office-only 1.2 ({label}, seed 2)",
     ]
     nameless = runs()[0].model_copy(
         update={"header": runs()[0].header.model_copy(update={"description": None})}
     )
     assert column_names([nameless], ["f"]) == ["exec:./office-only-adapter --serve"]
+
+
+def started(run: ResultsRun, *, seed: int) -> ResultsRun:
+    return run.model_copy(update={"header": run.header.model_copy(update={"seed": seed})})
+
+
+def test_two_runs_of_one_implementation_read_as_a_diff() -> None:
+    """Before and after: what newly fails, what was fixed, what else moved, then the matrix."""
+    first, second = OFFICE[0], OFFICE[1]
+    before = started(a_run("impl", ["office"], failing=first), seed=1)
+    after = started(a_run("impl", ["office"], failing=second), seed=2)
+    names = column_names([before, after], ["a", "b"])
+    found = matrix([before, after], names, REGISTRY)
+    said = "\n".join(diff_lines(found))
+    assert f"Newly failing: 1\n  {second}: passed -> failed" in said
+    assert f"Fixed: 1\n  {first}: failed -> passed" in said
+    assert "Changed verdict: none" in said
+    markdown = render_compare_markdown([before, after], names, REGISTRY)
+    assert markdown.index("### Newly failing: 1") < markdown.index("| criterion |")
+    assert "<h2>Fixed: 1</h2>" in render_compare_html([before, after], names, REGISTRY)
+    three = [before, after, after]
+    assert diff_lines(matrix(three, column_names(three, ["a", "b", "c"]), REGISTRY)) == []
 
 
 def test_every_format_shows_the_claim_and_the_open_questions(tmp_path: Path) -> None:

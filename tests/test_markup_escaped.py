@@ -104,7 +104,7 @@ def test_brackets_reach_the_terminal_on_every_path(terminal: Console, tmp_path: 
     terminal.print(divergence_table([run], [f"impl {BRACKETS}"], default_registry()))
     print_report(a_bracketed_strength_report(), terminal)
     said = flat(terminal.export_text())
-    assert "the only one is [[expected_failure]]" in said, said
+    assert "the only ones are [[expected_failure]] and [search]" in said, said
     assert "unknown spec '[office]'" in said, said
     for line in (
         f"implementation unusable: it said {BRACKETS}",

@@ -63,17 +63,94 @@ class Matrix:
 
 def column_names(runs: list[ResultsRun], fallbacks: list[str]) -> list[str]:
     """Each run's implementation as it named itself, else its command; a name two runs share
-    gets its file's name (`fallbacks`) beside it."""
-    names = []
-    for run in runs:
-        description = run.header.description or {}
-        name, version = description.get("name"), description.get("version")
-        said = f"{name} {version}" if name and version else str(name or "")
-        names.append(said or run.header.implementation)
-    return [
-        f"{name} ({fallback})" if names.count(name) > 1 else name
-        for name, fallback in zip(names, fallbacks, strict=True)
+    gets the run beside it (when it started, its seed, the kit's commit), and its file's name
+    (`fallbacks`) where even those agree."""
+    names = [implementation_name(run) for run in runs]
+    runs_named = [
+        f"{name} ({run_label(run)})" if names.count(name) > 1 else name
+        for name, run in zip(names, runs, strict=True)
     ]
+    return [
+        f"{name} [{fallback}]" if runs_named.count(name) > 1 else name
+        for name, fallback in zip(runs_named, fallbacks, strict=True)
+    ]
+
+
+def implementation_name(run: ResultsRun) -> str:
+    description = run.header.description or {}
+    name, version = description.get("name"), description.get("version")
+    said = f"{name} {version}" if name and version else str(name or "")
+    return said or run.header.implementation
+
+
+def run_label(run: ResultsRun) -> str:
+    """A run told apart from another of the same implementation: when, which search, which kit."""
+    header = run.header
+    parts = [header.started_at.strftime("%Y-%m-%d %H:%M")]
+    parts += [f"seed {header.seed}"] if header.seed is not None else []
+    commit = header.provenance.kit_commit if header.provenance else None
+    parts += [f"kit {commit[:7]}"] if commit else []
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Change:
+    criterion: str
+    before: Status | None
+    after: Status | None
+
+
+@dataclass(frozen=True)
+class Diff:
+    """Two runs, before and after: what newly fails, what was fixed, what else moved."""
+
+    before: str
+    after: str
+    newly_failing: list[Change]
+    fixed: list[Change]
+    changed: list[Change]
+
+    def sections(self) -> list[tuple[str, list[Change]]]:
+        return [
+            ("Newly failing", self.newly_failing),
+            ("Fixed", self.fixed),
+            ("Changed verdict", self.changed),
+        ]
+
+
+FAILING: Final = frozenset({Status.FAILED, Status.ERRORED, Status.TIMEOUT, Status.XPASS})
+
+
+def diff(found: Matrix) -> Diff | None:
+    """With two runs, each criterion whose verdict moved, sorted into newly failing (it fails
+    now and did not), fixed (it passes now and failed) and the rest; None for more runs."""
+    if len(found.names) != 2:
+        return None
+    moved = [
+        Change(criterion, before, after)
+        for criterion, (before, after) in found.rows
+        if before != after
+    ]
+    newly = [c for c in moved if c.after in FAILING and c.before not in FAILING]
+    fixed = [c for c in moved if c.before in FAILING and c.after is Status.PASSED]
+    rest = [c for c in moved if c not in newly and c not in fixed]
+    return Diff(found.names[0], found.names[1], newly, fixed, rest)
+
+
+def _said(status: Status | None) -> str:
+    return status.value if status is not None else OUT_OF_SCOPE
+
+
+def diff_lines(found: Matrix) -> list[str]:
+    """The diff as plain lines, for the terminal and Markdown alike (empty for more runs)."""
+    changes = diff(found)
+    if changes is None:
+        return []
+    lines = [f"From {changes.before} to {changes.after}:"]
+    for title, listed in changes.sections():
+        lines.append(f"{title}: {len(listed) or 'none'}")
+        lines += [f"  {c.criterion}: {_said(c.before)} -> {_said(c.after)}" for c in listed]
+    return lines
 
 
 def matrix(runs: list[ResultsRun], names: list[str], registry: Registry) -> Matrix:
@@ -108,9 +185,8 @@ def comparison_table(runs: list[ResultsRun], names: list[str], registry: Registr
 
 def render_compare_markdown(runs: list[ResultsRun], names: list[str], registry: Registry) -> str:
     found = matrix(runs, names, registry)
-    lines = [
-        "## Conformance, side by side",
-        "",
+    lines = ["## Conformance, side by side", "", *_markdown_diff(found)]
+    lines += [
         "| criterion | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
         "| **criteria passed** | "
@@ -134,6 +210,18 @@ def render_compare_markdown(runs: list[ResultsRun], names: list[str], registry: 
     for interpretation, readings in interpretation_rows(runs, registry):
         lines.append(f"| {interpretation} | " + " | ".join(text for _, text in readings) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _markdown_diff(found: Matrix) -> list[str]:
+    changes = diff(found)
+    if changes is None:
+        return []
+    lines = [f"From **{changes.before}** to **{changes.after}**:", ""]
+    for title, listed in changes.sections():
+        lines += [f"### {title}: {len(listed) or 'none'}", ""]
+        lines += [f"- {c.criterion}: {_said(c.before)} → {_said(c.after)}" for c in listed]
+        lines += [""] if listed else []
+    return lines
 
 
 def _markdown_cell(status: Status | None, *, bold: bool) -> str:
@@ -177,12 +265,34 @@ def render_compare_html(runs: list[ResultsRun], names: list[str], registry: Regi
         for interpretation, readings in interpretation_rows(runs, registry)
     )
     names_row = "".join(f"<th>{escape(name)}</th>" for name in names)
+    changes = diff(found)
+    moved = (
+        ""
+        if changes is None
+        else f"<p>From <b>{escape(changes.before)}</b> to <b>{escape(changes.after)}</b>:</p>"
+        + "".join(
+            f"<h2>{title}: {len(listed) or 'none'}</h2>"
+            + (
+                "<ul>"
+                + "".join(
+                    f"<li>{escape(c.criterion)}: <span class='{_said(c.before)}'>"
+                    f"{_said(c.before)}</span> → <span class='{_said(c.after)}'>"
+                    f"{_said(c.after)}</span></li>"
+                    for c in listed
+                )
+                + "</ul>"
+                if listed
+                else ""
+            )
+            for title, listed in changes.sections()
+        )
+    )
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>Conformance, side by side</title><style>{_CSS}</style></head><body>"
         "<h1>Conformance, side by side</h1><p>Rows marked on the left: the implementations "
         f"that claim the criterion disagree; {OUT_OF_SCOPE}: outside that run's claim. Open a "
-        "criterion for its scenarios.</p>"
+        f"criterion for its scenarios.</p>{moved}"
         f"<table><tr><th>criterion</th>{head}</tr>{''.join(body)}</table>"
         "<h2>Open questions: who reads each otherwise</h2>"
         f"<table><tr><th>interpretation</th>{names_row}</tr>{questions}</table></body></html>\n"
