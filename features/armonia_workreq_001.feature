@@ -415,6 +415,18 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | mallory  |
       | zed      |
 
+  @AC-ARMONIA-WORKREQ-001.5 @clause:non-members-cannot
+  Scenario: A name that differs from a member's or an environment's only in case or a trailing space is another name
+    # A case-insensitive collation that pads with spaces (MySQL's and MariaDB's defaults) takes
+    # "Alice" for "alice", and "Lab" and "lab " for "lab".
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    When "Alice" tries to list the requests of "lab"
+    Then the listing is refused and nothing changes
+    When "alice" tries to list the requests of "Lab"
+    Then the listing is refused and nothing changes
+    When "alice" tries to list the requests of "lab "
+    Then the listing is refused and nothing changes
+
   @AC-ARMONIA-WORKREQ-001.5 @clause:members-list @clause:non-members-cannot
   Scenario: Requests stay within the environment they were delegated in
     Given a campaign "side project" in "annex" with a budget of 50

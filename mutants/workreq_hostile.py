@@ -11,7 +11,8 @@ are what catch them.
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.orm import InstrumentedAttribute
 
 from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
@@ -61,6 +62,35 @@ class PrefixListingService(WorkRequestService):
             records = tx.scalars(
                 select(WorkRequestRecord)
                 .where(WorkRequestRecord.environment_id.startswith(environment_id))
+                .where(WorkRequestRecord.state != State.COMPLETED)
+                .order_by(WorkRequestRecord.seq)
+            )
+            return [request_view(record, now) for record in records]
+
+
+def folded(column: InstrumentedAttribute[str], value: str) -> ColumnElement[bool]:
+    """`column = value` as a case-insensitive collation that pads with spaces compares them
+    (MySQL's and MariaDB's defaults): "Studio" and "studio " are "studio"."""
+    return func.lower(func.rtrim(column)) == value.rstrip(" ").lower()
+
+
+class FoldedListingService(WorkRequestService):
+    """Matches the environment and the principal as a case-insensitive, space-padding collation
+    does: "Alice" lists what alice may, and "Studio" lists studio's requests."""
+
+    def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
+        now = self._clock.now()
+        with self._db.transaction() as tx:
+            member = tx.scalars(
+                select(EnvironmentMember)
+                .where(folded(EnvironmentMember.environment_id, environment_id))
+                .where(folded(EnvironmentMember.principal, principal))
+            ).first()
+            if member is None:
+                raise NotFound(LISTING_REFUSAL)
+            records = tx.scalars(
+                select(WorkRequestRecord)
+                .where(folded(WorkRequestRecord.environment_id, environment_id))
                 .where(WorkRequestRecord.state != State.COMPLETED)
                 .order_by(WorkRequestRecord.seq)
             )
@@ -119,5 +149,13 @@ MUTANTS = [
         "lists the requests of every environment the principal belongs to, not only the one "
         "asked for",
         lambda: [Patch(app, "WorkRequestService", MembershipListingService)],
+    ),
+    Mutant(
+        "listing_by_folded_names",
+        "AC-ARMONIA-WORKREQ-001.5",
+        Capability.WORK_REQUESTS,
+        "matches environment and principal as a case-insensitive, space-padding collation does: "
+        '"Alice" and "Studio" list studio\'s requests',
+        lambda: [Patch(app, "WorkRequestService", FoldedListingService)],
     ),
 ]

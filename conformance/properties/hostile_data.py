@@ -152,13 +152,14 @@ by prefix, suffix or substring mixes them. Carol belongs to both, so a listing t
 every environment its principal belongs to, or checks membership of any environment, shows
 her the wrong one's requests; "bob" is a prefix of "bobby", who is in the other one."""
 
-LISTED_ENVIRONMENTS: Final = (*ENVIRONMENT_MEMBERS, "studio-", "nowhere")
+LISTED_ENVIRONMENTS: Final = (*ENVIRONMENT_MEMBERS, "studio-", "nowhere", "Studio", "studio ")
 """What a principal asks to list: each environment, one that does not exist but is a prefix of
-one that does, and one that is nothing like any."""
+one that does, one that is nothing like any, and two that a case-insensitive or space-padding
+collation (MySQL's and MariaDB's defaults) takes for "studio"."""
 
-PRINCIPALS: Final = ("alice", "bob", "carol", "dave", "bobby", "al")
-"""Everyone the machine acts as: members of one environment, of both, and "al", a prefix of
-"alice" who belongs to none."""
+PRINCIPALS: Final = ("alice", "bob", "carol", "dave", "bobby", "al", "Alice")
+"""Everyone the machine acts as: members of one environment, of both, "al", a prefix of
+"alice" who belongs to none, and "Alice", whom a case-insensitive collation takes for alice."""
 
 CAMPAIGN_ENVIRONMENTS: Final = {"camp": "studio", "camp-2": "studio", "annex-camp": "studio-annex"}
 """Three campaigns: two in one environment whose ids are a prefix of one another, and one
