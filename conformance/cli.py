@@ -63,6 +63,13 @@ EXIT_CODES_HELP = (
 )
 NO_TESTS_COLLECTED = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
 
+TracebackOption = Annotated[
+    bool,
+    typer.Option(
+        "--traceback", help="show the kit's own frames under each failure (for its maintainers)"
+    ),
+]
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -197,6 +204,7 @@ def run(
             "--quiet", help="no line per scenario: the verdict tables, failures and verdict only"
         ),
     ] = False,
+    traceback: TracebackOption = False,
     claim: Annotated[
         list[str] | None,
         typer.Option(
@@ -358,7 +366,7 @@ def run(
     ]
     shown = outcome if all(trusted) else _distrusted(outcome)
     _write_reports(shown, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
-    print_verdicts(shown, default_registry(), console, results)
+    print_verdicts(shown, default_registry(), console, results, traceback=traceback)
     verdict = _exit_code(outcome, code)
     raise typer.Exit(verdict if all(trusted) else max(verdict, EXIT_FAILURES))
 
@@ -631,6 +639,7 @@ def report(
         typer.Option(exists=True, help="source spec file or folder: reports quote its words"),
     ] = None,
     sign_key_file: SignKey = None,
+    traceback: TracebackOption = False,
 ) -> None:
     """Verify a results stream, derive reports from it (with no option, print the verdict
     table) and exit with the run's verdict: 0, 1 or 3, as `run` did; 2 for a broken stream."""
@@ -639,7 +648,7 @@ def report(
 
     outcome = _read(results, sign_key_file)
     if not any((junit, markdown, html, cucumber)):
-        print_verdicts(outcome, default_registry(), console, results)
+        print_verdicts(outcome, default_registry(), console, results, traceback=traceback)
     _write_reports(outcome, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
     raise typer.Exit(_exit_code(outcome, pytest_code=None))
 

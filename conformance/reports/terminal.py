@@ -3,6 +3,7 @@ attention, and last the run's own verdict, the one its exit code gives."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Final
 
@@ -45,10 +46,16 @@ ACCOUNT_LINES: Final = 60
 
 
 def print_verdicts(
-    run: ResultsRun, registry: Registry, console: Console, stream: Path | None = None
+    run: ResultsRun,
+    registry: Registry,
+    console: Console,
+    stream: Path | None = None,
+    *,
+    traceback: bool = False,
 ) -> None:
-    """The tables, what needs attention (each failure's account once) and the run's verdict;
-    `stream` is where the whole evidence is kept, if anywhere."""
+    """The tables, what needs attention (the causes grouped, then each failure's account once)
+    and the run's verdict; `stream` is where the whole evidence is kept, if anywhere; the kit's
+    own frames only with `traceback`."""
     verdicts = {verdict.criterion.id: verdict for verdict in criterion_verdicts(run, registry)}
     for requirement in registry.requirements:
         table = Table(
@@ -70,7 +77,7 @@ def print_verdicts(
                 escape(criterion.statement),
             )
         console.print(table)
-    _print_problems(run, registry, console, stream)
+    _print_problems(run, registry, console, stream, traceback=traceback)
     headline = claim_headline(run, list(verdicts.values()))
     if run.header.properties != "none":
         seed = run.header.seed
@@ -96,7 +103,7 @@ def _verdict_cell(verdict: CriterionVerdict) -> str:
 
 
 def _print_problems(
-    run: ResultsRun, registry: Registry, console: Console, stream: Path | None
+    run: ResultsRun, registry: Registry, console: Console, stream: Path | None, *, traceback: bool
 ) -> None:
     for question, reading in sorted(readings_of(run).items()):
         console.print(f"[cyan]{escape(question)}[/]: the implementation {escape(reading)}")
@@ -108,7 +115,8 @@ def _print_problems(
             highlight=False,
         )
     not_run = [result for result in run.scenarios if result.evidence == NOT_RUN]
-    _print_accounts(run, console, stream)
+    _print_causes(run, console)
+    _print_accounts(run, console, stream, traceback=traceback)
     if not_run:
         console.print(
             f"[{STYLE[Status.UNDEFINED]}]{len(not_run)} scenario(s) did not run[/] "
@@ -121,7 +129,47 @@ def _print_problems(
         console.print(f"[bold magenta]{escape(label)}:[/]{escape(rest)}", highlight=False)
 
 
-def _print_accounts(run: ResultsRun, console: Console, stream: Path | None) -> None:
+def _print_causes(run: ResultsRun, console: Console) -> None:
+    """What failed, grouped by cause (the clauses broken and what was seen, numbers aside),
+    most frequent first, each with its count and its first scenario: one missing operation
+    reads as one cause, not fifty failures."""
+    groups = causes(run)
+    if not groups:
+        return
+    failing = sum(len(members) for members in groups.values())
+    console.print(
+        f"[bold]{failing} record(s) did not pass, from {len(groups)} cause(s):[/]",
+        highlight=False,
+    )
+    for (cited, said), members in sorted(groups.items(), key=lambda g: -len(g[1])):
+        first = members[0]
+        where = f"{first.feature}:{first.line}" if first.line else first.feature
+        console.print(
+            f"  {len(members)}× {escape(cited)}: {escape(said)}\n"
+            f"     first: {escape(where)} {escape(first.title or first.scenario)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def causes(run: ResultsRun) -> dict[tuple[str, str], list[ScenarioResult]]:
+    """The records that did not pass, by cause: the clauses their check cited (or the status,
+    for a fault outside any check) and its expected-against-observed line with the numbers
+    left out."""
+    groups: dict[tuple[str, str], list[ScenarioResult]] = {}
+    for result in run.scenarios:
+        if result.status in QUIET or result.evidence == NOT_RUN:
+            continue
+        failure = result.failure
+        cited = ", ".join(failure.clauses) if failure and failure.clauses else result.status.value
+        said = failure.headline if failure else (result.evidence or "").partition("\n")[0]
+        groups.setdefault((cited, re.sub(r"\d+", "N", said)), []).append(result)
+    return groups
+
+
+def _print_accounts(
+    run: ResultsRun, console: Console, stream: Path | None, *, traceback: bool
+) -> None:
     """Each record that did not pass, once: its title, then the account of its failure as a
     person reads it (step, clauses, expected vs observed, counterexample, trace). A property
     check stops at one counterexample and writes a record per criterion it names: the second
@@ -140,7 +188,7 @@ def _print_accounts(run: ResultsRun, console: Console, stream: Path | None) -> N
             highlight=False,
             soft_wrap=True,
         )
-        account = terminal_account(result)
+        account = terminal_account(result, traceback=traceback)
         first = first_of.setdefault(account, result)
         if first is not result and _one_check(first, result):
             console.print(f"  (the same counterexample as for {escape(first.title)}, above)")
@@ -152,12 +200,12 @@ def _print_accounts(run: ResultsRun, console: Console, stream: Path | None) -> N
         console.print(escape(said[0].upper() + said[1:]), highlight=False, soft_wrap=True)
 
 
-def terminal_account(result: ScenarioResult) -> str:
-    """A record's account for the terminal: its failure without Hypothesis' notes, cut to
-    ACCOUNT_LINES; a record with no failure (an xpass, a skip without a reason) says its
-    evidence."""
+def terminal_account(result: ScenarioResult, *, traceback: bool = False) -> str:
+    """A record's account for the terminal: its failure without Hypothesis' notes, and without
+    the kit's own frames unless `traceback`, cut to ACCOUNT_LINES; a record with no failure (an
+    xpass, a skip without a reason) says its evidence."""
     text = (
-        result.failure.render(hypothesis_notes=False)
+        result.failure.render(hypothesis_notes=False, trace=traceback)
         if result.failure is not None
         else result.evidence or ""
     )

@@ -180,9 +180,10 @@ class Failure(BaseModel):
         first = next((line for line in self.observed.splitlines() if line.strip()), "")
         return first if len(first) <= HEADLINE_CHARS else first[: HEADLINE_CHARS - 1] + "…"
 
-    def render(self, *, hypothesis_notes: bool = True) -> str:
+    def render(self, *, hypothesis_notes: bool = True, trace: bool = True) -> str:
         """The account in reading order; without Hypothesis' notes (the terminal's), a
-        counterexample is its Gherkin scenario only."""
+        counterexample is its Gherkin scenario only; without `trace`, the kit's own frames are
+        left out (the terminal shows them with --traceback)."""
         outside = {
             "setup": "(before the first step, while setting up)",
             "call": "(outside any step)",
@@ -197,7 +198,7 @@ class Failure(BaseModel):
             counterexample = counterexample.partition(f"\n{HYPOTHESIS_NOTES}")[0]
         if counterexample:
             lines += ["", "Counterexample:", counterexample]
-        if self.trace:
+        if self.trace and trace:
             lines += ["", "Trace:", self.trace]
         return "\n".join(lines)
 

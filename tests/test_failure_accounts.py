@@ -1,0 +1,59 @@
+"""A failing run's account for the implementer: the causes grouped first, then each failure in
+the spec's terms, the kit's own frames only when asked for."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from conformance.reports.terminal import causes, print_verdicts
+from conformance.spec.registry import default_registry
+from conformance.stream.results import Failure, FailedStep, ResultsRun, ScenarioResult, Status
+from tests.runs import a_header
+
+CLAUSE = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
+TRACE = "  steps/office_checks.py:57 in wake_outcome"
+
+
+def failing(number: int, observed: str, clause: str = CLAUSE) -> ScenarioResult:
+    step = FailedStep(keyword="Then", text="the wake's outcome", feature="f.feature", line=number)
+    return ScenarioResult(
+        key=f"f.feature::s{number}",
+        criterion="AC-OFFICE-ASSIGN-RATE-001.2",
+        feature="f.feature",
+        scenario=f"scenario {number}",
+        line=number,
+        status=Status.FAILED,
+        duration_s=0.0,
+        failure=Failure(step=step, clauses={clause: "x"}, observed=observed, trace=TRACE),
+    )
+
+
+def a_run() -> ResultsRun:
+    records = [
+        failing(n, f"expected wake {n} to be 'rate_limited', observed 'queued'") for n in (1, 2, 3)
+    ]
+    records.append(
+        failing(9, "operation produce_wake is not supported", "AC-OFFICE-ASSIGN-RATE-001.12/x")
+    )
+    return ResultsRun(header=a_header(), scenarios=records, footer=None)
+
+
+def shown(*, traceback: bool) -> str:
+    console = Console(record=True, width=200)
+    print_verdicts(a_run(), default_registry(), console, traceback=traceback)
+    return console.export_text()
+
+
+def test_failures_of_one_cause_are_one_line_with_their_count_and_first_scenario() -> None:
+    grouped = causes(a_run())
+    assert sorted(len(members) for members in grouped.values()) == [1, 3]
+    said = shown(traceback=False)
+    assert "4 record(s) did not pass, from 2 cause(s):" in said
+    assert f"3× {CLAUSE}: expected wake N to be 'rate_limited', observed 'queued'" in said
+    assert "first: f.feature:1 scenario 1" in said
+    assert said.index("from 2 cause(s)") < said.index("Step: Then the wake's outcome")
+
+
+def test_the_kit_s_own_frames_are_shown_only_when_asked_for() -> None:
+    assert "steps/office_checks.py" not in shown(traceback=False)
+    assert TRACE.strip() in shown(traceback=True)
