@@ -3,7 +3,14 @@ the spec's terms, the kit's own frames only when asked for."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
+import pytest
 from rich.console import Console
+from typer.testing import CliRunner
+
+from conformance.cli import app
 
 from conformance.reports.terminal import causes, print_verdicts
 from conformance.spec.registry import default_registry
@@ -12,6 +19,7 @@ from tests.runs import a_header
 
 CLAUSE = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
 TRACE = "  steps/office_checks.py:57 in wake_outcome"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def failing(number: int, observed: str, clause: str = CLAUSE) -> ScenarioResult:
@@ -57,3 +65,27 @@ def test_failures_of_one_cause_are_one_line_with_their_count_and_first_scenario(
 def test_the_kit_s_own_frames_are_shown_only_when_asked_for() -> None:
     assert "steps/office_checks.py" not in shown(traceback=False)
     assert TRACE.strip() in shown(traceback=True)
+
+
+@pytest.mark.cost(seconds=30)
+def test_no_published_report_holds_a_path_of_the_runner_s_machine(tmp_path: Path) -> None:
+    """A property's counterexample names its fixtures; none may print where the run kept its
+    files, nor the kit's checkout, nor the home folder, in any format."""
+    reports = {
+        "--results": tmp_path / "results.jsonl",
+        "--html": tmp_path / "report.html",
+        "--markdown": tmp_path / "summary.md",
+        "--junit": tmp_path / "junit.xml",
+        "--cucumber": tmp_path / "cucumber.json",
+    }
+    arguments = ["run", "--quiet", "--impl", "mutant:allowance_off_by_one", "--properties", "ci"]
+    arguments += ["-k", "office_window or sixth"]
+    arguments += [str(part) for pair in reports.items() for part in pair]
+    outcome = CliRunner().invoke(app, arguments)
+    assert outcome.exit_code == 1, outcome.output
+    machine = [str(tmp_path), tempfile.gettempdir() + "/conformance-", str(ROOT), str(Path.home())]
+    for option, path in reports.items():
+        text = path.read_text(encoding="utf-8")
+        assert "Failing test case" in text or option == "--junit", option
+        leaked = [where for where in machine if where in text]
+        assert not leaked, f"{option} holds {leaked}"

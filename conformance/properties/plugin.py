@@ -229,6 +229,15 @@ class DriverFactory:
     timeout: float | None = None
     """The bound on one driver's life, that is on one example (see ExampleTimeout)."""
 
+    def __repr__(self) -> str:
+        """What a counterexample shows of it: the implementation, never the runner's paths
+        (a published report must hold none)."""
+        return f"DriverFactory(impl={self.impl!r})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """Hypothesis prints a dataclass field by field unless it says otherwise here."""
+        printer.text(repr(self))
+
     @contextmanager
     def fresh(self) -> Iterator[Driver]:
         with (
