@@ -11,10 +11,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from conformance.cli import app
-
 from conformance.reports.terminal import causes, print_verdicts
 from conformance.spec.registry import default_registry
-from conformance.stream.results import Failure, FailedStep, ResultsRun, ScenarioResult, Status
+from conformance.stream.results import FailedStep, Failure, ResultsRun, ScenarioResult, Status
 from tests.runs import a_header
 
 CLAUSE = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
