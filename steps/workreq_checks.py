@@ -505,13 +505,15 @@ def usages_charged_in_full(
         r"than was left of its slice"
     )
 )
-def spent_or_returned_never_both(workreq_world: WorkRequestWorld, name: str) -> None:
+def spent_or_returned_never_both(
+    workreq_world: WorkRequestWorld, name: str, evidence: list[str]
+) -> None:
     """Under every reading a usage is charged before the completion closes the slice or
     refused after it: charged and given back both, it is budget nobody had."""
+    operations = judged_race(workreq_world, name, evidence)
     racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
     request_id = workreq_world.request_id(name)
     room = scenario_value(racing.rooms.get(request_id), f"what {name!r} had left is unknown")
-    operations = racing.recorder.operations()
     reads = [op for op in operations if op.operation == "get_request" and op.outcome == "ok"]
     before, after = (WorkRequest.model_validate(reads[i].value) for i in (0, -1))
     completion = workreq_world.completions.get(name)

@@ -229,3 +229,25 @@ def test_each_deliberate_go_defect_fails_its_own_criterion(
     assert completed.returncode == 1, told(completed)
     found = verdicts(results)
     assert found[criterion] == "failed", {c: s for c, s in found.items() if s != "passed"}
+
+
+def test_the_sdk_readme_s_first_steps_build_an_adapter_whose_go_mod_holds_no_machine_path(
+    tmp_path: Path,
+) -> None:
+    """The README's commands as written, up to the run: the skeleton builds, and go.mod names
+    the SDK's module without the path of this machine (that stays in go.work)."""
+    readme = (SDK / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```sh\n(mkdir my-adapter.*?)```", readme, re.S)
+    assert block is not None, "the README's first steps are gone"
+    steps = [line for line in block[1].splitlines() if not line.startswith("conformance run")]
+    script = "set -e\n" + "\n".join(steps)
+    environment = {**go_environment(), "KIT": str(CHECKOUT)}
+    environment.pop("GOFLAGS")
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=environment, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    adapter = tmp_path / "my-adapter"
+    assert (adapter / "my-adapter").is_file()
+    assert str(CHECKOUT) not in (adapter / "go.mod").read_text()
+    assert "go.work" in (adapter / ".gitignore").read_text()

@@ -183,9 +183,11 @@ def test_the_installed_kit_owns_one_import_name_and_a_user_s_packages_cannot_sha
 def failing_mutant_run(
     installed: Installed, folder: Path, environment: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """The installed kit against a mutant it must fail, with the kit's account of the failure."""
+    """The installed kit against a mutant it must fail, with the kit's account of the failure
+    and (`--traceback`) its own frames."""
     results = folder / "results.jsonl"
     arguments = ["--impl", "mutant:allowance_off_by_one", "--claim", "office", "-k", "sixth"]
+    arguments.append("--traceback")
     failing = run(installed.bin / "conformance", "run", *arguments, "--results", results,
                   cwd=folder, check=False, environment=environment)  # fmt: skip
     assert failing.returncode == 1, failing.stdout[-3000:] + failing.stderr[-3000:]
