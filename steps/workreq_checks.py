@@ -143,6 +143,17 @@ def check_refused(
     return error, cites
 
 
+def refused_as(world: WorkRequestWorld, code: ErrorCode) -> bool:
+    """Whether the last attempt was refused; if it was, it must have been with `code`, and
+    have changed nothing."""
+    attempt = scenario_value(world.last, "no attempt was made")
+    if attempt.error is None:
+        return False
+    _, cites = check_refused(world, [code], None)
+    check_nothing_changed(world, cites)
+    return True
+
+
 @then(
     parsers.re(
         READING + r'the attempt is refused with (?P<codes>"[a-z_]+"(?: or "[a-z_]+")*)'
@@ -193,9 +204,7 @@ def refused_or_paid_by_campaign(workreq_world: WorkRequestWorld, name: str, camp
     (WR-1's alternative, which then pays for it). Accepted and paid by neither, the lineage
     holds budget nobody gave it."""
     attempt = scenario_value(workreq_world.last, "no delegation was tried")
-    if attempt.error is not None:
-        _, cites = check_refused(workreq_world, [ErrorCode.INSUFFICIENT_BUDGET], None)
-        check_nothing_changed(workreq_world, cites)
+    if refused_as(workreq_world, ErrorCode.INSUFFICIENT_BUDGET):
         return
     made = request(workreq_world, name)
     before = attempt.before.budgets[campaign].available
@@ -287,10 +296,8 @@ def refused_or_narrowed(workreq_world: WorkRequestWorld) -> None:
     )
 )
 def reclaim_refused_or_kept(workreq_world: WorkRequestWorld, holder: str, name: str) -> None:
-    attempt = scenario_value(workreq_world.last, "no claim was tried")
-    if attempt.error is not None:
-        _, cites = check_refused(workreq_world, [ErrorCode.LEASE_HELD], None)
-        check_nothing_changed(workreq_world, cites)
+    scenario_value(workreq_world.last, "no claim was tried")
+    if refused_as(workreq_world, ErrorCode.LEASE_HELD):
         return
     current = request(workreq_world, name)
     expect(

@@ -443,6 +443,23 @@ def followed_step(step: Callable[..., T]) -> Callable[..., T]:
     return judged
 
 
+def publish_call(lease: HeldLease, result_ref: str) -> ConcurrentCall:
+    arguments = {
+        "request_id": lease.request_id,
+        "holder": lease.holder,
+        "generation": lease.generation,
+        "result_ref": result_ref,
+    }
+    return ConcurrentCall(operation="publish", arguments=arguments)
+
+
+def usage_calls(session: str, amounts: list[int]) -> list[ConcurrentCall]:
+    return [
+        ConcurrentCall(operation="record_usage", arguments={"session_id": session, "amount": a})
+        for a in amounts
+    ]
+
+
 def off_every(instant: datetime, expiries: list[datetime]) -> datetime:
     """`instant`, moved a microsecond on while it lands on a live lease's expiry: that
     instant is WR-8's boundary, which the Gherkin scenarios pin and the machine leaves alone."""
@@ -1274,17 +1291,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         example again, would meet other draws and call the search flaky (issue 27).
         """
         session, request_id = self.child_session_of[request], request
-        room = self.oracle.remaining_of(session)
-        amount = data.draw(up_to(room), label="each usage")
-        amounts = [amount] * data.draw(st.integers(2, 5), label="usages at once")
+        room, amounts = self.drawn_usages(session, data, 2, 5)
         what = f"record_usage({session}) of {amounts} at once"
         recorder = HistoryRecorder(self.driver)
         before = self.race_read(recorder, request_id)
-        calls = [
-            ConcurrentCall(operation="record_usage", arguments={"session_id": session, "amount": a})
-            for a in amounts
-        ]
-        outcomes = self.batch(recorder, calls)
+        outcomes = self.batch(recorder, usage_calls(session, amounts))
         after = self.race_read(recorder, request_id)
         self.scenario.usage_race(session, amounts)
         self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
@@ -1314,6 +1325,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
         if charged:
             self.budget_readings.add(USAGE_FROM_SLICE)
 
+    def drawn_usages(
+        self, session: str, data: Draws, fewest: int, most: int
+    ) -> tuple[int, list[int]]:
+        """What is left of the session's slice, and usages of one amount to make at once."""
+        room = self.oracle.remaining_of(session)
+        amount = data.draw(up_to(room), label="each usage")
+        return room, [amount] * data.draw(st.integers(fewest, most), label="usages at once")
+
     def race_spending_with_publish(self, request: str, result_ref: str, data: Draws) -> None:
         """The child's usages and the holder's publish made at once: each usage is charged
         before the completion closes the slice, or refused after it, so what was spent and
@@ -1321,31 +1340,13 @@ class WorkRequestMachine(RuleBasedStateMachine):
         reads the remainder and writes it back later would give back a usage it also charged."""
         lease = self.current_lease(request, "as granted")
         session, request_id = self.child_session_of[request], request
-        room = self.oracle.remaining_of(session)
-        amount = data.draw(up_to(room), label="each usage")
-        amounts = [amount] * data.draw(st.integers(1, 4), label="usages at once")
+        room, amounts = self.drawn_usages(session, data, 1, 4)
         what = f"record_usage({session}) of {amounts} at once with publish{lease!r}"
         recorder = HistoryRecorder(self.driver)
         before = self.race_read(recorder, request_id)
         refusals = [self.oracle.usage_refusals(session, a) for a in amounts]
         publishing = self.publish_expectation(lease, result_ref)
-        calls = [
-            *(
-                ConcurrentCall(
-                    operation="record_usage", arguments={"session_id": session, "amount": a}
-                )
-                for a in amounts
-            ),
-            ConcurrentCall(
-                operation="publish",
-                arguments={
-                    "request_id": request_id,
-                    "holder": lease.holder,
-                    "generation": lease.generation,
-                    "result_ref": result_ref,
-                },
-            ),
-        ]
+        calls = [*usage_calls(session, amounts), publish_call(lease, result_ref)]
         *usages, published = self.batch(recorder, calls)
         after = self.race_read(recorder, request_id)
         self.scenario.spending_race(session, amounts, lease.holder, request_id, result_ref)
@@ -1405,18 +1406,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         request_id = lease.request_id
         what = f"publish{lease!r} with {refs} at once"
         recorder = HistoryRecorder(self.driver)
-        calls = [
-            ConcurrentCall(
-                operation="publish",
-                arguments={
-                    "request_id": request_id,
-                    "holder": lease.holder,
-                    "generation": lease.generation,
-                    "result_ref": ref,
-                },
-            )
-            for ref in refs
-        ]
+        calls = [publish_call(lease, ref) for ref in refs]
         completed_before = self.completions.get(request_id)
         serial = [self.publish_expectation(lease, ref) for ref in refs]
         outcomes = self.batch(recorder, calls)

@@ -142,14 +142,17 @@ def _print_causes(run: ResultsRun, console: Console) -> None:
         highlight=False,
     )
     for (cited, said), members in sorted(groups.items(), key=lambda g: -len(g[1])):
-        first = members[0]
-        where = f"{first.feature}:{first.line}" if first.line else first.feature
         console.print(
             f"  {len(members)}× {escape(cited)}: {escape(said)}\n"
-            f"     first: {escape(where)} {escape(first.title or first.scenario)}",
+            f"     first: {_where_and_title(members[0])}",
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _where_and_title(result: ScenarioResult) -> str:
+    where = f"{result.feature}:{result.line}" if result.line else result.feature
+    return f"{escape(where)} {escape(result.title or result.scenario)}"
 
 
 def causes(run: ResultsRun) -> dict[tuple[str, str], list[ScenarioResult]]:
@@ -181,10 +184,8 @@ def _print_accounts(
         if result.status in QUIET or result.evidence == NOT_RUN:
             continue
         shown += 1
-        where = f"{result.feature}:{result.line}" if result.line else result.feature
         console.print(
-            f"[{STYLE[result.status]}]{result.status.value}[/] {escape(where)} "
-            f"{escape(result.title or result.scenario)}",
+            f"[{STYLE[result.status]}]{result.status.value}[/] {_where_and_title(result)}",
             highlight=False,
             soft_wrap=True,
         )
