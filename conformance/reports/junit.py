@@ -3,7 +3,7 @@
 A CI publishes this file as a check run, so its failures must be the run's: the `claim` suite
 holds a failed case for each reason the run fails that no scenario shows (a claimed criterion
 left unverified, an integrity breach, ...) and one passed case when the claim holds; a scenario
-outside the claim is skipped whatever its status, as the run's verdict ignores it.
+outside the claim is left out, as the run's verdict ignores it (the claim's case names the scope).
 """
 
 from __future__ import annotations
@@ -15,16 +15,20 @@ from typing import Final
 
 from conformance.reports.summary import claim_failures, claim_headline, criterion_verdicts
 from conformance.spec.registry import Registry
-from conformance.stream.results import FAILING, ResultsRun, ScenarioResult, Status
+from conformance.stream.results import ResultsRun, ScenarioResult, Status
 
 _NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """Characters XML 1.0 cannot carry at all, not even escaped (an implementation's colour codes)."""
 
 
 def render_junit(run: ResultsRun, registry: Registry) -> str:
+    """A record outside the run's claim is left out: it cannot fail the run, and hundreds of
+    skipped cases would bury the claim's own (the `claim` suite says what is out of scope)."""
     by_feature: dict[str, list[ScenarioResult]] = defaultdict(list)
+    claim = run.header.claim
     for result in run.scenarios:
-        by_feature[result.feature].append(result)
+        if result.criterion is None or claim.covers(result.criterion):
+            by_feature[result.feature].append(result)
     root = ET.Element("testsuites", name=f"conformance: {run.header.implementation}")
     for feature, results in sorted(by_feature.items()):
         suite = ET.SubElement(root, "testsuite", name=feature, tests=str(len(results)))
@@ -67,8 +71,7 @@ def _add_claim(root: ET.Element, run: ResultsRun, registry: Registry) -> None:
 
 
 def _add_case(suite: ET.Element, result: ScenarioResult, run: ResultsRun) -> str | None:
-    """A divergence counts as a failure under --strict-interpretations; a scenario outside the
-    claim is skipped, whatever it did, since it cannot fail the run."""
+    """A divergence counts as a failure under --strict-interpretations."""
     case = ET.SubElement(
         suite,
         "testcase",
@@ -78,14 +81,7 @@ def _add_case(suite: ET.Element, result: ScenarioResult, run: ResultsRun) -> str
     )
     message = _NOT_XML.sub("\ufffd", result.evidence or result.status.value)
     headline = _NOT_XML.sub("\ufffd", _headline(result))
-    claim = run.header.claim
-    if result.criterion is not None and not claim.covers(result.criterion):
-        if result.status in FAILING | {Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED}:
-            skip = f"outside the claim ({result.status.value}): {message}"
-            ET.SubElement(case, "skipped", message=skip)
-            return "skipped"
-        return None
-    strict = claim.strict_interpretations
+    strict = run.header.claim.strict_interpretations
     if result.status in (Status.FAILED, Status.XPASS):
         ET.SubElement(case, "failure", message=headline, type=result.status.value).text = message
         return "failures"

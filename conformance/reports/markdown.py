@@ -12,6 +12,7 @@ from conformance.reports.summary import (
     claim_headline,
     criterion_verdicts,
     divergences,
+    out_of_scope_line,
     readings_of,
     record_name,
     records_said,
@@ -67,7 +68,7 @@ def render_markdown(
         "| | criterion | scenarios | statement |",
         "|---|---|---|---|",
     ]
-    for verdict in verdicts:
+    for verdict in (verdict for verdict in verdicts if verdict.claimed):
         review = (
             " (spec changed: needs review)"
             if verdict.criterion.id in run.header.needs_review
@@ -77,7 +78,15 @@ def render_markdown(
             f"| {_verdict_cell(verdict)}{review} | {verdict.criterion.id} "
             f"| {scenarios_cell(verdict)} | {_cell(verdict.criterion.statement)} |"
         )
-    problems = [s for s in run.scenarios if s.status not in (Status.PASSED, Status.NOT_APPLICABLE)]
+    outside = out_of_scope_line(run, verdicts)
+    lines += ["", outside] if outside else []
+    claim = run.header.claim
+    problems = [
+        s
+        for s in run.scenarios
+        if s.status not in (Status.PASSED, Status.NOT_APPLICABLE)
+        and (s.criterion is None or claim.covers(s.criterion))
+    ]
     if problems:
         lines += ["", "### Scenarios that need attention", ""]
         for result in problems:
@@ -98,12 +107,19 @@ def render_markdown(
         f"- **{i.id}** ({', '.join(i.criteria)}): {i.reading}{_divergence_note(diverged, i.id)}"
         + (f" *The implementation {readings[i.id]}.*" if i.id in readings else "")
         for i in registry.active_interpretations()
+        if any(run.header.claim.covers(criterion) for criterion in i.criteria)
     ]
-    retired = [i for i in registry.interpretations if not i.active]
+    retired = [
+        i
+        for i in registry.interpretations
+        if not i.active and any(run.header.claim.covers(c) for c in i.criteria)
+    ]
     if retired:
         lines += ["", "Retired readings (no longer taken): "]
         lines += [f"- ~~{i.id}~~: {i.retired}" for i in retired]
-    unobservable = [c for c in registry.clauses if c.not_observable]
+    unobservable = [
+        c for c in registry.clauses if c.not_observable and run.header.claim.covers(c.criterion)
+    ]
     lines += ["", "### Clauses no assertion can check through the port", ""]
     lines += [f"- **{c.id}**: {c.statement} *Why:* {c.not_observable}" for c in unobservable]
     return "\n".join(lines) + "\n"

@@ -234,6 +234,16 @@ def claim_headline(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str:
     return f"claims {specs}: {passed} of {len(claimed)} criteria passed{scope}"
 
 
+def out_of_scope_line(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str | None:
+    """One line for every criterion outside the run's claim (None when the claim covers all):
+    a report lists the claimed ones only."""
+    outside = [verdict.criterion.id for verdict in verdicts if not verdict.claimed]
+    if not outside:
+        return None
+    claim = " and ".join(run.header.claim.specs)
+    return f"Out of scope (the claim is {claim}): {len(outside)} criteria, {', '.join(outside)}."
+
+
 def record_name(result: ScenarioResult) -> str:
     """`feature: title`, an outline row named by its values (its key keeps the pytest id)."""
     return f"{result.feature}: {result.title or result.scenario}"

@@ -16,6 +16,7 @@ from conformance.reports.summary import (
     claim_headline,
     criterion_verdicts,
     divergences,
+    out_of_scope_line,
     readings_of,
     records_said,
     run_succeeded,
@@ -58,6 +59,9 @@ def print_verdicts(
     own frames only with `traceback`."""
     verdicts = {verdict.criterion.id: verdict for verdict in criterion_verdicts(run, registry)}
     for requirement in registry.requirements:
+        claimed = [c for c in registry.criteria_of(requirement.id) if verdicts[c.id].claimed]
+        if not claimed:
+            continue
         table = Table(
             title=escape(f"{requirement.id}: {requirement.title}"),
             title_justify="left",
@@ -67,7 +71,7 @@ def print_verdicts(
         table.add_column("verdict", no_wrap=True)
         table.add_column("scenarios", justify="right", no_wrap=True)
         table.add_column("statement")
-        for criterion in registry.criteria_of(requirement.id):
+        for criterion in claimed:
             verdict = verdicts[criterion.id]
             review = " [yellow](needs review)[/]" if criterion.id in run.header.needs_review else ""
             table.add_row(
@@ -77,6 +81,9 @@ def print_verdicts(
                 escape(criterion.statement),
             )
         console.print(table)
+    outside = out_of_scope_line(run, list(verdicts.values()))
+    if outside:
+        console.print(escape(outside), style="dim", highlight=False, soft_wrap=True)
     _print_problems(run, registry, console, stream, traceback=traceback)
     headline = claim_headline(run, list(verdicts.values()))
     if run.header.properties != "none":
