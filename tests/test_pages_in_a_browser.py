@@ -97,8 +97,17 @@ def test_the_spec_page_shows_failures_open_and_its_filters_work(pages: dict[str,
     shot = screenshots(pages) / "spec-page.png"
     everything = browse(pages["spec"], profile, fragment="#verdicts=failed", screenshot=shot)
     assert shot.stat().st_size > 10_000, "the screenshot is empty"
-    everything = browse(pages["spec"], profile)
-    assert re.search(r"<span id=\"shown\">38</span> shown", everything), "the script did not run"
+    opened = browse(pages["spec"], profile)
+    leading = [
+        c for c in re.findall(r"<div class=\"criterion\"[^>]*>", opened) if "hidden" not in c
+    ]
+    assert leading, "the script did not run, or shows nothing"
+    assert all(
+        re.search(r'data-verdict="(failed|unverified|undefined|errored)"', c) for c in leading
+    )
+    assert f'<span id="shown">{len(leading)}</span>' in opened, "it opens on what fails"
+    everything = browse(pages["spec"], profile, fragment="#verdicts=all")
+    assert re.search(r"<span id=\"shown\">38</span> shown", everything), "show all"
     assert "expected the wake" in everything and "observed 'queued'" in everything
     assert re.search(r"<details class=\"scenario\" data-status=\"failed\" open=\"\">", everything)
     assert 'class="step-failed"' in everything
@@ -115,6 +124,12 @@ def test_the_spec_page_shows_failures_open_and_its_filters_work(pages: dict[str,
 
     searched = browse(pages["spec"], profile, fragment="#search=AC-OFFICE-ASSIGN-RATE-001.2")
     assert re.search(r"<span id=\"shown\">1</span> shown", searched), "the search box"
+
+    passing = re.search(r'<div class="criterion" id="([^"]+)" data-verdict="passed"', everything)
+    assert passing, "the mutant passes some criterion"
+    linked = browse(pages["spec"], profile, fragment=f"#{passing[1]}")
+    card = re.search(rf'<div class="criterion" id="{re.escape(passing[1])}"[^>]*>', linked)
+    assert card and "hidden" not in card[0], "an anchor shows its criterion whatever it passed"
 
 
 def test_the_matrix_marks_where_implementations_differ(pages: dict[str, Path]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from html import escape
+from typing import Final
 
 from conformance.reports.summary import (
     CriterionVerdict,
@@ -51,14 +52,24 @@ blockquote{border-left:3px solid #ccc;margin:.3rem 0;padding-left:.6rem;color:#5
 """
 
 _SCRIPT = """
+const every = %s;
 const shown = new Set(%s);
-// A link can preset the filters: #verdicts=failed,errored&search=001.2
-const preset = new URLSearchParams(location.hash.slice(1));
+// A link can preset the filters: #verdicts=failed,errored&search=001.2 (or verdicts=all), or
+// name a criterion (#AC-...), which is then shown whatever its verdict.
+const fragment = decodeURIComponent(location.hash.slice(1));
+const preset = new URLSearchParams(fragment);
 if (preset.has('verdicts')) {
   shown.clear();
-  preset.get('verdicts').split(',').forEach(v => shown.add(v));
+  const asked = preset.get('verdicts');
+  (asked === 'all' ? every : asked.split(',')).forEach(v => shown.add(v));
 }
 if (preset.has('search')) document.getElementById('search').value = preset.get('search');
+const named = fragment && document.getElementById(fragment);
+if (named && named.classList.contains('criterion')) shown.add(named.dataset.verdict);
+document.getElementById('all').addEventListener('click', () => {
+  every.forEach(v => shown.add(v));
+  apply();
+});
 function apply() {
   const words = document.getElementById('search').value.toLowerCase();
   for (const card of document.querySelectorAll('.criterion')) {
@@ -66,13 +77,13 @@ function apply() {
       (!words || card.dataset.search.includes(words));
     card.hidden = !visible;
   }
-  for (const button of document.querySelectorAll('.filters button')) {
+  for (const button of document.querySelectorAll('.filters button[data-verdict]')) {
     button.classList.toggle('off', !shown.has(button.dataset.verdict));
   }
   document.getElementById('shown').textContent =
     document.querySelectorAll('.criterion:not([hidden])').length;
 }
-for (const button of document.querySelectorAll('.filters button')) {
+for (const button of document.querySelectorAll('.filters button[data-verdict]')) {
   button.addEventListener('click', () => {
     const verdict = button.dataset.verdict;
     shown.has(verdict) ? shown.delete(verdict) : shown.add(verdict);
@@ -81,6 +92,7 @@ for (const button of document.querySelectorAll('.filters button')) {
 }
 document.getElementById('search').addEventListener('input', apply);
 apply();
+if (named) named.scrollIntoView();
 """
 
 
@@ -114,7 +126,8 @@ def render_html(
         if c.not_observable
     ]
     statuses = sorted({_verdict_key(verdict) for verdict in verdicts})
-    parts.append(f"</ul><script>{_SCRIPT % statuses}</script></body></html>")
+    leading = [key for key in statuses if key in ATTENTION] or statuses
+    parts.append(f"</ul><script>{_SCRIPT % (statuses, leading)}</script></body></html>")
     return "\n".join(parts) + "\n"
 
 
@@ -147,6 +160,13 @@ def _run_verdict(run: ResultsRun, registry: Registry) -> str:
     return f"<p id='verdict'><span class='badge {verdict}'>run {verdict}</span></p>{said}"
 
 
+ATTENTION: Final = frozenset(
+    {"failed", "errored", "timeout", "xpass", "undefined", "unverified", "diverged"}
+)
+"""The verdicts the page opens on, when any criterion has one: what fails comes first, the rest
+one click away (`show all`)."""
+
+
 def _filters(verdicts: list[CriterionVerdict]) -> str:
     counted = Counter(_verdict_key(verdict) for verdict in verdicts)
     buttons = "".join(
@@ -158,7 +178,7 @@ def _filters(verdicts: list[CriterionVerdict]) -> str:
         "<div class='filters'>Show criteria: "
         f"{buttons} <input id='search' type='search' placeholder="
         "'filter by criterion, clause, interpretation or scenario'>"
-        " <span id='shown'></span> shown</div>"
+        " <span id='shown'></span> shown <button id='all'>show all</button></div>"
     )
 
 
