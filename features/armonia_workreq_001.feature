@@ -61,7 +61,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
     And the budget of "launch-2" is 200 in total, 150 available, 30 reserved and 20 spent
 
-  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-1 @interpretation:WR-4 @interpretation:WR-3 @clause:slice-deducted
+  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-1 @interpretation:WR-4 @interpretation:WR-3
+  @clause:slice-deducted
   Scenario: A nested slice comes out of the child's remainder, not out of the campaign again
     Given session "root" has delegated "survey" by spawn with a slice of 200
     When the child session of "survey" delegates "fact check" by subagent with a slice of 50
@@ -72,7 +73,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When the child session of "survey" delegates "second check" by subagent with a slice of 150
     Then as WR-1 reads it, the budget of "launch" is 1000 in total, 800 available, 200 reserved and 0 spent
 
-  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-21 @interpretation:WR-22 @interpretation:WR-23 @interpretation:WR-4 @clause:creates-request
+  @AC-ARMONIA-WORKREQ-001.1 @interpretation:WR-21 @interpretation:WR-22 @interpretation:WR-23
+  @interpretation:WR-4 @clause:creates-request
   Scenario Outline: A delegation with bad input is refused and writes nothing: <case>
     Given session "root" has delegated "survey" by spawn with a slice of 100
     When session "root" tries to delegate "bad request" by spawn with a slice of <slice> for "<assignee>" to deliver "<deliverable>"
@@ -299,7 +301,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then the attempt is refused with "already_completed" or "stale_generation" or "lease_expired" and nothing changes
     And "survey" is completed with result "s3://reports/carol" by "carol" under her current lease
 
-  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-20 @interpretation:WR-19 @clause:expired-cannot-publish @clause:claimable-again
+  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-20 @interpretation:WR-19
+  @clause:expired-cannot-publish @clause:claimable-again
   Scenario: An expired holder nobody replaced can neither publish nor heartbeat, and the request is claimable at once
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And "bob" has claimed "survey"
@@ -323,7 +326,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" publishes "survey" with result "s3://reports/bob"
     Then "survey" is completed with result "s3://reports/bob" by "bob" under his current lease
 
-  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-20 @clause:expired-cannot-publish @clause:claimable-again
+  @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-20 @clause:expired-cannot-publish
+  @clause:claimable-again
   Scenario: A publish long after the lease expired is refused
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And "bob" has claimed "survey"
@@ -741,7 +745,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When session "root" records usage of 100
     Then as WR-14 reads it, the budget of "launch" is 1000 in total, 0 available, 900 reserved and 100 spent
 
-  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @interpretation:WR-3 @interpretation:WR-14 @clause:no-budget-created
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @interpretation:WR-3 @interpretation:WR-14
+  @clause:no-budget-created
   Scenario: Budget is conserved through a mix of delegations, usage and completions
     Given session "root" has delegated "survey" by spawn with a slice of 300
     And session "root" has delegated "draft" by subagent with a slice of 200
@@ -766,7 +771,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And as WR-1 and WR-3 read it, the budget of "launch" is 1000 in total, 680 available, 0 reserved and 320 spent
     And the budget of "launch" is conserved
 
-  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @interpretation:WR-15 @interpretation:WR-3 @clause:no-budget-created
+  @AC-ARMONIA-WORKREQ-001.9 @interpretation:WR-1 @interpretation:WR-15 @interpretation:WR-3
+  @clause:no-budget-created
   Scenario: Unspent budget returns to the campaign when its originating request has already completed
     Given session "root" has delegated "survey" by spawn with a slice of 300
     And the child session of "survey" has delegated "fact check" by subagent with a slice of 100
@@ -1012,7 +1018,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then "survey" has spent 100 of its slice of 100
     And the budget of "launch" is 1000 in total, 900 available, 0 reserved and 100 spent
 
-  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-1 @interpretation:WR-2 @interpretation:WR-3 @clause:usage-within-slice
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-1 @interpretation:WR-2 @interpretation:WR-3
+  @clause:usage-within-slice
   Scenario: Slices carved out for grandchildren are no longer the child's to spend
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And the child session of "survey" has delegated "fact check" by subagent with a slice of 70
@@ -1037,7 +1044,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then "survey" has spent no more than its slice
     And as WR-2 reads it, the attempt is refused with "usage_exceeds_slice" and nothing changes
 
-  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-2 @clause:usage-within-slice @clause:usage-draws-on-campaign
+  @AC-ARMONIA-WORKREQ-001.13 @interpretation:WR-2 @clause:usage-within-slice
+  @clause:usage-draws-on-campaign
   Scenario: Eight usages of 30 made at once on a slice of 100 spend at most the slice, and what was accepted
     # A check of what is left and a write of the usage that are not one step let usages made
     # at once all pass the check (240 spent), or all write back what they read (30 spent of

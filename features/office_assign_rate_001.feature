@@ -407,7 +407,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   # (This mutation makes no comment or mention wake, so none is looked for.)
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-001.7 @clause:mutation-kept @clause:interrupt @clause:session-row @clause:task-updated
+  @AC-OFFICE-ASSIGN-RATE-001.7 @clause:mutation-kept @clause:interrupt @clause:session-row
+  @clause:task-updated
   Scenario: A refused reassignment still moves the task, interrupts the previous assignee and announces the change
     Given agent "ada" has assigned task "T-100" in turn to "ada" and "bob", 5 times, 1 minute apart, each wake queued
     Then task "T-100" is assigned to "ada"

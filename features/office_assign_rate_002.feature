@@ -24,14 +24,16 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   # early" and that a window already holding more than the allowance keeps refusing.
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-002.1 @interpretation:OF-5 @clause:over-admission-bounded @clause:never-refuse-early
+  @AC-OFFICE-ASSIGN-RATE-002.1 @interpretation:OF-5 @clause:over-admission-bounded
+  @clause:never-refuse-early
   Scenario: Agent wakes evaluated at once never refuse early and over-admit by no more than their number
     Given the implementation evaluates operations concurrently
     When in each of 3 rounds, 8 agent wakes at once meet a fresh task with one place left in its allowance
     And in each of 3 rounds, 8 agent wakes at once meet one task whose allowance is already used up
     Then no wake was refused before the allowance was reached, no window admitted more than 8 beyond it, and at least 90% of the outcomes were definite
 
-  @AC-OFFICE-ASSIGN-RATE-002.1 @interpretation:OF-5 @clause:over-admission-bounded @clause:never-refuse-early
+  @AC-OFFICE-ASSIGN-RATE-002.1 @interpretation:OF-5 @clause:over-admission-bounded
+  @clause:never-refuse-early
   Scenario: Agent wakes from several processes on one store, one killed in each batch, never refuse early and over-admit by no more than the processes
     Given the implementation runs as 3 processes on one store
     And one process is killed in the middle of each batch, and a new one takes its place
@@ -89,7 +91,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   # 002.2 A count that cannot be read lets the wake through, counted and logged.
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @clause:no-observed-count @path:keyed @interpretation:OF-8
+  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
+  @clause:no-observed-count @interpretation:OF-8
   Scenario: When the count cannot be read the wake is admitted, counted and logged without a count
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -110,7 +113,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And agent "bob" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
 
-  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @path:raw
+  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
   Scenario: A raw agent wake that names no acting agent, whose count cannot be read, is admitted, counted and logged
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -125,7 +128,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
       | allowance                 | 5     |
     And that warning has a non-empty "error" field
 
-  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged @path:keyless
+  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
   Scenario: A keyless wake whose count cannot be read is admitted, counted and logged too
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -154,7 +157,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   # 002.3 An agent wake whose task cannot be told is let through and counted as unattributed.
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-002.3 @clause:admitted-unattributed @clause:shapes @clause:logged @clause:no-task-id @path:task-id-absent @path:task-id-null @path:task-id-empty @path:task-id-not-a-string @interpretation:OF-8
+  @AC-OFFICE-ASSIGN-RATE-002.3 @clause:admitted-unattributed @clause:shapes @clause:logged
+  @clause:no-task-id @interpretation:OF-8
   Scenario Outline: An agent wake naming no usable task is admitted and counted as unattributed: <task id shape>
     When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: <payload>
     Then the wake's outcome is "queued"

@@ -21,7 +21,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
   # 003.1 Every refusal and every degraded admission adds one under its reason.
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason @path:keyed
+  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason
   Scenario: Every refusal adds one to the allowance-exhausted count
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -53,7 +53,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     And the rate-limit counters moved in this scenario by: allowance_exhausted +1 and task_unattributed +1
 
   # Every refusal path, not the keyed serial one alone: the keyless path and a concurrent batch.
-  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason @path:keyless
+  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason
   Scenario: A refusal of a wake without a dedup key is counted and logged like any other
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -68,7 +68,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | observed_count            | 5     |
       | allowance                 | 5     |
 
-  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason @path:concurrent
+  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason
   Scenario: Refusals of wakes evaluated at once are each counted and logged
     Given the implementation evaluates operations concurrently
     And agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
@@ -79,7 +79,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   # A coalescing merge may relabel the row the count reads (one high or one low per mixed-actor
   # merge, as the spec accepts): however the count then reads, each refusal after it is counted.
-  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason @path:after-relabel
+  @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason
   Scenario Outline: Refusals after a merge relabelled the task's run are each counted: <case>
     When <first> assigns task "T-100" to "bob"
     Then the wake's outcome is "queued"
@@ -113,7 +113,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     Then the rate-limit counter for "allowance_exhausted" rose by 2 in this scenario, all in one series
     And no label of the rate-limit counter holds an identifier of a workspace, agent, task or run
 
-  @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels @path:after-refusal @path:after-unattributed
+  @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels
   Scenario Outline: No label holds an identifier after a wake of each reason: <case>
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -126,7 +126,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | a refusal                | agent "bob" assigns task "T-100" to "ada"                                                                                                     | allowance_exhausted |
       | an unattributed wake     | a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} | task_unattributed   |
 
-  @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels @path:after-degraded-admission
+  @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels
   Scenario: No label holds an identifier after an admission whose count could not be read
     When the next count read fails
     And agent "bob" assigns task "T-100" to "ada"
@@ -137,7 +137,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
   # 003.3 A refusal is logged as a warning with task, assignee, acting agent, count and allowance.
   # ---------------------------------------------------------------------------
 
-  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged @path:keyed
+  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: A refusal is logged as a warning naming the task, the assignee, the acting agent, the count and the allowance
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -165,7 +165,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | observed_count            | 5     |
       | allowance                 | 5     |
 
-  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged @path:burst
+  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: Refusals in a burst seconds apart are each counted and logged
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes
@@ -182,7 +182,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   # A coalescing merge may relabel the row the count reads (one high or one low per mixed-actor
   # merge, as the spec accepts): however the count then reads, each refusal after it is logged.
-  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged @path:after-relabel
+  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario Outline: Refusals after a merge relabelled the task's run are each logged: <case>
     When <first> assigns task "T-100" to "bob"
     Then the wake's outcome is "queued"

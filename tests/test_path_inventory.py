@@ -19,13 +19,16 @@ from conformance.spec.path_inventory import (
     effects,
     known_paths,
     required_pairs,
+    scenario_name,
+    scenario_paths,
     tagged_pairs,
 )
-from conformance.spec.registry import PATH_TAG_PREFIX, default_registry
+from conformance.spec.registry import default_registry
 
 pytestmark = pytest.mark.cost(seconds=15)
 
 STRENGTH_DOC = Path(__file__).resolve().parents[1] / "docs" / "strength.md"
+FEATURES = Path(__file__).resolve().parents[1] / "features"
 EVERY_POWER = Powers(
     keyless=True,
     degraded=True,
@@ -72,11 +75,21 @@ def test_every_effect_names_a_registered_clause() -> None:
         assert effect.paths, f"{effect.id} lists no path"
 
 
-def test_every_path_tag_names_a_known_path() -> None:
-    for entry in load_inventory():
-        for tag in entry.tags:
-            if tag.startswith(PATH_TAG_PREFIX):
-                assert tag.removeprefix(PATH_TAG_PREFIX) in known_paths(), f"{entry.key}: @{tag}"
+def test_every_scenario_s_path_names_a_scenario_and_a_known_path() -> None:
+    """The paths live in paths.toml, keyed by scenario: a renamed scenario or a misspelt path
+    would silently credit nothing."""
+    named = {scenario_name(entry) for entry in load_inventory()}
+    for scenario, paths in scenario_paths().items():
+        assert scenario in named, f"paths.toml names no scenario of the features: {scenario}"
+        assert set(paths) <= known_paths(), f"{scenario}: {set(paths) - known_paths()}"
+
+
+def test_the_feature_files_tag_lines_are_short_and_hold_no_bookkeeping() -> None:
+    for feature in sorted(FEATURES.glob("*.feature")):
+        for number, line in enumerate(feature.read_text().splitlines(), start=1):
+            if line.lstrip().startswith("@"):
+                assert len(line) <= 100, f"{feature.name}:{number} is {len(line)} long"
+                assert "@path:" not in line, f"{feature.name}:{number}: paths live in paths.toml"
 
 
 @pytest.mark.no_cover

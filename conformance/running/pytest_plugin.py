@@ -36,7 +36,6 @@ from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
     INTERPRETATION_TAG_PREFIX,
-    PATH_TAG_PREFIX,
     default_registry,
 )
 from conformance.spec.spec_drift import check_drift
@@ -295,9 +294,6 @@ def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:
         return marked
     if tag.startswith(CLAUSE_TAG_PREFIX):
         marked = pytest.mark.clause(tag.removeprefix(CLAUSE_TAG_PREFIX))(function)
-        return marked
-    if tag.startswith(PATH_TAG_PREFIX):
-        marked = pytest.mark.path(tag.removeprefix(PATH_TAG_PREFIX))(function)
         return marked
     return None
 

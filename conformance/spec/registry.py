@@ -25,8 +25,6 @@ INTERPRETATION_ID = re.compile(r"(?:WR|OF)-\d+")
 INTERPRETATION_TAG_PREFIX = "interpretation:"
 CLAUSE_TAG_PREFIX = "clause:"
 """A scenario's `@clause:<slug>` tags name the clauses of its criterion it checks."""
-PATH_TAG_PREFIX = "path:"
-"""A scenario's `@path:<name>` tags name the paths of an effect it takes (see `path_inventory`)."""
 REGISTRY_PATH = Path(__file__).resolve().parents[1] / "data" / "criteria.toml"
 
 
