@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from conformance.cli import app
 from conformance.running.expectations import (
+    PROPERTY_PREFIX,
     ExpectationsError,
     ExpectedFailure,
     expectations_seed,
@@ -70,3 +71,39 @@ def test_the_job_summary_records_the_seed_of_its_search() -> None:
     run = ResultsRun(header=header, scenarios=[], footer=None)
     summary = render_markdown(run, default_registry())
     assert "seed 4242 (`--seed 4242` repeats them)" in summary
+
+
+@pytest.mark.cost(seconds=40)
+def test_three_identical_runs_against_an_expectations_file_agree(tmp_path: Path) -> None:
+    """A property check's failure listed with the seed that found it is met again on every run:
+    the runs give one exit code, 0, where a new seed each time could pass the listed record
+    (an xpass, exit 1) on one run and not the next."""
+    failing = ["--impl", "mutant:allowance_off_by_one", "--claim", "office", "--properties", "ci"]
+    failing += ["-k", "office_window"]
+    first = tmp_path / "first.jsonl"
+    runner = CliRunner()
+    runner.invoke(app, ["run", "--quiet", *failing, "--results", str(first)])
+    expectations = tmp_path / "expected.toml"
+    written = runner.invoke(
+        app, ["expectations", "update", str(first), "--output", str(expectations)]
+    )
+    assert written.exit_code == 0, written.output
+    assert expectations_seed(expectations) is not None
+    listed = [key for key in load_expectations(expectations, all_keys()) if PROPERTY_PREFIX in key]
+    assert listed, "the property's failure is listed"
+    arguments = ["run", "--quiet", *failing, "--expectations", str(expectations)]
+    codes, statuses = [], []
+    for number in range(3):
+        results = tmp_path / f"again-{number}.jsonl"
+        codes.append(runner.invoke(app, [*arguments, "--results", str(results)]).exit_code)
+        lines = [json.loads(line) for line in results.read_text().splitlines()]
+        assert lines[0]["seed"] == expectations_seed(expectations), "the search it names"
+        statuses.append({r["key"]: r["status"] for r in lines if r.get("key") in listed})
+    assert len(set(codes)) == 1, codes
+    assert all(seen == dict.fromkeys(listed, "xfail") for seen in statuses), statuses
+
+
+def all_keys() -> list[str]:
+    from conformance.spec.inventory import load_inventory
+
+    return [entry.key for entry in load_inventory(properties=True)]
