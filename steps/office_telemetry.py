@@ -56,11 +56,13 @@ def check_moves(office: OfficeScene, since: str, expected: dict[RateLimitReason,
     want = declared(after, expected)
     cites = tuple(c for reason in expected for c in MOVE_CLAUSES[reason])
     counter = office.vocabulary.rate_limit_counter
+    unattributed = after.label_of(RateLimitReason.TASK_UNATTRIBUTED)
     expect(
         moved == want,
         cites or quiet_cites(office.wakes if since != "in this scenario" else []),
         f"expected {counter} to move {since} by {want or 'nothing'}, observed {moved or 'nothing'} "
         f"(reason label {office.vocabulary.reason_label!r})",
+        observed="counted" if moved and set(moved) == {unattributed} else "other-figures",
     )
 
 

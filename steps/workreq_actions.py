@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from pytest_bdd import given, parsers, when
@@ -595,20 +596,42 @@ def records_usages_at_once(
     the slice is known when the scenario made no delegation from the child."""
     asked = [int(amount or 0)] * int(count) if count else numbers(amounts or "")
     name = served_request(origin)
-    session = workreq_world.session_id(origin)
-    request_id = workreq_world.request_id(name)
-    recorder = HistoryRecorder(workreq_world.driver)
-    before: WorkRequest = recorder.invoke("get_request", request_id=request_id)
-    carved = any(r.originating_session_id == session for r in workreq_world.requests.values())
-    rooms = {} if carved else {request_id: before.budget_slice - before.budget_spent}
-    recorder.run_concurrently(
-        [
-            ConcurrentCall(operation="record_usage", arguments={"session_id": session, "amount": a})
-            for a in asked
+    batch = UsageBatch.begin(workreq_world, origin, name)
+    batch.recorder.run_concurrently(batch.calls(asked))
+    batch.end(workreq_world)
+
+
+@dataclass
+class UsageBatch:
+    """A child's usages made at once, between two reads of the request it serves; what was left
+    of its slice is known when the scenario made no delegation from the child."""
+
+    name: str
+    session: str
+    request_id: str
+    recorder: HistoryRecorder
+    rooms: dict[str, int]
+
+    @classmethod
+    def begin(cls, world: WorkRequestWorld, origin: str, name: str) -> UsageBatch:
+        session, request_id = world.session_id(origin), world.request_id(name)
+        recorder = HistoryRecorder(world.driver)
+        before: WorkRequest = recorder.invoke("get_request", request_id=request_id)
+        carved = any(r.originating_session_id == session for r in world.requests.values())
+        rooms = {} if carved else {request_id: before.budget_slice - before.budget_spent}
+        return cls(name, session, request_id, recorder, rooms)
+
+    def calls(self, amounts: list[int]) -> list[ConcurrentCall]:
+        return [
+            ConcurrentCall(
+                operation="record_usage", arguments={"session_id": self.session, "amount": a}
+            )
+            for a in amounts
         ]
-    )
-    recorder.invoke("get_request", request_id=request_id)
-    workreq_world.racing = Racing(recorder, name, rooms)
+
+    def end(self, world: WorkRequestWorld) -> None:
+        self.recorder.invoke("get_request", request_id=self.request_id)
+        world.racing = Racing(self.recorder, self.name, self.rooms)
 
 
 @when(
@@ -629,28 +652,13 @@ def spends_while_publishing(
     reads of the request; the batch's publish is the last call's answer."""
     served = served_request(origin)
     scenario_requires(served == name, f"{origin} serves {served!r}, not {name!r}")
-    session, request_id = workreq_world.session_id(origin), workreq_world.request_id(name)
+    batch = UsageBatch.begin(workreq_world, origin, name)
+    scenario_requires(bool(batch.rooms), f"{origin} delegated: what was left is unknown")
     generation = workreq_world.granted(name, holder).generation
-    recorder = HistoryRecorder(workreq_world.driver)
-    before: WorkRequest = recorder.invoke("get_request", request_id=request_id)
-    fence = {"request_id": request_id, "holder": holder, "generation": generation}
-    *_, published = recorder.run_concurrently(
-        [
-            *(
-                ConcurrentCall(
-                    operation="record_usage", arguments={"session_id": session, "amount": a}
-                )
-                for a in numbers(amounts)
-            ),
-            ConcurrentCall(operation="publish", arguments={**fence, "result_ref": result}),
-        ]
-    )
-    recorder.invoke("get_request", request_id=request_id)
-    carved = any(r.originating_session_id == session for r in workreq_world.requests.values())
-    scenario_requires(not carved, f"{origin} delegated: what was left of its slice is unknown")
-    workreq_world.racing = Racing(
-        recorder, name, {request_id: before.budget_slice - before.budget_spent}
-    )
+    fence = {"request_id": batch.request_id, "holder": holder, "generation": generation}
+    publish = ConcurrentCall(operation="publish", arguments={**fence, "result_ref": result})
+    *_, published = batch.recorder.run_concurrently([*batch.calls(numbers(amounts)), publish])
+    batch.end(workreq_world)
     if published.ok:
         workreq_world.completions.setdefault(name, Completion.model_validate(published.result))
 

@@ -109,6 +109,7 @@ def check_nothing_changed(world: WorkRequestWorld, cites: tuple[str, ...]) -> No
         after.footprint() == attempt.before.footprint(),
         cites,
         lambda: "a refused operation made something: " + attempt.before.differences(after),
+        observed="changed",
     )
     expect(
         after == attempt.before,
@@ -116,6 +117,7 @@ def check_nothing_changed(world: WorkRequestWorld, cites: tuple[str, ...]) -> No
         lambda: (
             "a refused operation writes nothing; it changed:\n" + attempt.before.differences(after)
         ),
+        observed="changed",
     )
 
 
@@ -261,7 +263,7 @@ def refusal_reads_like_unknown_environment(
     raise violated(
         cite_or_reading(reading, NON_MEMBERS),
         "listing an environment that does not exist was answered with a list",
-        observed="other-refusal",
+        observed="accepted",
     )
 
 
@@ -521,6 +523,12 @@ def spent_or_returned_never_both(
     racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
     request_id = workreq_world.request_id(name)
     room = scenario_value(racing.rooms.get(request_id), f"what {name!r} had left is unknown")
+    publishes = [op for op in operations if op.operation == "publish"]
+    expect(
+        all(op.outcome != "fail" for op in publishes),
+        RECORDS_RESULT,
+        f"the live holder's publish of {name!r} was refused: {[op.error for op in publishes]}",
+    )
     reads = [op for op in operations if op.operation == "get_request" and op.outcome == "ok"]
     before, after = (WorkRequest.model_validate(reads[i].value) for i in (0, -1))
     completion = workreq_world.completions.get(name)
@@ -592,6 +600,15 @@ STATE_CLAUSES = {
 WR-20 names its state (the clause says it is claimable again, which a claim shows)."""
 
 
+def state_kind(state: str) -> str:
+    """The kind of answer a state read otherwise than the kit's reading is (see `expect`)."""
+    return (
+        "in-progress"
+        if state.replace(" ", "_") == RequestState.IN_PROGRESS.value
+        else "other-state"
+    )
+
+
 @then(parsers.re(r'"(?P<name>[^"]+)" is (?P<state>open again|open)$'))
 def request_is_open(workreq_world: WorkRequestWorld, name: str, state: str) -> None:
     observed = request(workreq_world, name).state
@@ -599,6 +616,7 @@ def request_is_open(workreq_world: WorkRequestWorld, name: str, state: str) -> N
         observed is RequestState.OPEN,
         STATE_CLAUSES[state],
         f"expected {name!r} to be open, observed {observed.value}",
+        observed=state_kind(observed.value),
     )
 
 
@@ -955,6 +973,7 @@ def check_listing(
             observed.get(name, state) == state,
             world.state_cite(name, state),
             f"{principal!r}'s listing has {name!r} {observed.get(name)}, expected {state}",
+            observed=state_kind(str(observed.get(name))),
         )
     extra = sorted(set(observed) - set(expected))
     leaked = [name for name in extra if _leaked_to(world, name, environment, principal)]
@@ -971,10 +990,12 @@ def check_listing(
         f"{principal!r}'s listing of {environment!r} holds {elsewhere}, requests of another "
         "environment (one the principal belongs to as well): not this environment's list",
     )
+    completed = all(world.completions.get(name) is not None for name in extra)
     expect(
         not extra,
         "WR-17",
         f"{principal!r}'s listing holds {extra} besides the open and in-progress requests",
+        observed="listed" if completed else "other-state",
     )
 
 

@@ -594,7 +594,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
             except OffTheTape:
                 continue
             except ClauseViolation as again:
-                if not again.interpretations_only or depth >= MAX_FOLLOWED_AT_ONCE:
+                alone = set(again.cites) <= {question}
+                if not again.interpretations_only or alone or depth >= MAX_FOLLOWED_AT_ONCE:
                     ruled_out[question].add(name)
                     continue
                 try:
@@ -1336,35 +1337,36 @@ class WorkRequestMachine(RuleBasedStateMachine):
     def race_spending_with_publish(self, request: str, result_ref: str, data: Draws) -> None:
         """The child's usages and the holder's publish made at once: each usage is charged
         before the completion closes the slice, or refused after it, so what was spent and
-        what the completion gave back together never exceed what was left. A completion that
-        reads the remainder and writes it back later would give back a usage it also charged."""
+        what the completion gave back together never exceed what was left (under WR-16's
+        alternative too, what a completion gave back is never spent again). A completion that
+        reads the remainder and writes it back later would give back a usage it also charged.
+        Raced only where the scenario can say what was left: the holder's live lease, and a
+        child that carved nothing out of its slice; else its usages race alone."""
+        session = self.child_session_of[request]
+        if request not in self.newest or session in self.origin_of.values():
+            self.race_usage(request, data)
+            return
         lease = self.current_lease(request, "as granted")
-        session, request_id = self.child_session_of[request], request
         room, amounts = self.drawn_usages(session, data, 1, 4)
         what = f"record_usage({session}) of {amounts} at once with publish{lease!r}"
         recorder = HistoryRecorder(self.driver)
-        before = self.race_read(recorder, request_id)
+        before = self.race_read(recorder, request)
         refusals = [self.oracle.usage_refusals(session, a) for a in amounts]
-        publishing = self.publish_expectation(lease, result_ref)
+        refused, recorded = self.publish_expectation(lease, result_ref)
         calls = [*usage_calls(session, amounts), publish_call(lease, result_ref)]
         *usages, published = self.batch(recorder, calls)
-        after = self.race_read(recorder, request_id)
-        self.scenario.spending_race(session, amounts, lease.holder, request_id, result_ref)
+        after = self.race_read(recorder, request)
+        self.scenario.spending_race(session, amounts, lease.holder, request, result_ref)
         self.tape.say(f"{what} -> {[render_outcome(o) for o in [*usages, published]]}")
-        for usage, outcome, refused in zip(amounts, usages, refusals, strict=True):
-            self.judge_racing(
-                f"record_usage({session}, {usage}) at once with the publish",
-                "record_usage",
-                outcome,
-                refused,
-                also=frozenset({ErrorCode.ALREADY_COMPLETED, ErrorCode.USAGE_EXCEEDS_SLICE}),
-                accepting=(USAGE_DRAWS, USAGE_FROM_SLICE),
-            )
+        completing = not refused and recorded is None and (published.ok or not published.definite)
+        self.judge_usages_beside_a_publish(session, amounts, usages, refusals, completing)
+        self.checked_race(
+            what, check_usage(recorder.operations(), rooms={request: room}), NO_BUDGET
+        )
         charged = after.budget_spent - before.budget_spent
-        fresh = request_id not in self.completions
         returned = (
             Completion.model_validate(published.result).budget_returned
-            if published.ok and fresh
+            if completing and published.ok
             else 0
         )
         expect(
@@ -1373,17 +1375,39 @@ class WorkRequestMachine(RuleBasedStateMachine):
             f"{what}: {charged} charged and {returned} given back, of the {room} left: "
             "a usage was both spent and returned",
         )
-        self.oracle.adopt_usage(session, min(max(charged, 0), room))
-        self.observed.clear()
-        refused, recorded = publishing
-        if published.ok and fresh:
+        self.oracle.adopt_usage(session, charged)
+        if completing and published.ok:
             self.record_completion(
                 what, lease, result_ref, Completion.model_validate(published.result)
             )
-        elif not published.definite and after.state is RequestState.COMPLETED and fresh:
+        elif completing and after.state is RequestState.COMPLETED:
             self.adopt_read_completion(what, lease, after)
         else:
             self.judge_serial_publish(what, result_ref, published, refused, recorded)
+
+    def judge_usages_beside_a_publish(
+        self,
+        session: str,
+        amounts: list[int],
+        usages: list[CallOutcome],
+        refusals: list[Refusals],
+        completing: bool,
+    ) -> None:
+        """Each usage against what applied before the batch, or a refusal the batch itself may
+        have made apply: the completion (when the publish may have completed the request), or
+        the others' usages taking what was left (unless capped, when none is ever too much)."""
+        capped = self.oracle.reads(USAGE_FROM_SLICE, "capped-usage")
+        also = {ErrorCode.ALREADY_COMPLETED} if completing else set()
+        also |= set() if capped else {ErrorCode.USAGE_EXCEEDS_SLICE}
+        for usage, outcome, refused in zip(amounts, usages, refusals, strict=True):
+            self.judge_racing(
+                f"record_usage({session}, {usage}) at once with the publish",
+                "record_usage",
+                outcome,
+                refused,
+                also=frozenset(also),
+                accepting=(USAGE_DRAWS, USAGE_FROM_SLICE),
+            )
 
     def check_capped_race(
         self, what: str, charged: int, serial: int, outcomes: list[CallOutcome]

@@ -23,7 +23,7 @@ from rich.table import Table
 from conformance.reports.summary import criterion_verdicts, divergences, readings_of
 from conformance.reports.terminal import STYLE
 from conformance.spec.registry import Registry, short_id
-from conformance.stream.results import ResultsRun, Status
+from conformance.stream.results import FAILING, ResultsRun, Status
 
 OUT_OF_SCOPE: Final = "out of scope"
 _READING_STYLE: Final = {"declares": "cyan", "diverged": "yellow", "agrees": "green"}
@@ -118,7 +118,8 @@ class Diff:
         ]
 
 
-FAILING: Final = frozenset({Status.FAILED, Status.ERRORED, Status.TIMEOUT, Status.XPASS})
+FAILING_VERDICTS: Final = FAILING | {Status.UNVERIFIED}
+"""A criterion's verdicts that fail a run (its records' failing statuses, and unverified)."""
 
 
 def diff(found: Matrix) -> Diff | None:
@@ -131,8 +132,8 @@ def diff(found: Matrix) -> Diff | None:
         for criterion, (before, after) in found.rows
         if before != after
     ]
-    newly = [c for c in moved if c.after in FAILING and c.before not in FAILING]
-    fixed = [c for c in moved if c.before in FAILING and c.after is Status.PASSED]
+    newly = [c for c in moved if c.after in FAILING_VERDICTS and c.before not in FAILING_VERDICTS]
+    fixed = [c for c in moved if c.before in FAILING_VERDICTS and c.after is Status.PASSED]
     rest = [c for c in moved if c not in newly and c not in fixed]
     return Diff(found.names[0], found.names[1], newly, fixed, rest)
 

@@ -56,7 +56,7 @@ const every = %s;
 const shown = new Set(%s);
 // A link can preset the filters: #verdicts=failed,errored&search=001.2 (or verdicts=all), or
 // name a criterion (#AC-...), which is then shown whatever its verdict.
-const fragment = decodeURIComponent(location.hash.slice(1));
+const fragment = location.hash.slice(1);
 const preset = new URLSearchParams(fragment);
 if (preset.has('verdicts')) {
   shown.clear();
@@ -64,7 +64,9 @@ if (preset.has('verdicts')) {
   (asked === 'all' ? every : asked.split(',')).forEach(v => shown.add(v));
 }
 if (preset.has('search')) document.getElementById('search').value = preset.get('search');
-const named = fragment && document.getElementById(fragment);
+let wanted = fragment;
+try { wanted = decodeURIComponent(fragment); } catch (error) { /* a stray per-cent sign: as typed */ }
+const named = wanted && document.getElementById(wanted);
 if (named && named.classList.contains('criterion')) shown.add(named.dataset.verdict);
 document.getElementById('all').addEventListener('click', () => {
   every.forEach(v => shown.add(v));

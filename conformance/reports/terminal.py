@@ -162,14 +162,24 @@ def _where_and_title(result: ScenarioResult) -> str:
     return f"{escape(where)} {escape(result.title or result.scenario)}"
 
 
+def attention(run: ResultsRun) -> list[ScenarioResult]:
+    """The records a person must read: those that did not pass and ran, within the claim."""
+    claim = run.header.claim
+    return [
+        result
+        for result in run.scenarios
+        if result.status not in QUIET
+        and result.evidence != NOT_RUN
+        and (result.criterion is None or claim.covers(result.criterion))
+    ]
+
+
 def causes(run: ResultsRun) -> dict[tuple[str, str], list[ScenarioResult]]:
     """The records that did not pass, by cause: the clauses their check cited (or the status,
     for a fault outside any check) and its expected-against-observed line with the numbers
     left out."""
     groups: dict[tuple[str, str], list[ScenarioResult]] = {}
-    for result in run.scenarios:
-        if result.status in QUIET or result.evidence == NOT_RUN:
-            continue
+    for result in attention(run):
         failure = result.failure
         cited = ", ".join(failure.clauses) if failure and failure.clauses else result.status.value
         said = failure.headline if failure else (result.evidence or "").partition("\n")[0]
@@ -187,9 +197,7 @@ def _print_accounts(
     measured) is in the results stream, and the last line says where."""
     first_of: dict[str, ScenarioResult] = {}
     shown = 0
-    for result in run.scenarios:
-        if result.status in QUIET or result.evidence == NOT_RUN:
-            continue
+    for result in attention(run):
         shown += 1
         console.print(
             f"[{STYLE[result.status]}]{result.status.value}[/] {_where_and_title(result)}",

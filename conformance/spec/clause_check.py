@@ -64,6 +64,8 @@ class ClauseViolation(AssertionError):
         self.detail = detail
         self.statements = {cite: registry.statement_of(cite) for cite in cites}
         self.allowed = allowed_alternatives(cites, registry, allows, observed)
+        self.said_which = allows is not None or observed is not None
+        """Whether the check said which alternatives allow its answer (else: all of them)."""
         """Per cited reading, the alternatives that allow the answer observed."""
         super().__init__(self.render())
 
@@ -167,6 +169,12 @@ class ReadingLog:
         """Judge a failed check of readings by the alternatives that allow its answer: set
         aside where the declared one does, a divergence where an undeclared question's
         alternative does, else a break (and the ledger says which)."""
+        if not violation.said_which:
+            raise ScenarioError(
+                f"a check of {', '.join(violation.cites)} in a scenario says not which kind of "
+                "answer it saw (`expect(..., observed=...)`): no declared reading may excuse it "
+                f"unseen\n{violation.detail}"
+            )
         ledger = current_ledger()
         if self.allows_declared(violation):
             self.set_aside.append((self.step, violation))

@@ -87,9 +87,13 @@ def release_state(root: Path = KIT_ROOT) -> str:
 def _tagged(root: Path) -> str:
     try:
         tag = _git(root, "describe", "--tags", "--exact-match", "--match", RELEASE_TAG)
-        return f"the release {tag}"
+        changed = _git(root, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
         pass
+    else:
+        return (
+            f"not a release: {tag} with changes not committed" if changed else f"the release {tag}"
+        )
     try:
         described = _git(root, "describe", "--tags", "--match", RELEASE_TAG)
     except (OSError, subprocess.CalledProcessError):
