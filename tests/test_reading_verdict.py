@@ -16,12 +16,13 @@ from conformance.spec.clause_check import (
     ClauseViolation,
     FollowedDivergence,
     ReadingLog,
+    ScenarioError,
     expect,
     open_reading_log,
     violated,
 )
 from conformance.spec.evidence import Ledger, Tally, open_ledger
-from conformance.spec.registry import default_registry
+from conformance.spec.registry import ANSWERS, default_registry
 from conformance.stream.results import Status
 
 CLAUSE = "AC-ARMONIA-WORKREQ-001.7/fenced"
@@ -32,7 +33,7 @@ def noted(declared: dict[str, str] | None = None) -> ReadingLog:
     log = ReadingLog(declared=declared or {})
     close = open_reading_log(log)
     try:
-        expect(False, "WR-23", "accepted a non-member assignee")
+        expect(False, "WR-23", "accepted a non-member assignee", observed="accepted")
         expect(True, CLAUSE, "a clause check after the divergence still runs")
     finally:
         close()
@@ -49,7 +50,7 @@ def test_a_clause_check_after_a_divergence_still_fails_the_scenario() -> None:
     log = ReadingLog()
     close = open_reading_log(log)
     try:
-        expect(False, "WR-23", "diverged first")
+        expect(False, "WR-23", "diverged first", observed="accepted")
         with pytest.raises(ClauseViolation):
             expect(False, CLAUSE, "then a clause broke")
     finally:
@@ -104,10 +105,25 @@ def test_an_answer_no_alternative_allows_breaks_the_reading_undeclared_too() -> 
 
 
 def test_a_reading_with_no_alternative_allows_nothing_but_itself() -> None:
-    """Without `allows`, every registered alternative allows the answer; with none registered,
-    none does, so the failed check is a break, never a divergence by default."""
-    ledger = judged_in_a_log({}, "WR-22", None)
-    assert ledger.tallies["WR-22"] == Tally(broken=1)
+    """With no alternative registered, no kind of answer is allowed: the failed check is a
+    break, never a divergence."""
+    for observed in ANSWERS:
+        ledger = Ledger()
+        closers = (open_ledger(ledger), open_reading_log(ReadingLog()))
+        try:
+            expect(False, "WR-22", "accepted an empty deliverable", observed=observed)
+        finally:
+            for close in reversed(closers):
+                close()
+        assert ledger.tallies["WR-22"] == Tally(broken=1), observed
+
+
+def test_a_scenario_s_check_of_a_reading_that_says_no_kind_of_answer_is_an_error_of_the_kit() -> (
+    None
+):
+    """Else every alternative would excuse it, whatever it saw."""
+    with pytest.raises(ScenarioError, match="says not which kind of answer"):
+        judged_in_a_log({"WR-23": "assignee-unchecked"}, "WR-23", None)
 
 
 def test_declaring_the_kit_s_reading_and_answering_otherwise_is_a_break() -> None:

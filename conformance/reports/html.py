@@ -65,7 +65,7 @@ if (preset.has('verdicts')) {
 }
 if (preset.has('search')) document.getElementById('search').value = preset.get('search');
 let wanted = fragment;
-try { wanted = decodeURIComponent(fragment); } catch (error) { /* a stray per-cent sign: as typed */ }
+try { wanted = decodeURIComponent(fragment); } catch (error) { /* a stray per-cent sign */ }
 const named = wanted && document.getElementById(wanted);
 if (named && named.classList.contains('criterion')) shown.add(named.dataset.verdict);
 document.getElementById('all').addEventListener('click', () => {
