@@ -34,9 +34,9 @@ class KitIdentity:
         `protocol` and `spec` lines)."""
         built = f" (commit {self.commit})" if self.commit else " (commit unknown)"
         specs = [f"spec {source}: {digest}" for source, digest in self.spec_hashes.items()]
-        head = [f"conformance {self.version}{built}"] + [f"build: {self.release}"] * bool(
-            self.release
-        )
+        head = [f"conformance {self.version}{built}"]
+        if self.release:
+            head.append(f"build: {self.release}")
         return [*head, f"protocol v{self.protocol}", *specs]
 
 

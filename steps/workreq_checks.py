@@ -298,7 +298,6 @@ def refused_or_narrowed(workreq_world: WorkRequestWorld) -> None:
     )
 )
 def reclaim_refused_or_kept(workreq_world: WorkRequestWorld, holder: str, name: str) -> None:
-    scenario_value(workreq_world.last, "no claim was tried")
     if refused_as(workreq_world, ErrorCode.LEASE_HELD):
         return
     current = request(workreq_world, name)

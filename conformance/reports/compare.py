@@ -266,28 +266,7 @@ def render_compare_html(runs: list[ResultsRun], names: list[str], registry: Regi
         for interpretation, readings in interpretation_rows(runs, registry)
     )
     names_row = "".join(f"<th>{escape(name)}</th>" for name in names)
-    changes = diff(found)
-    moved = (
-        ""
-        if changes is None
-        else f"<p>From <b>{escape(changes.before)}</b> to <b>{escape(changes.after)}</b>:</p>"
-        + "".join(
-            f"<h2>{title}: {len(listed) or 'none'}</h2>"
-            + (
-                "<ul>"
-                + "".join(
-                    f"<li>{escape(c.criterion)}: <span class='{_said(c.before)}'>"
-                    f"{_said(c.before)}</span> → <span class='{_said(c.after)}'>"
-                    f"{_said(c.after)}</span></li>"
-                    for c in listed
-                )
-                + "</ul>"
-                if listed
-                else ""
-            )
-            for title, listed in changes.sections()
-        )
-    )
+    moved = _html_diff(found)
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>Conformance, side by side</title><style>{_CSS}</style></head><body>"
@@ -297,6 +276,28 @@ def render_compare_html(runs: list[ResultsRun], names: list[str], registry: Regi
         f"<table><tr><th>criterion</th>{head}</tr>{''.join(body)}</table>"
         "<h2>Open questions: who reads each otherwise</h2>"
         f"<table><tr><th>interpretation</th>{names_row}</tr>{questions}</table></body></html>\n"
+    )
+
+
+def _html_diff(found: Matrix) -> str:
+    changes = diff(found)
+    if changes is None:
+        return ""
+    sections = "".join(
+        f"<h2>{title}: {len(listed) or 'none'}</h2>"
+        + ("<ul>" + "".join(map(_html_change, listed)) + "</ul>" if listed else "")
+        for title, listed in changes.sections()
+    )
+    return (
+        f"<p>From <b>{escape(changes.before)}</b> to <b>{escape(changes.after)}</b>:</p>{sections}"
+    )
+
+
+def _html_change(change: Change) -> str:
+    before, after = _said(change.before), _said(change.after)
+    return (
+        f"<li>{escape(change.criterion)}: <span class='{before}'>{before}</span> → "
+        f"<span class='{after}'>{after}</span></li>"
     )
 
 
