@@ -1115,8 +1115,16 @@ def expectations_update(
         for r in outcome.scenarios
         if r.status in failing
     ]
-    output.write_text(render_expectations(entries, outcome.header.seed), encoding="utf-8")
+    text = render_expectations(entries, outcome.header.seed)
+    output.write_text(text, encoding="utf-8")
     console.print(f"wrote {len(entries)} expected failures to {output}", markup=False)
+    if "[search]" in text:
+        console.print(
+            f"and the seed of the search that found its property-check failures, "
+            f"{outcome.header.seed}: a run given the file repeats that search (unless told "
+            "--seed), so they are met again on every run",
+            markup=False,
+        )
 
 
 def _kit_inventory() -> KitInventory:

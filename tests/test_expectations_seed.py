@@ -88,7 +88,11 @@ def test_three_identical_runs_against_an_expectations_file_agree(tmp_path: Path)
         app, ["expectations", "update", str(first), "--output", str(expectations)]
     )
     assert written.exit_code == 0, written.output
-    assert expectations_seed(expectations) is not None
+    seed = expectations_seed(expectations)
+    assert seed is not None
+    assert f"the seed of the search that found its property-check failures, {seed}" in " ".join(
+        written.output.split()
+    )
     listed = [key for key in load_expectations(expectations, all_keys()) if PROPERTY_PREFIX in key]
     assert listed, "the property's failure is listed"
     arguments = ["run", "--quiet", *failing, "--expectations", str(expectations)]
