@@ -109,7 +109,7 @@ def check_nothing_changed(world: WorkRequestWorld, cites: tuple[str, ...]) -> No
         after.footprint() == attempt.before.footprint(),
         cites,
         lambda: "a refused operation made something: " + attempt.before.differences(after),
-        observed="changed",
+        observed="made",
     )
     expect(
         after == attempt.before,

@@ -69,6 +69,7 @@ ANSWERS: dict[str, str] = {
     "in-progress": "a request reads in_progress where the kit's reading has it open",
     "other-state": "a request reads another state still",
     "changed": "a refused attempt changed something",
+    "made": "a refused attempt made a request or a session",
     "listed": "a listing holds a request the kit's reading leaves out",
     "counted": "a wake the kit's reading leaves alone is counted",
     "over-admitted": "more wakes are admitted than the kit's reading bounds",
