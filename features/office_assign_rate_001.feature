@@ -418,7 +418,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     Then the wake's outcome is "rate_limited"
     And task "T-100" is assigned to "bob", at a newer generation than before that assignment
     And that assignment interrupted the session of "ada" on task "T-100"
-    And that assignment moved the office session of "ada" on task "T-100" on
+    And that assignment changed the state of the office session of "ada" on task "T-100"
     And that assignment published the task-updated event for task "T-100"
 
   @AC-OFFICE-ASSIGN-RATE-001.7 @clause:mutation-kept @clause:task-updated

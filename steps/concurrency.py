@@ -185,11 +185,14 @@ def wakes_at_full_window(race: Race, rounds: int, concurrent: int) -> None:
 
 @then(
     parsers.parse(
-        "no wake was refused before the allowance was reached, no window admitted more than "
-        "{bound:d} beyond it, and at least {share:d}% of the outcomes were definite"
+        "no wake was refused before the allowance was reached, and no window admitted more "
+        "than {bound:d} beyond it"
     )
 )
-def allowance_held_under_race(race: Race, bound: int, share: int) -> None:
+def allowance_held_under_race(race: Race, bound: int) -> None:
+    """Judged only on batches that left enough definite outcomes to judge: `Race.judged` stops
+    the scenario as a breach of the port when fewer than MINIMUM_DEFINITE_SHARE of a batch's
+    outcomes are definite, so a pass never rests on calls whose answers were lost."""
     verdict = race.judged(office_wake_checks(race.recorder))
     allowance = verdict.check("allowance")
     race.evidence.append(over_admission_evidence(allowance))
@@ -200,11 +203,6 @@ def allowance_held_under_race(race: Race, bound: int, share: int) -> None:
         largest <= bound,
         CHECK_CLAUSES["allowance"],
         f"over-admission of {largest} beyond the allowance, bound {bound}",
-    )
-    scenario_requires(
-        share == round(MINIMUM_DEFINITE_SHARE * 100),
-        f"the scenario says {share}% definite outcomes, but the race judges each batch at "
-        f"{MINIMUM_DEFINITE_SHARE:.0%} (Race.judged refused any batch below that already)",
     )
 
 

@@ -363,7 +363,10 @@ def interrupted_session(office: OfficeScene, agent_id: str, task_id: str) -> Non
 
 
 @then(
-    parsers.parse('that assignment moved the office session of "{agent_id}" on task "{task_id}" on')
+    parsers.parse(
+        "that assignment changed the state of the office session of "
+        '"{agent_id}" on task "{task_id}"'
+    )
 )
 def office_session_moved(office: OfficeScene, agent_id: str, task_id: str) -> None:
     """The row changes state; to the declared state when the implementation declares one."""
