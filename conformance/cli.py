@@ -904,16 +904,23 @@ def _readings_named(readings: Mapping[str, str]) -> str:
 
 
 @app.command(short_help="list the open questions and their readings")
-def readings() -> None:
-    """List the open questions of the register, each with the criteria it touches and the
-    readings an implementation may declare in its handshake (`readings`): the kit's own, then
-    the alternatives, each with the kinds of answer it allows; then the retired questions, whose
-    numbers are never reused."""
+def readings(
+    spec: Annotated[
+        list[Path] | None,
+        typer.Option(exists=True, help="source spec file or folder: quote the sentences read"),
+    ] = None,
+) -> None:
+    """List the open questions of the register, each with the criteria it touches, the clauses
+    whose spec sentences it reads (quoted with `--spec`), and the readings an implementation may
+    declare in its handshake (`readings`): the kit's own, then the alternatives, each with the
+    kinds of answer it allows; then the retired questions, whose numbers are never reused."""
     from rich.table import Table
 
     from conformance.spec.registry import KIT_READING, default_registry, short_id
+    from conformance.spec.spec_drift import quote_clauses
 
     registry = default_registry()
+    quoted = quote_clauses(spec, registry) if spec else {}
     table = Table(title="Open questions and their readings", title_justify="left")
     for column in ("question", "criteria", "reading", "model follows", "allows", "what it says"):
         table.add_column(column, no_wrap=column not in ("what it says", "criteria"))
@@ -926,7 +933,7 @@ def readings() -> None:
             KIT_READING,
             kit_followed,
             "",
-            escape(interpretation.reading),
+            escape(interpretation.reading) + _sentences_read(interpretation.interprets, quoted),
         )
         for alternative in interpretation.alternatives:
             followed = "yes" if alternative.followed else "-"
@@ -941,6 +948,17 @@ def readings() -> None:
         for interpretation in retired:
             gone.add_row(interpretation.id, escape(interpretation.retired or ""))
         console.print(gone)
+
+
+def _sentences_read(clause_ids: tuple[str, ...], quoted: dict[str, str]) -> str:
+    """The clauses a question reads, each with its spec sentence where one was quoted."""
+    from conformance.spec.registry import short_id
+
+    lines = []
+    for clause_id in clause_ids:
+        said = f": {quoted[clause_id]}" if clause_id in quoted else ""
+        lines.append(f"\n[dim]reads {escape(short_id(clause_id))}{escape(said)}[/]")
+    return "".join(lines)
 
 
 @app.command(short_help="list the legal variants strength must accept")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,30 @@ def test_where_a_remainder_goes_past_a_completed_originator_reaches_what_a_remai
     budget check citing both readings on all five."""
     registry = load_registry()
     assert registry.criteria_of_readings(["WR-15"]) == registry.criteria_of_readings(["WR-3"])
+
+
+@pytest.mark.parametrize(
+    ("replaced", "by", "said"),
+    [
+        (
+            'interprets = ["AC-ARMONIA-WORKREQ-001.4/claimable-again"]\n',
+            "",
+            "WR-6 must name the clauses it interprets",
+        ),
+        (
+            'interprets = ["AC-ARMONIA-WORKREQ-001.4/claimable-again"]\n',
+            'interprets = ["AC-ARMONIA-WORKREQ-001.7/fenced"]\n',
+            "WR-6 interprets 'AC-ARMONIA-WORKREQ-001.7/fenced', which is not a clause of",
+        ),
+    ],
+)
+def test_a_question_must_name_clauses_of_its_own_criteria_that_it_reads(
+    tmp_path: Path, replaced: str, by: str, said: str
+) -> None:
+    """`conformance readings --spec` quotes the sentences a question reads from these."""
+    text = REGISTRY_PATH.read_text(encoding="utf-8")
+    assert text.count(replaced) == 1
+    path = tmp_path / "criteria.toml"
+    path.write_text(text.replace(replaced, by), encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(said)):
+        load_registry(path)

@@ -23,12 +23,14 @@ from conformance.cli import EXIT_UNUSABLE, EXIT_USAGE, app
 from conformance.reports.compare import comparison_table
 from conformance.reports.cucumber import render_cucumber
 from conformance.spec.registry import default_registry
+from conformance.spec.spec_drift import quote_clauses
 from conformance.stream.results import ResultsRun, ScenarioResult, Status, StepResult
 from conformance.stream.stream_integrity import verify_stream
 from tests.runs import a_header
 
 CONFORMANCE = Path(sys.executable).with_name("conformance")
 RUNNER = CliRunner()
+SHARED_SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
 SCHEMA = Path(__file__).parent / "data" / "cucumber-json.schema.json"
 FAILING_STEP = 'Then the wake\'s outcome is "rate_limited"'
 EXPECTED = "to be 'rate_limited', observed 'queued'"
@@ -333,7 +335,7 @@ def test_what_no_format_may_get_wrong_about_a_failure() -> None:
 
 
 def test_criteria_lists_each_clause_with_its_wording_and_the_spec_s_words() -> None:
-    spec = Path(__file__).parent.parent.parent / "shared" / "spec"
+    spec = SHARED_SPEC
     criterion = "AC-OFFICE-ASSIGN-RATE-002.2"
     arguments = ["criteria", criterion, *(["--spec", str(spec)] if spec.exists() else [])]
     listed = RUNNER.invoke(app, arguments, terminal_width=400)
@@ -352,5 +354,22 @@ def test_criteria_lists_each_clause_with_its_wording_and_the_spec_s_words() -> N
 def test_readings_name_each_question_s_criteria_allowances_and_retired_numbers() -> None:
     said = " ".join(RUNNER.invoke(app, ["readings"], terminal_width=400).output.split())
     assert "WORKREQ-001.4" in said and "refused:forbidden" in said
-    for retired in ("WR-9", "WR-13", "OF-1", "OF-2", "OF-3"):
+    assert "reads WORKREQ-001.4/claimable-again" in said, "the clause WR-6 reads"
+    for retired in ("WR-9", "WR-13", "OF-1", "OF-2", "OF-3"):  # the numbering's gaps
         assert retired in said.split("Retired questions")[1]
+
+
+@pytest.mark.skipif(not SHARED_SPEC.exists(), reason="the source specs are not beside the kit")
+def test_readings_quote_the_spec_sentence_each_question_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kit stores where each question's sentence stands, never the sentence: `--spec`
+    quotes it from the spec files given (read unwrapped here, on a wide console)."""
+    monkeypatch.setattr("conformance.cli.console", Console(width=3000))
+    listed = RUNNER.invoke(app, ["readings", "--spec", str(SHARED_SPEC)])
+    said = " ".join(listed.output.split())
+    assert listed.exit_code == 0, listed.output
+    quoted = quote_clauses([SHARED_SPEC], default_registry())
+    for interpretation in default_registry().active_interpretations():
+        for clause_id in interpretation.interprets:
+            assert " ".join(quoted[clause_id].split())[:50] in said, (interpretation.id, clause_id)

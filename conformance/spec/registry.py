@@ -112,6 +112,9 @@ class Interpretation:
     retired: str | None = None
     """Why the kit no longer takes this reading; a retired ID is never reused."""
     alternatives: tuple[Alternative, ...] = ()
+    interprets: tuple[str, ...] = ()
+    """The clauses whose spec sentences the question reads: their spans are what `conformance
+    readings --spec` quotes (the kit stores locators, never the spec's words)."""
 
     @property
     def active(self) -> bool:
@@ -211,6 +214,7 @@ def _interpretation(item: dict[str, Any]) -> Interpretation:
         item["reading"],
         item.get("retired"),
         tuple(_alternative(alternative) for alternative in item.get("alternative", [])),
+        tuple(item.get("interprets", ())),
     )
 
 
@@ -265,7 +269,22 @@ def _check_consistent(registry: Registry) -> None:
         unknown = set(interpretation.criteria) - set(criterion_ids)
         if unknown:
             raise ValueError(f"interpretation {interpretation.id} names unknown criteria {unknown}")
+        _check_interprets(interpretation, registry)
         _check_alternatives(interpretation)
+
+
+def _check_interprets(interpretation: Interpretation, registry: Registry) -> None:
+    """A question names the clauses whose sentences it reads, each of one of its criteria."""
+    clauses = {clause.id: clause for clause in registry.clauses}
+    if interpretation.active and not interpretation.interprets:
+        raise ValueError(f"{interpretation.id} must name the clauses it interprets (interprets)")
+    for clause_id in interpretation.interprets:
+        clause = clauses.get(clause_id)
+        if clause is None or clause.criterion not in interpretation.criteria:
+            raise ValueError(
+                f"{interpretation.id} interprets {clause_id!r}, which is not a clause of its "
+                f"criteria {', '.join(interpretation.criteria)}"
+            )
 
 
 def _check_alternatives(interpretation: Interpretation) -> None:
