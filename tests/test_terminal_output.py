@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reports.terminal import QUIET
+from conformance.reports.summary import QUIET
 from conformance.running.progress import progress_line
 from conformance.stream.results import NOT_RUN, ResultsRun, ScenarioResult
 from conformance.stream.stream_integrity import read_stream

@@ -79,6 +79,8 @@ CLOCK_START: Final = datetime(2026, 1, 1, tzinfo=UTC)
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_STARTUP_TIMEOUT: Final = 30.0
 CRASH_AFTER_SECONDS: Final = 0.002
+RESTART_MARK: Final = "--- (the harness restarted the implementation here) ---"
+"""Between the stderr lines of a driver's processes, in a failure's account."""
 """How long a call killed mid-way may run: long enough to have begun, too short to finish."""
 
 
@@ -120,6 +122,7 @@ class ExecDriver:
         )
         self._clock = CLOCK_START
         self._carried_logs: list[WarningLog] = []
+        self._said_before_restarts: list[str] = []
         self._witnesses = Witnesses()
         self._closed = False
         self._crashed = False
@@ -208,6 +211,7 @@ class ExecDriver:
             self._carried_logs.extend(self._logs_before_restart())
         self._crashed = False
         self._process.kill()
+        self._said_before_restarts += [*self._process.stderr_tail(), RESTART_MARK]
         self._process, self._description = self._launch_or_take_spare()
         self._restarts += 1
         self._prepare_spares()
@@ -272,8 +276,10 @@ class ExecDriver:
         self._crashed = True
 
     def stderr_tail(self) -> tuple[str, ...]:
-        """The implementation's last stderr lines, for evidence beside a failure."""
-        return self._process.stderr_tail()
+        """The implementation's last stderr lines in this driver's life, across its restarts,
+        for evidence beside a failure."""
+        said = [*self._said_before_restarts, *self._process.stderr_tail()]
+        return tuple(said[-self.stderr_lines :])
 
     def close(self) -> None:
         """Park a healthy process for reuse, else SIGKILL it: no polite stop, waiting costs time."""

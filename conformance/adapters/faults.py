@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Protocol, runtime_checkable
 
 
 class FaultKind(StrEnum):
@@ -36,6 +37,19 @@ class ImplementationFault(Exception):
             lines.append("last stderr lines:")
             lines.extend(f"  {line}" for line in self.stderr_tail)
         return "\n".join(lines)
+
+
+@runtime_checkable
+class SpeaksOnStderr(Protocol):
+    """A driver that keeps the implementation's last stderr lines (a process's, not the port's:
+    an in-process implementation has none)."""
+
+    def stderr_tail(self) -> tuple[str, ...]: ...
+
+
+def stderr_of(driver: object) -> tuple[str, ...]:
+    """The implementation's last stderr lines, where its driver keeps them; else none."""
+    return driver.stderr_tail() if isinstance(driver, SpeaksOnStderr) else ()
 
 
 def unusable_cause(error: BaseException) -> str:

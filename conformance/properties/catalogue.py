@@ -212,7 +212,8 @@ def fanned_status(
     every criterion the property names. Any other criterion passes where a check of one of its
     clauses held and none broke, and is not applicable where no check of its clauses ran (the
     property exercised nothing of it: a hook it needs is missing, or no schedule reached it).
-    A fault of the search (errored, timeout) is no check's verdict: it fails the run once
+    A fault of the search (errored, timeout), or a failure that cites no clause (an error the
+    implementation answered), is no check's verdict: it fails the run once
     (`ScenarioResult.ended`), and each record says what the checks made before it showed.
     """
     registry = default_registry()

@@ -141,11 +141,12 @@ class OfficeEffects:
     @contextmanager
     def kept_as_scenario(self) -> Iterator[None]:
         """Run the schedule; at its end, every distinct break it met fails together (see
-        `surprises`), with the schedule as a Gherkin scenario."""
+        `surprises`), with the schedule as a Gherkin scenario, as is any other failure (an error
+        the implementation answered, a fault)."""
         try:
             yield
             self.surprises.raise_if_any()
-        except ClauseViolation:
+        except Exception:
             note(SCENARIO_NOTE + "\n".join(self.lines))
             raise
 

@@ -26,7 +26,7 @@ from conformance.properties.rolling_window import (
     Office,
     Wake,
 )
-from conformance.running.failure_evidence import SCENARIO_NOTE
+from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
 from conformance.spec.clause_check import ClauseViolation
 
 RESTART = "the implementation restarts"
@@ -36,12 +36,15 @@ RESTART = "the implementation restarts"
 def kept_as_scenario(
     title: str, office: Office, wakes: Sequence[Wake], *, window_checks: bool = False
 ) -> Iterator[None]:
-    """Run a property's example; if it fails, note it as a scenario (Hypothesis keeps the note
-    of the shrunk example, the one it reports)."""
+    """Run a property's example; if it fails, however it fails (a broken clause, an error the
+    implementation answered, a fault), note it as a scenario: Hypothesis keeps the note of the
+    shrunk example, the one it reports. The criterion is the broken clause's, else left for the
+    recorder to fill (see `counterexample_of`)."""
     try:
         yield
-    except ClauseViolation as error:
-        criterion = error.cites[0].split("/")[0]
+    except Exception as error:
+        cites = error.cites if isinstance(error, ClauseViolation) else ()
+        criterion = cites[0].split("/")[0] if cites else CRITERION_PLACEHOLDER
         note(SCENARIO_NOTE + scenario(title, criterion, office, wakes, window_checks))
         raise
 

@@ -37,6 +37,7 @@ from hypothesis.statistics import collector, describe_statistics
 
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
+from conformance.adapters.faults import stderr_of
 from conformance.driver import Driver
 from conformance.properties import PROPERTIES_DIR, Budget, draw_seed
 from conformance.running.pytest_plugin import containment_of
@@ -228,6 +229,9 @@ class DriverFactory:
     containment: Containment = field(default_factory=Containment)
     timeout: float | None = None
     """The bound on one driver's life, that is on one example (see ExampleTimeout)."""
+    last_said: list[str] = field(default_factory=list, compare=False)
+    """The last closed driver's stderr lines: Hypothesis runs the failing example last, so a
+    failure's account shows what the implementation said in it."""
 
     def __repr__(self) -> str:
         """What a counterexample shows of it: the implementation, never the runner's paths
@@ -250,7 +254,12 @@ class DriverFactory:
             try:
                 yield driver
             finally:
+                self.last_said[:] = stderr_of(driver)
                 driver.close()
+
+    def stderr_tail(self) -> tuple[str, ...]:
+        """What the implementation said in the last example (see `SpeaksOnStderr`)."""
+        return tuple(self.last_said)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from html import escape
 
 from conformance.reports.summary import (
     CriterionVerdict,
+    attention,
     claim_failures,
     claim_headline,
     criterion_verdicts,
@@ -18,6 +19,7 @@ from conformance.reports.summary import (
     records_said,
     run_succeeded,
     scenarios_cell,
+    shown_status,
 )
 from conformance.spec.registry import Registry
 from conformance.stream.results import ResultsRun, ScenarioResult, Status
@@ -80,13 +82,7 @@ def render_markdown(
         )
     outside = out_of_scope_line(run, verdicts)
     lines += ["", outside] if outside else []
-    claim = run.header.claim
-    problems = [
-        s
-        for s in run.scenarios
-        if s.status not in (Status.PASSED, Status.NOT_APPLICABLE)
-        and (s.criterion is None or claim.covers(s.criterion))
-    ]
+    problems = attention(run, quiet=(Status.PASSED, Status.NOT_APPLICABLE))
     if problems:
         lines += ["", "### Scenarios that need attention", ""]
         for result in problems:
@@ -95,7 +91,7 @@ def render_markdown(
             evidence = result.evidence or ""
             fence = "`" * max(3, 1 + max(map(len, re.findall("`+", evidence)), default=0))
             lines.append(
-                f"<details><summary>{ICON[result.status]} {result.status.value}: "
+                f"<details><summary>{ICON[shown_status(result)]} {shown_status(result).value}: "
                 f"{escape(_cell(record_name(result)), quote=False)}{_cell(headline)}</summary>\n\n"
                 f"{_quoted(result.violated, quotes or {})}"
                 f"{fence}\n{evidence}\n{fence}\n</details>"

@@ -9,7 +9,9 @@ criteria fail it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Final
 
 from conformance.properties.catalogue import RECORD_PREFIX
 from conformance.spec.registry import KIT_READING, Criterion, Registry
@@ -187,8 +189,9 @@ def run_faults(run: ResultsRun, registry: Registry) -> list[ClaimFailure]:
 
 
 def property_faults(run: ResultsRun) -> list[ClaimFailure]:
-    """A property search that ended in a fault (errored, timeout) fails the run once, named by
-    its check, rather than every criterion it names."""
+    """A property search that ended in what no check judged (a fault, or an error the
+    implementation answered) fails the run once, named by its check, rather than every
+    criterion it names."""
     seen: dict[str, str] = {}
     for result in run.scenarios:
         if result.ended is not None:
@@ -271,3 +274,32 @@ def scenarios_cell(verdict: CriterionVerdict) -> str:
     cell = f"{passed}/{len(results) - not_applicable - not_run} passed"
     cell += f", {not_applicable} n/a" if not_applicable else ""
     return cell + (f", {not_run} not run" if not_run else "")
+
+
+QUIET: Final = (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED)
+"""What a person need not read in a failure account: a pass, a skip, an expected failure, a
+reading taken otherwise (the verdict table shows each)."""
+
+
+def attention(run: ResultsRun, quiet: Iterable[Status] = QUIET) -> list[ScenarioResult]:
+    """The records a person must read, within the claim: those that ran and are not `quiet`, and
+    one record of each property check that ended in what no check judged (a fault, an error
+    the implementation answered), which its records per criterion do not show as failed."""
+    claim, quiet = run.header.claim, frozenset(quiet)
+    ended: set[tuple[str, str]] = set()
+    chosen = []
+    for result in run.scenarios:
+        if result.criterion is not None and not claim.covers(result.criterion):
+            continue
+        if result.ended is not None:
+            if (result.feature, result.scenario) not in ended:
+                ended.add((result.feature, result.scenario))
+                chosen.append(result)
+        elif result.status not in quiet and result.evidence != NOT_RUN:
+            chosen.append(result)
+    return chosen
+
+
+def shown_status(result: ScenarioResult) -> Status:
+    """How a record reads in an account: a property's end where no check judged it."""
+    return result.ended or result.status

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from conformance.reports.summary import (
     CriterionVerdict,
+    attention,
     claim_headline,
     criterion_verdicts,
     divergences,
@@ -21,6 +22,7 @@ from conformance.reports.summary import (
     records_said,
     run_succeeded,
     scenarios_cell,
+    shown_status,
     unmet_criteria,
     untagged,
 )
@@ -40,7 +42,6 @@ STYLE = {
     Status.UNVERIFIED: "bold magenta",
 }
 
-QUIET: Final = (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED)
 """Statuses that need no account: the verdict tables and the divergence lines say them."""
 ACCOUNT_LINES: Final = 60
 """A terminal account's longest (a counterexample of a long program); the stream has it all."""
@@ -159,19 +160,8 @@ def _print_causes(run: ResultsRun, console: Console) -> None:
 
 def _where_and_title(result: ScenarioResult) -> str:
     where = f"{result.feature}:{result.line}" if result.line else result.feature
-    return f"{escape(where)} {escape(result.title or result.scenario)}"
-
-
-def attention(run: ResultsRun) -> list[ScenarioResult]:
-    """The records a person must read: those that did not pass and ran, within the claim."""
-    claim = run.header.claim
-    return [
-        result
-        for result in run.scenarios
-        if result.status not in QUIET
-        and result.evidence != NOT_RUN
-        and (result.criterion is None or claim.covers(result.criterion))
-    ]
+    title = result.scenario if result.ended else result.title or result.scenario
+    return f"{escape(where)} {escape(title)}"
 
 
 def causes(run: ResultsRun) -> dict[tuple[str, str], list[ScenarioResult]]:
@@ -181,7 +171,11 @@ def causes(run: ResultsRun) -> dict[tuple[str, str], list[ScenarioResult]]:
     groups: dict[tuple[str, str], list[ScenarioResult]] = {}
     for result in attention(run):
         failure = result.failure
-        cited = ", ".join(failure.clauses) if failure and failure.clauses else result.status.value
+        cited = (
+            ", ".join(failure.clauses)
+            if failure and failure.clauses
+            else shown_status(result).value
+        )
         said = failure.headline if failure else (result.evidence or "").partition("\n")[0]
         groups.setdefault((cited, re.sub(r"\d+", "N", said)), []).append(result)
     return groups
@@ -200,7 +194,8 @@ def _print_accounts(
     for result in attention(run):
         shown += 1
         console.print(
-            f"[{STYLE[result.status]}]{result.status.value}[/] {_where_and_title(result)}",
+            f"[{STYLE[shown_status(result)]}]{shown_status(result).value}[/] "
+            f"{_where_and_title(result)}",
             highlight=False,
             soft_wrap=True,
         )

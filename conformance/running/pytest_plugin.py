@@ -23,6 +23,7 @@ from conformance.running.harness_memory import RECORDER_NAME
 from conformance.running.progress import Progress
 from conformance.running.progress import register as register_progress
 from conformance.running.recorder import (
+    DRIVER_KEY,
     EVIDENCE_KEY,
     NOT_APPLICABLE_PREFIX,
     ResultsRecorder,
@@ -311,6 +312,7 @@ def driver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
         restarts_ahead=restarts_ahead,
         containment=containment_of(request.config),
     )
+    request.node.stash[DRIVER_KEY] = opened
     try:
         yield opened
     finally:

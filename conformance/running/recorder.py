@@ -25,7 +25,7 @@ from pytest_bdd.parser import Step
 from conformance import __version__ as kit_version
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
-from conformance.adapters.faults import unusable_cause
+from conformance.adapters.faults import ImplementationFault, stderr_of, unusable_cause
 from conformance.identity import spec_hashes
 from conformance.properties import MODULE_TITLES
 from conformance.properties.catalogue import (
@@ -87,6 +87,8 @@ ALTERED = (
 )
 #: Notes a scenario leaves for its result record (see the `evidence` fixture).
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
+DRIVER_KEY = pytest.StashKey[object]()
+"""The scenario's driver (see the `driver` fixture), whose stderr lines a failure shows."""
 SEARCH = pytest.StashKey[str]()
 """Hypothesis' account of a property's search (see properties.plugin), for its evidence."""
 NOT_APPLICABLE_PREFIX = "not_applicable: "
@@ -275,6 +277,9 @@ class ResultsRecorder:
             pending.status, pending.failure, pending.violated = failure_verdict(
                 call, pending.failed_step(), pending.interpretations
             )
+            said = _implementation_said(item, call)
+            if said:
+                pending.failure = pending.failure.model_copy(update={"stderr": said})
             if pending.check is not None:
                 ended = unreplayed_violation(call.excinfo.value if call.excinfo else None)
                 pending.followed = followed_readings(ended)
@@ -601,6 +606,7 @@ def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioRe
         status = fanned_status(result.status, result.violated, criterion, result.checks)
         unexercised = status is Status.NOT_APPLICABLE
         verified_past = status is Status.PASSED and result.status is not status
+        ended = ended_unjudged(result)
         records.append(
             result.model_copy(
                 update={
@@ -609,7 +615,7 @@ def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioRe
                     "title": f"{check.title} [{criterion}]",
                     "example": {"criterion": criterion},
                     "status": status,
-                    "ended": result.status if result.status in FAULTS else None,
+                    "ended": result.status if ended else None,
                     "evidence": (
                         "\n\n".join(
                             filter(None, (_not_exercised(result, criterion), result.evidence))
@@ -619,11 +625,7 @@ def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioRe
                         if verified_past
                         else result.evidence
                     ),
-                    "failure": (
-                        result.failure
-                        if result.status in FAULTS or status is result.status
-                        else None
-                    ),
+                    "failure": result.failure if ended or status is result.status else None,
                     "checks": _own_checks(result.checks, criterion),
                 }
             )
@@ -632,7 +634,13 @@ def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioRe
 
 
 FAULTS: Final = frozenset({Status.ERRORED, Status.TIMEOUT, Status.UNDEFINED})
-"""How a property may end that is no check's verdict: the run fails on it, once."""
+
+
+def ended_unjudged(result: ScenarioResult) -> bool:
+    """Whether a property ended in what no check judged: a fault, or a failure that cites no
+    clause (an error the implementation answered where the search needed an answer). The run
+    fails on it once, named by the property, and no criterion is blamed for it."""
+    return result.status in FAULTS or (result.status is Status.FAILED and not result.violated)
 
 
 def _own_checks(checks: dict[str, Tally], criterion: str) -> dict[str, Tally]:
@@ -646,6 +654,15 @@ def _own_checks(checks: dict[str, Tally], criterion: str) -> dict[str, Tally]:
     }
 
 
+def _implementation_said(item: pytest.Item, call: pytest.CallInfo[None]) -> list[str]:
+    """The implementation's last stderr lines, from the scenario's driver or the property's
+    factory, unless the failure is a fault whose account already holds them."""
+    if call.excinfo is not None and isinstance(call.excinfo.value, ImplementationFault):
+        return []
+    factory = getattr(item, "funcargs", {}).get("drivers")
+    return [*stderr_of(item.stash.get(DRIVER_KEY, None)), *stderr_of(factory)]
+
+
 def followed_readings(error: BaseException | None) -> list[str]:
     """The readings a property followed to the end past a divergence, if that is how it ended."""
     return error.readings() if isinstance(error, FollowedDivergence) else []
@@ -653,7 +670,7 @@ def followed_readings(error: BaseException | None) -> list[str]:
 
 def _not_exercised(result: ScenarioResult, criterion: str) -> str:
     """Why a property's record of `criterion` verified nothing: no check of its clauses ran."""
-    if result.status in FAULTS:
+    if ended_unjudged(result):
         return (
             f"not exercised by this property: it {result.status.value} before any check of "
             f"{criterion}'s clauses held (the fault fails the run once, not this criterion)"

@@ -172,6 +172,9 @@ class Failure(BaseModel):
     """The cited clause or interpretation IDs, each with the kit's statement of it."""
     observed: str
     """Expected against observed, as the failing check put it (or the error, for a fault)."""
+    stderr: list[str] = []
+    """The implementation's last stderr lines in the scenario (or the failing example), where
+    it runs as a process: its own words beside the kit's. A fault's account holds its own."""
     trace: str = ""
 
     @property
@@ -193,6 +196,9 @@ class Failure(BaseModel):
         lines = [f"Property: {self.property_title}" if self.property_title else f"Step: {step}"]
         lines += [f"Clause {cite}: {statement}" for cite, statement in self.clauses.items()]
         lines.append(f"Expected vs observed: {self.observed}")
+        if self.stderr:
+            lines += ["", "The implementation's stderr (its last lines):"]
+            lines += [f"  {line}" for line in self.stderr]
         counterexample = self.counterexample
         if not hypothesis_notes:
             counterexample = counterexample.partition(f"\n{HYPOTHESIS_NOTES}")[0]

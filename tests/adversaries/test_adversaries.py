@@ -89,3 +89,42 @@ def test_a_run_that_cannot_verify_a_criterion_fails_and_names_it(tmp_path: Path)
     )
     assert allowed.exit_code == EXIT_OK, allowed.output
     assert verify_stream(results).header.claim.allow_unverified == list(UNVERIFIABLE)
+
+
+def test_a_failure_shows_the_implementation_s_own_words_and_a_property_s_error_is_gherkin(
+    tmp_path: Path,
+) -> None:
+    """An implementation that fails every second assignment with an error of its own, saying
+    why on stderr: a scenario's account and a property's carry the error's message and the
+    stderr line; the property's counterexample is a Gherkin scenario although no check broke,
+    and its error fails the run once, named by the property, blaming none of its criteria."""
+    impl = f"exec:{shlex.join([sys.executable, str(HERE / 'grumbling.py')])}"
+    results = tmp_path / "results.jsonl"
+    outcome = CliRunner().invoke(
+        app,
+        [
+            *("run", "--impl", impl, "--claim", "office", "--properties", "ci"),
+            *("-k", "refused_reassignment or admission_decisions", "--results", str(results)),
+        ],
+    )
+    assert outcome.exit_code == EXIT_FAILURES, outcome.output
+    assert "records disagree" not in outcome.output, outcome.output
+    assert "The implementation's stderr (its last lines):" in outcome.output
+    ran = [s for s in verify_stream(results).scenarios if s.status is not Status.UNDEFINED]
+    (scenario,) = [s for s in ran if s.steps]
+    assert scenario.status is Status.FAILED and scenario.failure is not None
+    assert "the task row is locked" in scenario.failure.observed
+    assert "grumbler: lock wait timeout on task T-100" in scenario.failure.stderr
+    searched = [s for s in ran if not s.steps]
+    assert searched and all(s.status is not Status.FAILED for s in searched), searched
+    assert {s.ended for s in searched} == {Status.FAILED}
+    failure = searched[0].failure
+    assert failure is not None and "the task row is locked" in failure.observed
+    assert failure.counterexample.startswith("Scenario: every admission decision")
+    assert 'agent "assigner" assigns task "t1"' in failure.counterexample
+    assert any(line.startswith("grumbler: lock wait timeout") for line in failure.stderr)
+    markdown = tmp_path / "report.md"
+    CliRunner().invoke(app, ["report", str(results), "--markdown", str(markdown)])
+    shown = markdown.read_text()
+    assert shown.count("as a counterexample showed") == 1, "the property's account, once"
+    assert "the property check 'every admission decision" in shown
