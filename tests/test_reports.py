@@ -373,3 +373,41 @@ def test_readings_quote_the_spec_sentence_each_question_reads(
     for interpretation in default_registry().active_interpretations():
         for clause_id in interpretation.interprets:
             assert " ".join(quoted[clause_id].split())[:50] in said, (interpretation.id, clause_id)
+
+
+def test_the_spec_page_shows_a_property_check_once_per_requirement() -> None:
+    """A property writes a record per criterion it names; its account stands once under each
+    requirement it judged, and each criterion's card names it in one line."""
+    from conformance.reports.html import render_html
+    from conformance.stream.results import Failure
+
+    account = "Property: every admission decision\nCounterexample:\nScenario: the one"
+    failure = Failure(step=None, property_title="every admission decision", observed="x")
+    named = ["AC-OFFICE-ASSIGN-RATE-001.2", "AC-OFFICE-ASSIGN-RATE-001.4"]
+    named.append("AC-OFFICE-ASSIGN-RATE-002.1")
+    records = [
+        a_result(
+            Status.FAILED if criterion.endswith("001.2") else Status.PASSED, "", []
+        ).model_copy(
+            update={
+                "key": f"properties/test_office_window.py::p[{criterion}]",
+                "criterion": criterion,
+                "feature": "properties/test_office_window.py",
+                "scenario": "every admission decision",
+                "evidence": account if criterion.endswith("001.2") else "",
+                "failure": failure if criterion.endswith("001.2") else None,
+            }
+        )
+        for criterion in named
+    ]
+    run = ResultsRun(header=a_header(), scenarios=records, footer=None)
+    page = render_html(run, default_registry())
+    blocks = re.findall(r"<div class='checks' id='checks-([^']+)'>(.*?)</div>", page, re.S)
+    assert [requirement for requirement, _ in blocks] == [
+        "REQ-OFFICE-ASSIGN-RATE-001",
+        "REQ-OFFICE-ASSIGN-RATE-002",
+    ]
+    assert page.count("Scenario: the one") == 1, "the account, once, under 001"
+    assert "OFFICE-001.2 <em>failed</em>, OFFICE-001.4 <em>passed</em>" in blocks[0][1]
+    cards = re.findall(r"<div class='criterion' id='([^']+)'.*?Also judged by", page, re.S)
+    assert len(cards) == 3

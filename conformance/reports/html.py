@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Final
 
+from conformance.properties.catalogue import RECORD_PREFIX
 from conformance.reports.summary import (
     CriterionVerdict,
     claim_failures,
@@ -25,8 +26,9 @@ from conformance.reports.summary import (
     readings_of,
     records_said,
     run_succeeded,
+    shown_status,
 )
-from conformance.spec.registry import Registry
+from conformance.spec.registry import Registry, short_id
 from conformance.stream.results import FAILING, ResultsRun, ScenarioResult, Status, StepResult
 from conformance.verdicts import ClauseState, ClauseVerdict
 
@@ -115,10 +117,9 @@ def render_html(
     by_id = {verdict.criterion.id: verdict for verdict in verdicts}
     for requirement in registry.requirements:
         parts.append(f"<h2>{escape(requirement.id)}: {escape(requirement.title)}</h2>")
-        parts += [
-            _criterion(by_id[criterion.id], registry, run, quotes or {})
-            for criterion in registry.criteria_of(requirement.id)
-        ]
+        mine = [by_id[criterion.id] for criterion in registry.criteria_of(requirement.id)]
+        parts += [_criterion(verdict, registry, run, quotes or {}) for verdict in mine]
+        parts.append(_property_checks(requirement.id, mine))
     parts += _interpretations(run, registry)
     parts.append("<h2>Clauses no assertion can check through the port</h2><ul>")
     parts += [
@@ -211,14 +212,62 @@ def _criterion(
         + [i.id for i in readings]
         + [result.title or result.scenario for result in verdict.scenarios]
     ).lower()
-    scenarios = "".join(_scenario(result, quotes) for result in verdict.scenarios)
+    scenarios = "".join(
+        _scenario(result, quotes) for result in verdict.scenarios if not _of_property(result)
+    )
     return (
         f"<div class='criterion' id='{escape(criterion.id)}' "
         f"data-verdict='{_verdict_key(verdict)}' data-search='{escape(searchable)}'>"
         f"{_badge(verdict)}{review} <strong>{escape(criterion.id)}</strong>"
         f"<p>{escape(criterion.statement)}</p>{_clauses(verdict, quotes)}{rests_on}"
-        f"<div class='scenarios'>{scenarios}</div></div>"
+        f"<div class='scenarios'>{scenarios}</div>{_checked_by_properties(verdict)}</div>"
     )
+
+
+def _of_property(result: ScenarioResult) -> bool:
+    return result.feature.startswith(RECORD_PREFIX)
+
+
+def _checked_by_properties(verdict: CriterionVerdict) -> str:
+    """One line naming the property checks that judged this criterion, each with its record's
+    verdict; their accounts stand once, under the requirement (see `_property_checks`)."""
+    records = [result for result in verdict.scenarios if _of_property(result)]
+    if not records:
+        return ""
+    named = ", ".join(
+        f"{escape(result.scenario)} <em>({result.status.value})</em>" for result in records
+    )
+    link = f"<a href='#checks-{escape(verdict.criterion.requirement)}'>property checks</a>"
+    return f"<p class='clauses'>Also judged by {link}: {named}</p>"
+
+
+def _property_checks(requirement: str, verdicts: list[CriterionVerdict]) -> str:
+    """The property checks that judged this requirement's criteria, each once: what it made
+    of each of those criteria, and its account where it did not pass (a record per criterion
+    it names, shown under every criterion, repeated one counterexample many times)."""
+    checks: dict[tuple[str, str], list[ScenarioResult]] = {}
+    for verdict in verdicts:
+        for result in verdict.scenarios:
+            if _of_property(result):
+                checks.setdefault((result.feature, result.scenario), []).append(result)
+    if not checks:
+        return ""
+    parts = [f"<div class='checks' id='checks-{escape(requirement)}'><h3>Property checks</h3>"]
+    for (_, title), records in checks.items():
+        per_criterion = ", ".join(
+            f"{escape(short_id(r.criterion or ''))} <em>{r.status.value}</em>" for r in records
+        )
+        told = next((r for r in records if r.failure is not None), None)
+        passed = any(r.status is Status.PASSED for r in records)
+        status = shown_status(told) if told else Status.PASSED if passed else records[0].status
+        badge = f"<span class='badge {status.value}'>{status.value}</span>"
+        evidence = f"<pre>{escape(told.evidence or '')}</pre>" if told else ""
+        opened = " open" if told else ""
+        parts.append(
+            f"<details class='scenario'{opened}><summary>{badge} {escape(title)}</summary>"
+            f"<p class='clauses'>{per_criterion}</p>{evidence}</details>"
+        )
+    return "".join(parts) + "</div>"
 
 
 def _clauses(verdict: CriterionVerdict, quotes: Mapping[str, str]) -> str:
