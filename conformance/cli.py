@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
 
 import typer
 from rich.console import Console
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from conformance.adapters.containment import Containment
     from conformance.implementations import Family
     from conformance.running.harness_memory import HarnessMemory
-    from conformance.stream.results import ResultsRun, ScenarioResult
+    from conformance.running.progress import Progress
+    from conformance.stream.results import Claim, ResultsRun, ScenarioResult
     from conformance.stream.stream_integrity import KitInventory
     from conformance.strength import TargetRun
 
@@ -204,6 +205,13 @@ def run(
             "--quiet", help="no line per scenario: the verdict tables, failures and verdict only"
         ),
     ] = False,
+    every_record: Annotated[
+        bool,
+        typer.Option(
+            "--every-record",
+            help="a line per record as it is judged, passes too (default: those to read only)",
+        ),
+    ] = False,
     traceback: TracebackOption = False,
     claim: Annotated[
         list[str] | None,
@@ -304,7 +312,8 @@ def run(
         str(stream),
         "-p",
         "no:cov",
-        *_terminal_arguments(quiet),
+        f"--progress={_progress(quiet, every_record)}",
+        *TERMINAL_ARGUMENTS,
     ]
     args += ["--database", database] if database else []
     args += ["--expectations", str(expectations)] if expectations else []
@@ -346,7 +355,9 @@ def run(
             max_fail=max_fail,
             restart_budget=restart_budget,
             shard=shard,
-            progress=None if quiet else _print_progress,
+            progress=_progress_printer(
+                _progress(quiet, every_record), _claim_of(claim, allow_unverified)
+            ),
         )
         _end_every_process()
     if isinstance(memory, JobsMemory) and memory.fault is not None:
@@ -371,11 +382,18 @@ def run(
     raise typer.Exit(verdict if all(trusted) else max(verdict, EXIT_FAILURES))
 
 
-def _terminal_arguments(quiet: bool) -> list[str]:
-    """pytest's own output silenced (its failure section, its letters, its count line): the kit
-    prints a line per scenario unless quiet, and each failure's account once, after the verdict
-    tables (see running/progress.py); the stream keeps the whole evidence either way."""
-    return ["-qq", "--tb=no", "--no-summary", f"--progress={'none' if quiet else 'scenarios'}"]
+TERMINAL_ARGUMENTS: Final = ("-qq", "--tb=no", "--no-summary")
+"""pytest's own output silenced (its failure section, its letters, its count line): the kit
+prints its progress lines, then each failure's account once, after the verdict tables (see
+running/progress.py); the stream keeps the whole evidence either way."""
+
+
+def _progress(quiet: bool, every_record: bool) -> Progress:
+    from conformance.running.progress import Progress
+
+    if quiet:
+        return Progress.NONE
+    return Progress.SCENARIOS if every_record else Progress.PROBLEMS
 
 
 def _spread(
@@ -391,11 +409,15 @@ def _spread(
         raise typer.Exit(EXIT_USAGE) from error
 
 
-def _print_progress(record: ScenarioResult) -> None:
-    """A `--jobs` run's line per record, as a run of one job prints it (running.progress)."""
-    from conformance.running.progress import progress_line
+def _progress_printer(progress: Progress, claim: Claim) -> Callable[[ScenarioResult], None]:
+    """A `--jobs` run's progress lines, as a run of one job prints them (running.progress)."""
+    from conformance.running.progress import progress_line, shows_a_line
 
-    console.print(progress_line(record), markup=False, highlight=False)
+    def printed(record: ScenarioResult) -> None:
+        if shows_a_line(progress, record, claim):
+            console.print(progress_line(record), markup=False, highlight=False)
+
+    return printed
 
 
 def _distrusted(outcome: ResultsRun) -> ResultsRun:
@@ -505,22 +527,26 @@ def _unusable(
     from conformance.running.recorder import unusable_run
     from conformance.spec.inventory import load_inventory
     from conformance.spec.registry import default_registry
-    from conformance.stream.results import SPEC_PREFIXES, Claim
 
-    claim = Claim(
-        specs=sorted(set(specs or [])) or sorted(SPEC_PREFIXES),
-        allow_unverified=sorted(set(allowed or [])),
-    )
     run = unusable_run(
         impl,
         cause,
         containment=containment,
         inventory=load_inventory(properties=properties is not Budget.NONE),
         registry=default_registry(),
-        claim=claim,
+        claim=_claim_of(specs, allowed),
     )
     run.header.properties = properties.value
     return run
+
+
+def _claim_of(specs: list[str] | None, allowed: list[str] | None) -> Claim:
+    from conformance.stream.results import SPEC_PREFIXES, Claim
+
+    return Claim(
+        specs=sorted(set(specs or [])) or sorted(SPEC_PREFIXES),
+        allow_unverified=sorted(set(allowed or [])),
+    )
 
 
 def _write_stream(run: ResultsRun, path: Path | None, sign_key_file: Path | None) -> None:

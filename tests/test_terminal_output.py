@@ -55,7 +55,7 @@ def run_mutant(folder: Path, *more: str) -> Printed:
 
 @pytest.fixture(scope="module")
 def printed(tmp_path_factory: pytest.TempPathFactory) -> Printed:
-    return run_mutant(tmp_path_factory.mktemp("verbose"))
+    return run_mutant(tmp_path_factory.mktemp("verbose"), "--every-record")
 
 
 def failing(run: ResultsRun) -> list[ScenarioResult]:
@@ -72,6 +72,18 @@ def test_each_record_has_its_line_with_its_title_and_no_path(printed: Printed) -
     assert "<case>" not in printed.terminal
     assert "site-packages" not in printed.terminal
     assert str(CHECKOUT) not in printed.terminal
+
+
+def test_by_default_a_failing_run_s_first_lines_are_its_failures(tmp_path: Path) -> None:
+    """Two hundred passes no longer stand before the first failure: a line is printed for each
+    record a person must read, as it is judged, and none for a pass."""
+    default = run_mutant(tmp_path)
+    lines = [line for line in default.terminal.splitlines() if line.strip()]
+    failures = failing(default.run)
+    assert failures and lines[0] == progress_line(failures[0]), lines[:3]
+    for record in default.run.scenarios:
+        shown = lines.count(progress_line(record))
+        assert shown == (1 if record in failures else 0), progress_line(record)
 
 
 def test_pytest_s_own_failure_report_is_not_printed(printed: Printed) -> None:

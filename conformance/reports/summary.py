@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
 
 from conformance.properties.catalogue import RECORD_PREFIX
 from conformance.spec.registry import KIT_READING, Criterion, Registry
 from conformance.stream.results import (
     FAILING,
     NOT_RUN,
+    QUIET,
     Claim,
     ResultsRun,
     ScenarioResult,
@@ -274,11 +274,6 @@ def scenarios_cell(verdict: CriterionVerdict) -> str:
     cell = f"{passed}/{len(results) - not_applicable - not_run} passed"
     cell += f", {not_applicable} n/a" if not_applicable else ""
     return cell + (f", {not_run} not run" if not_run else "")
-
-
-QUIET: Final = (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED)
-"""What a person need not read in a failure account: a pass, a skip, an expected failure, a
-reading taken otherwise (the verdict table shows each)."""
 
 
 def attention(run: ResultsRun, quiet: Iterable[Status] = QUIET) -> list[ScenarioResult]:

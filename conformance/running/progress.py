@@ -1,12 +1,15 @@
-"""What `conformance run` prints while the suite runs: one line per record, as the kit judged it.
+"""What `conformance run` prints while the suite runs: a line per record that needs attention
+(or, asked, per record), as the kit judged it.
 
 pytest's own terminal output speaks of test items, not scenarios: node ids that are paths into
 the kit's installation, SKIPPED where the kit says not_applicable, and a failure section of
 raw tracebacks through pytest's fixtures and Hypothesis' whole report, printed before the
 kit's account of the same failures. So the run silences pytest's per-item words and its
-summary (`--tb=no --no-summary -qq`), and this plugin prints instead, for every record the
-recorder writes, its status, criterion and scenario title; the account of each failure then
-comes once, after the verdict tables (reports/terminal.py), and all of it stays in the stream.
+summary (`--tb=no --no-summary -qq`), and this plugin prints instead, for each record the
+recorder writes that a person must read (a failure within the claim; every record with
+`--progress=scenarios`), its status, criterion and scenario title: a failing run's first screen
+is its failures, not two hundred passes. The account of each failure then comes once, after
+the verdict tables (reports/terminal.py), and all of it stays in the stream.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from conformance.spec.registry import short_id
-from conformance.stream.results import ScenarioResult, Status
+from conformance.stream.results import QUIET, Claim, ScenarioResult, Status
 
 if TYPE_CHECKING:
     from conformance.running.recorder import ResultsRecorder
@@ -35,10 +38,12 @@ _MARKUP: dict[Status, dict[str, bool]] = {
 
 
 class Progress(enum.StrEnum):
-    """`--progress`: pytest's own lines, a line per record (the CLI's default), or nothing."""
+    """`--progress`: pytest's own lines, a line per record, a line per record that needs
+    attention (the CLI's default), or nothing."""
 
     PYTEST = "pytest"
     SCENARIOS = "scenarios"
+    PROBLEMS = "problems"
     NONE = "none"
 
 
@@ -50,11 +55,11 @@ class KitProgress:
         recorder: ResultsRecorder,
         write: Callable[[str, dict[str, bool]], None],
         *,
-        lines: bool,
+        progress: Progress,
     ) -> None:
         self._recorder = recorder
         self._write = write
-        self._lines = lines
+        self._progress = progress
         self._shown = 0
 
     @pytest.hookimpl(wrapper=True)
@@ -69,11 +74,11 @@ class KitProgress:
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         """The records the recorder wrote for the item just finished (one per criterion for a
         property check)."""
-        written = self._recorder.run().scenarios
-        for record in written[self._shown :]:
-            if self._lines:
+        run = self._recorder.run()
+        for record in run.scenarios[self._shown :]:
+            if shows_a_line(self._progress, record, run.header.claim):
                 self._write(progress_line(record), _MARKUP.get(record.status, {"red": True}))
-        self._shown = len(written)
+        self._shown = len(run.scenarios)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A module of the kit that cannot be collected: the end of pytest's account of why,
@@ -84,6 +89,17 @@ class KitProgress:
         self._write(f"could not collect {report.nodeid or 'the suite'}:", {"red": True})
         for line in text[-COLLECTION_ERROR_LINES:]:
             self._write(f"  {line}", {})
+
+
+def shows_a_line(progress: Progress, record: ScenarioResult, claim: Claim) -> bool:
+    """Whether `progress` prints a line for `record`: every record, or one a person must read
+    (not quiet, within the claim, or a property's search that ended in what no check judged)."""
+    if progress is Progress.SCENARIOS:
+        return True
+    if progress is not Progress.PROBLEMS:
+        return False
+    claimed = record.criterion is None or claim.covers(record.criterion)
+    return claimed and (record.status not in QUIET or record.ended is not None)
 
 
 def progress_line(record: ScenarioResult) -> str:
@@ -109,5 +125,5 @@ def register(config: pytest.Config, recorder: ResultsRecorder) -> None:
         if reporter is not None:
             reporter.write_line(line, **markup)
 
-    plugin = KitProgress(recorder, write, lines=progress is Progress.SCENARIOS)
+    plugin = KitProgress(recorder, write, progress=progress)
     config.pluginmanager.register(plugin, PROGRESS_NAME)

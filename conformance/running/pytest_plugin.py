@@ -130,7 +130,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=Progress.PYTEST.value,
         choices=[progress.value for progress in Progress],
         help="what is printed while the suite runs: pytest's own lines, the kit's line per "
-        "scenario (pytest's failure section silenced), or nothing",
+        "record, its line per record that needs attention (both with pytest's failure section "
+        "silenced), or nothing",
     )
 
 

@@ -42,6 +42,9 @@ class Status(StrEnum):
 
 #: Scenario statuses that make a run unsuccessful (exit code 1).
 FAILING = frozenset({Status.FAILED, Status.ERRORED, Status.TIMEOUT, Status.XPASS, Status.UNDEFINED})
+QUIET: Final = (Status.PASSED, Status.NOT_APPLICABLE, Status.XFAIL, Status.DIVERGED)
+"""What a person need not read in a failure account: a pass, a skip, an expected failure, a
+reading taken otherwise (the verdict tables show each)."""
 
 HEADLINE_CHARS: Final = 300
 HYPOTHESIS_NOTES: Final = "  # What Hypothesis noted of the same example:"
