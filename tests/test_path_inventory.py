@@ -92,6 +92,24 @@ def test_the_feature_files_tag_lines_are_short_and_hold_no_bookkeeping() -> None
                 assert "@path:" not in line, f"{feature.name}:{number}: paths live in paths.toml"
 
 
+HARNESS_WORDS = ("definite", "harness", "process", "history checker", "driver", "round")
+"""What a Then step must not speak of: the harness's mechanics belong to a Given or to the
+step's documentation, so a Then states what the spec requires."""
+
+
+def test_then_steps_state_what_the_spec_requires_not_the_harness_s_mechanics() -> None:
+    for feature in sorted(FEATURES.glob("*.feature")):
+        keyword = ""
+        for number, line in enumerate(feature.read_text().splitlines(), start=1):
+            words = line.split()
+            if not words or words[0] not in ("Given", "When", "Then", "And", "But"):
+                continue
+            keyword = keyword if words[0] in ("And", "But") else words[0]
+            if keyword == "Then":
+                said = [word for word in HARNESS_WORDS if word in line.lower()]
+                assert not said, f"{feature.name}:{number} speaks of {said}: {line.strip()}"
+
+
 @pytest.mark.no_cover
 def test_every_clause_and_path_pair_is_checked_somewhere() -> None:
     """By a tagged scenario or by the model; and the model, the net under the scenarios, alone
