@@ -7,11 +7,13 @@ spend beyond the slice; the other writes back the figure it read plus its own am
 usage told it was accepted but the last is lost. The checker's usage ledger catches both: the
 spent total never exceeds the slice, and equals what the accepted usages asked. A third reads
 what is left of the slice when a publish begins and records that as returned when it completes:
-a usage charged in between is both spent and given back.
+a usage charged in between is both spent and given back. Each keeps a networked store's gap
+between its read and its write (STORE_ROUND_TRIP_S), so that the race shows on busy cores too.
 """
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
 from sqlalchemy import bindparam, select, update
@@ -31,6 +33,12 @@ from conformance.reference.workreq.models import (
 )
 from conformance.reference.workreq.store import Executor, find_request, single_row
 
+STORE_ROUND_TRIP_S = 0.005
+"""The gap between a mutant's read and its write: a networked store's round trip. An
+in-process SQLite store has almost none, so without it the calls racing a read-then-write
+nearly always land before its read or after its write, and the defect shows only on idle
+cores (measured: the publish's survived 6 of 8 strength runs made side by side)."""
+
 
 def _read_and_check(tx: Session, request_id: str, amount: int) -> WorkRequestRecord:
     """What the reference's conditional UPDATE decides in one statement, decided on a read."""
@@ -41,6 +49,7 @@ def _read_and_check(tx: Session, request_id: str, amount: int) -> WorkRequestRec
         raise UsageExceedsSlice(
             f"usage {amount} exceeds the {record.remaining} left of request {request_id!r}'s slice"
         )
+    time.sleep(STORE_ROUND_TRIP_S)
     return record
 
 
@@ -77,6 +86,7 @@ def complete_returning_what_was_read(
     left = tx.execute(
         select(remaining_expression()).where(REQUESTS.c.request_id == request_id)
     ).scalar_one()
+    time.sleep(STORE_ROUND_TRIP_S)
     fence = {"request": request_id, "holder": holder, "generation": generation, "now": now}
     completed = single_row(
         tx.execute(RETURNING_WHAT_WAS_READ, {**fence, "result": result_ref, "returned": left})
