@@ -88,7 +88,6 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
       | case                                  | payload                                                                                   |
       | payload that does not parse           | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"                       |
       | payload that is a list, not an object | [{"task_id": "T-100", "actor_type": "agent"}]                                             |
-      | not JSON: a bare NaN                  | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "weight": NaN}       |
 
   @AC-OFFICE-ASSIGN-RATE-001.1 @clause:others-consume-nothing
   Scenario Outline: Out-of-scope wakes leave the whole allowance to agent wakes: <case>
@@ -168,13 +167,26 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
       | case                                | reason         | payload                                                                                 |
       | a payload that does not parse       | task_assigned  | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"                     |
       | a list, not an object               | task_assigned  | [{"task_id": "T-100", "actor_type": "agent"}]                                           |
-      | an object with a bare NaN           | task_assigned  | {"task_id": "T-100", "actor_type": "agent", "weight": NaN}                              |
       | a Python dict, not JSON             | task_assigned  | {'task_id': 'T-100', 'actor_type': 'agent'}                                             |
       | another reason stamped agent        | task_comment   | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
       | a reason close to task_assigned     | TASK_ASSIGNED  | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
       | actor type agent with a trailing space | task_assigned | {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent ", "actor_id": "ada"} |
       | a task id that is a list            | task_assigned  | {"task_id": ["T-100"], "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
       | no task id                          | task_assigned  | {"workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}                      |
+
+  # A bare NaN is no JSON, yet some decoders read it as a number (interpretation OF-9): the
+  # wake is then an agent wake of its task. Either way an implementation reads it one way at
+  # its gate and in every later count: admitted as out of scope and counted later, or gated as
+  # an agent wake and never counted, fits neither reading.
+  @AC-OFFICE-ASSIGN-RATE-001.1 @interpretation:OF-9 @clause:others-admitted
+  @clause:others-consume-nothing
+  Scenario: A payload with a bare NaN is read one way at the gate and in the count
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "T-100", "actor_type": "agent", "weight": NaN}
+    And 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada" as many times as the allowance, 1 minute apart
+    And 1 minute passes
+    And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "T-100", "actor_type": "agent", "weight": NaN}
+    Then the bare NaN was read one way at the gate and in the count
 
   # ---------------------------------------------------------------------------
   # 001.2 At most 5 agent wakes per task in any rolling 10 minutes (serial evaluation).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy.orm import Session
 
@@ -37,6 +37,19 @@ def _rewritten(payload: str, change: dict[str, Any], drop: tuple[str, ...] = ())
         return payload
     kept = {name: value for name, value in fields.items() if name not in drop}
     return json.dumps({**kept, **change})
+
+
+_READS_NAN: Final = json.JSONDecoder()
+"""A decoder that takes a bare NaN for a number, as JSON5's and lenient ones do."""
+_WRITE_PAYLOAD: Final = office_models.Run.write_payload
+
+
+def columns_read_leniently(
+    run: office_models.Run, payload: str, facts: PayloadFacts | None = None
+) -> None:
+    """Derives the columns the count reads with a decoder that takes a bare NaN for a number,
+    while the gate reads the wake strictly: a NaN wake admitted as out of scope is counted."""
+    _WRITE_PAYLOAD(run, payload, read_payload(payload, _READS_NAN))
 
 
 def lenient_gate_subject(reason: str, facts: PayloadFacts) -> GateSubject:
@@ -106,6 +119,15 @@ MUTANTS = [
         "drops a wake whose payload does not parse instead of admitting it (both readings of "
         "OF-4 admit it)",
         lambda: [Patch(office_service, "RunQueue", UnparseableDroppingQueue)],
+    ),
+    Mutant(
+        "nan_counted_not_gated",
+        "AC-OFFICE-ASSIGN-RATE-001.1",
+        Capability.OFFICE,
+        "the count reads stored payloads with a decoder that takes a bare NaN for a number, the "
+        "gate reads strictly: a NaN wake admitted as out of scope is counted later (no reading "
+        "of OF-9 does both)",
+        lambda: [Patch(office_models.Run, "write_payload", columns_read_leniently)],
     ),
     Mutant(
         "actor_type_case_insensitive",

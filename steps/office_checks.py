@@ -8,10 +8,11 @@ of the spec the implementation broke.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Final
 
 from pytest_bdd import parsers, then
 
-from conformance.driver import Producer
+from conformance.driver import Outcome, Producer
 from conformance.oracle.office_shapes import (
     AGENT,
     REFUSAL_MISREPORTED,
@@ -55,6 +56,40 @@ _EXPECTED = r'"(?P<first>[a-z_ ]+)"(?: or "(?P<second>[a-z_ ]+)")?'
 @then(parsers.re(rf"the wake's outcome is {_EXPECTED}"))
 def wake_outcome(office: OfficeScene, first: str, second: str | None) -> None:
     check_outcome(office.last_wake(), either(first, second), "the wake")
+
+
+NAN_ADMITTED: Final = "AC-OFFICE-ASSIGN-RATE-001.1/others-admitted"
+NAN_CONSUMED_NOTHING: Final = "AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing"
+
+
+@then("the bare NaN was read one way at the gate and in the count")
+def bare_nan_read_one_way(office: OfficeScene) -> None:
+    """Over the scenario's wakes: one with a bare NaN, as many agent wakes of its task as the
+    allowance, then another with a bare NaN. Out of scope (OF-9 as the kit reads it), every one
+    is admitted. Read as an agent wake of its task (`nan-read`), the first one counts, so the
+    last agent wake and the second NaN wake are refused. Any other history fits neither: the
+    gate and the count read the NaN apart, and the clauses the kit's reading finds broken are
+    named."""
+    allowance = office.constants.allowance
+    shapes = [wake.shape for wake in office.history]
+    expected = [Shape.UNPARSEABLE, *[Shape.AGENT] * allowance, Shape.UNPARSEABLE]
+    scenario_requires(shapes == expected, f"the scenario's wakes are {shapes}, not {expected}")
+    outcomes = [wake.outcome for wake in office.history]
+    out_of_scope = [Outcome.QUEUED.value] * (allowance + 2)
+    read_as_agent = out_of_scope[:allowance] + [Outcome.RATE_LIMITED.value] * 2
+    said = (
+        f"outcomes in order {outcomes}; out of scope they are {out_of_scope}, read as an agent "
+        f"wake of its task {read_as_agent}"
+    )
+    nan_turned_away = {outcomes[0], outcomes[-1]} != {Outcome.QUEUED.value}
+    agent_turned_away = set(outcomes[1:-1]) != {Outcome.QUEUED.value}
+    broken = (NAN_ADMITTED,) * nan_turned_away + (NAN_CONSUMED_NOTHING,) * agent_turned_away
+    expect(
+        outcomes in (out_of_scope, read_as_agent),
+        broken or (NAN_ADMITTED,),
+        f"the gate and the count read the NaN apart, as neither reading of OF-9 does: {said}",
+    )
+    expect(outcomes == out_of_scope, "OF-9", f"read as an agent wake: {said}", observed="counted")
 
 
 @then(

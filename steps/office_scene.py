@@ -136,6 +136,8 @@ class OfficeScene:
     at_start: Observation | None = None
     before_action: Observation | None = None
     wakes: list[Wake] = field(default_factory=list)
+    history: list[Wake] = field(default_factory=list)
+    """Every wake of the scenario, in order: what a step judging them together reads."""
     last_delivery: tuple[str, str, str, str | None] | None = None
     fault_armed: bool = False
     generations: dict[str, int] = field(default_factory=dict)
@@ -183,6 +185,7 @@ class OfficeScene:
         self.generation_before_action = dict(self.generations)
         self.series_generations = []
         self.wakes = action()
+        self.history += self.wakes
 
     def baseline(self, since: str) -> Observation:
         """`by that wake` / `by those wakes` / `by that assignment`, or `in this scenario`."""

@@ -11,6 +11,7 @@ from gherkin.token_scanner import TokenScanner
 
 from conformance.oracle.office_shapes import TASK_ASSIGNED, Shape, parse_payload, shape_of
 from conformance.properties.hostile_data import (
+    JUDGED_APART,
     NOT_AGENT_ACTOR_TYPES,
     OTHER_REASONS,
     UNATTRIBUTED_TASK_IDS,
@@ -74,7 +75,7 @@ def odd_value(reason: str, payload: str) -> tuple[str, Any] | None:
 
 
 POOLS: dict[str, tuple[Any, ...]] = {
-    "payload": UNPARSEABLE_PAYLOADS,
+    "payload": (*UNPARSEABLE_PAYLOADS, *JUDGED_APART),
     "reason": OTHER_REASONS,
     "actor_type": (*NOT_AGENT_ACTOR_TYPES, ABSENT),
     "task_id": (*UNATTRIBUTED_TASK_IDS, ABSENT),

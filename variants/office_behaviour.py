@@ -1,5 +1,5 @@
 """Office variants in behaviour the spec leaves open: the coalescing relabel, how far a generation
-moves, whether an unassignment moves it, which run a duplicate names.
+moves, whether an unassignment moves it, which run a duplicate names, how a bare NaN reads.
 
 The spec tolerates a count one high or one low per mixed-actor merge, asks that
 an assignment "bumps" the generation (not by how much), ties generations to
@@ -8,6 +8,7 @@ assignments only, and says nothing of the run a deduplicated wake names.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, cast
 
@@ -16,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from conformance.reference.errors import NotFound
-from conformance.reference.office import assignment, coalescer, run_queue, service
+from conformance.reference.office import assignment, classifier, coalescer, run_queue, service
 from conformance.reference.office.coalescer import _merge_target
 from conformance.reference.office.constants import QUEUED
 from conformance.reference.office.models import Run, Task
@@ -112,5 +113,12 @@ VARIANTS = [
         Capability.OFFICE,
         "a deduplicated wake is reported without the id of the run it duplicates",
         lambda: [Patch(service, "RunQueue", AnonymousDuplicates)],
+    ),
+    Variant(
+        "nan_read",
+        Capability.OFFICE,
+        "reads a bare NaN in a payload as a number (as JSON5 does), at the gate and in the count",
+        lambda: [Patch(classifier, "_STRICT_JSON", json.JSONDecoder())],
+        readings={"OF-9": "nan-read"},
     ),
 ]

@@ -59,8 +59,6 @@ often as all the others."""
 UNPARSEABLE_PAYLOADS: Final = (
     '{"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"',
     '[{"task_id": "T-100", "actor_type": "agent"}]',
-    '{"task_id": "T-100", "actor_type": "agent", "weight": NaN}',
-    '{"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "weight": NaN}',
     '{"task_id": null, "actor_type": "agent"',
     '{"workspace_id": "acme"',
     "null",
@@ -69,8 +67,13 @@ UNPARSEABLE_PAYLOADS: Final = (
     "{'task_id': 'T-100', 'actor_type': 'agent'}",
 )
 """Payload texts that are no JSON object, several of them mentioning actor type agent and a task:
-a count that reads stored payloads leniently (a regular expression, a JSON function that
-accepts NaN) counts them; one that fails on them turns every later read into a failed one."""
+a count that reads stored payloads leniently (a regular expression) counts them; one that fails
+on them turns every later read into a failed one. A bare NaN is not among them: decoders differ
+on it, an open question (OF-9) that one scenario judges under both readings."""
+
+JUDGED_APART: Final = ('{"task_id": "T-100", "actor_type": "agent", "weight": NaN}',)
+"""Payloads the models never draw, since decoders differ on them and the models read by one
+reading: OF-9's bare NaN, judged under both readings by its own scenario."""
 
 TASK_ASSIGNED: Final = "task_assigned"
 

@@ -41,10 +41,11 @@ _STRICT_JSON: Final = json.JSONDecoder(parse_constant=_reject_constant)
 """Built once: `json.loads` with a keyword builds a decoder per call, a third of the parse."""
 
 
-def parse_object(payload: str) -> dict[str, Any] | None:
-    """The payload as a JSON object, or None when it is not one (or not strict JSON)."""
+def parse_object(payload: str, decoder: json.JSONDecoder | None = None) -> dict[str, Any] | None:
+    """The payload as a JSON object, or None when it is not one (by default: not strict JSON,
+    a bare NaN included, OF-9's question)."""
     try:
-        parsed = _STRICT_JSON.decode(payload)
+        parsed = (decoder or _STRICT_JSON).decode(payload)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
@@ -64,8 +65,8 @@ class PayloadFacts:
     """The actor_id when it is a non-empty JSON string, else ""."""
 
 
-def read_payload(payload: str) -> PayloadFacts:
-    fields = parse_object(payload)
+def read_payload(payload: str, decoder: json.JSONDecoder | None = None) -> PayloadFacts:
+    fields = parse_object(payload, decoder)
     if fields is None:
         return PayloadFacts(is_object=False, task_key="", actor_type=None, acting_agent_id="")
     actor = fields.get("actor_type")
