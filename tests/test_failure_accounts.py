@@ -88,3 +88,45 @@ def test_no_published_report_holds_a_path_of_the_runner_s_machine(tmp_path: Path
         assert "Failing test case" in text or option == "--junit", option
         leaked = [where for where in machine if where in text]
         assert not leaked, f"{option} holds {leaked}"
+
+
+FEWER = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
+MORE = "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early"
+
+
+def test_a_search_reports_each_set_of_broken_clauses_apart_each_with_its_own_counterexample() -> (
+    None
+):
+    """Every check raises from `expect`: with one exception type for all, Hypothesis took every
+    break for one failure, shrank toward the easiest and reported it for all. A type per set
+    of clauses keeps them apart: each is shrunk on its own and shown with its own scenario."""
+    from hypothesis import given, note, settings
+    from hypothesis import strategies as st
+
+    from conformance.running.failure_evidence import (
+        SCENARIO_NOTE,
+        counterexample_of,
+        distinct_failures,
+    )
+    from conformance.spec.clause_check import ClauseViolation, expect
+
+    @settings(database=None, derandomize=True, max_examples=300, report_multiple_bugs=True)
+    @given(st.integers(0, 100))
+    def search(n: int) -> None:
+        note(f"{SCENARIO_NOTE}@CRITERION\nScenario: {n} wakes")
+        expect(not 10 <= n < 50, FEWER, f"{n} in the middle")
+        expect(n < 50, MORE, f"{n} at the top")
+
+    with pytest.raises(BaseExceptionGroup) as found:
+        search()
+    joined = distinct_failures(found.value)
+    assert isinstance(joined, ClauseViolation)
+    assert [part.cites for part in joined.parts] == [(FEWER,), (MORE,)] or [
+        part.cites for part in joined.parts
+    ] == [(MORE,), (FEWER,)]
+    shown = counterexample_of(joined)
+    assert "# Counterexample 1 of 2" in shown and "# Counterexample 2 of 2" in shown
+    assert "@AC-OFFICE-ASSIGN-RATE-001.2\nScenario: 10 wakes" in shown, shown
+    assert "@AC-OFFICE-ASSIGN-RATE-002.1\nScenario: 50 wakes" in shown, shown
+    account = Failure(step=None, observed="x", counterexample=shown).render(hypothesis_notes=False)
+    assert "Scenario: 10 wakes" in account and "Scenario: 50 wakes" in account

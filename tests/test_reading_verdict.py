@@ -253,7 +253,8 @@ def test_distinct_failures_found_at_once_are_one_violation_of_them_all() -> None
     assert isinstance(joined, ClauseViolation)
     assert joined.cites == (CLAUSE, "AC-ARMONIA-WORKREQ-001.9/no-budget-created")
     assert "failure 2 of 2: budget made" in joined.detail
-    assert joined.__notes__ == ["the first counterexample"]
+    assert [part.__notes__ for part in joined.parts[:1]] == [["the first counterexample"]]
+    assert joined.parts == (first, second), "each with its own counterexample"
     lone = ExceptionGroup("one", [first, ValueError("not a check")])
     assert unreplayed_violation(lone) is first
     assert "also met: ValueError('not a check')" in first.detail

@@ -100,8 +100,8 @@ def unreplayed_violation(error: BaseException | None) -> BaseException | None:
 
 
 def distinct_failures(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The group's clause violations as one, citing every clause any of them broke, with the
-    first one's counterexample; a group holding none stays what it is (the kit's error)."""
+    """The group's clause violations as one, citing every clause any of them broke, each with
+    its own counterexample (`parts`); a group holding none stays what it is (the kit's error)."""
     found = [
         violation
         for member in group.exceptions
@@ -127,8 +127,7 @@ def distinct_failures(group: BaseExceptionGroup[BaseException]) -> BaseException
     )
     joined = ClauseViolation(cites, detail, default_registry(), allows=allowed)
     joined.readings_apart = all(violation.readings_apart for violation in found)
-    for note in getattr(found[0], "__notes__", []):
-        joined.add_note(note)
+    joined.parts = tuple(found)
     return joined
 
 
@@ -174,7 +173,15 @@ def counterexample_of(error: BaseException | None) -> str:
     """A property's shrunk counterexample, from the notes Hypothesis attached to its error: the
     last Gherkin scenario the property noted, tagged with the criterion its error cites, then
     the rest of what Hypothesis noted (its program of steps, the reproduction blob) as Gherkin
-    comments, so that the whole pastes into a feature file; without a scenario, the notes."""
+    comments, so that the whole pastes into a feature file; without a scenario, the notes. For
+    distinct failures a search found apart, each one's, headed by the clauses it broke."""
+    parts = error.parts if isinstance(error, ClauseViolation) else ()
+    if parts:
+        return "\n\n".join(
+            f"# Counterexample {number} of {len(parts)}, breaking {', '.join(part.cites)}:\n"
+            f"{counterexample_of(part)}"
+            for number, part in enumerate(parts, start=1)
+        )
     notes = [str(note) for note in getattr(error, "__notes__", [])]
     scenarios = [n for n in notes if n.startswith(SCENARIO_NOTE)]
     if not scenarios:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TypeVar
 
 from conformance.spec.evidence import current_ledger
@@ -51,6 +52,9 @@ class ClauseViolation(AssertionError):
     """Whether its readings failed in checks of readings alone (a model's breaks gathered to the
     end: `properties.surprises`); otherwise a reading beside a clause only says what the check
     rested on, and the check breaks the clause alone."""
+    parts: tuple[ClauseViolation, ...] = ()
+    """For the violations a search found apart, joined as one (see
+    `running.failure_evidence.distinct_failures`): each of them, with its own counterexample."""
 
     def __init__(
         self,
@@ -251,7 +255,8 @@ def expect(
         return
     said = allows() if callable(allows) else allows
     seen = observed() if callable(observed) else observed
-    violation = ClauseViolation(cites, detail() if callable(detail) else detail, known, said, seen)
+    told = detail() if callable(detail) else detail
+    violation = violation_type(cites)(cites, told, known, said, seen)
     log = _READING_LOG.get()
     if log is not None and violation.interpretations_only:
         log.note(violation)
@@ -279,7 +284,18 @@ def violated(
     """The violation to raise where the failure is already known (e.g. a refused setup): the
     step cannot go on past it, so it is raised even when it cites readings only."""
     known = registry or default_registry()
-    return ClauseViolation(_citable(cite, known), detail, known, allows, observed)
+    cites = _citable(cite, known)
+    return violation_type(cites)(cites, detail, known, allows, observed)
+
+
+@cache
+def violation_type(cites: tuple[str, ...]) -> type[ClauseViolation]:
+    """A type of its own for the violations of one set of clauses. Hypothesis tells failures
+    apart by their type and the place they were raised, and every check raises from here: with
+    one type, a search would shrink toward whichever break is easiest to reach and report that
+    one for all; with a type per set, it shrinks and reports each apart."""
+    said = {"__doc__": f"A violation of {', '.join(cites)}.", "__module__": __name__}
+    return type("ClauseViolation", (ClauseViolation,), said)
 
 
 def _citable(cite: Cite, registry: Registry) -> tuple[str, ...]:

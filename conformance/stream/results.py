@@ -204,12 +204,24 @@ class Failure(BaseModel):
             lines += [f"  {line}" for line in self.stderr]
         counterexample = self.counterexample
         if not hypothesis_notes:
-            counterexample = counterexample.partition(f"\n{HYPOTHESIS_NOTES}")[0]
+            counterexample = without_hypothesis_notes(counterexample)
         if counterexample:
             lines += ["", "Counterexample:", counterexample]
         if self.trace and trace:
             lines += ["", "Trace:", self.trace]
         return "\n".join(lines)
+
+
+def without_hypothesis_notes(counterexample: str) -> str:
+    """A counterexample's Gherkin without what Hypothesis noted beside each scenario (its
+    program of steps, its reproduction blob: comment lines under HYPOTHESIS_NOTES)."""
+    kept: list[str] = []
+    noting = False
+    for line in counterexample.splitlines():
+        noting = line == HYPOTHESIS_NOTES or (noting and line.startswith("  #"))
+        if not noting:
+            kept.append(line)
+    return "\n".join(kept).rstrip("\n")
 
 
 class ScenarioResult(Record):
