@@ -1289,7 +1289,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         One amount, so that how many of them fit does not depend on their order: the model's
         figures after the race, and so every later draw, are those of any other interleaving.
         Amounts that differ would let the order decide the charge, and Hypothesis, running an
-        example again, would meet other draws and call the search flaky (issue 27).
+        example again, would meet other draws and call the search flaky.
         """
         session, request_id = self.child_session_of[request], request
         room, amounts = self.drawn_usages(session, data, 2, 5)

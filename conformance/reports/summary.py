@@ -249,7 +249,13 @@ def out_of_scope_line(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str 
 
 def record_name(result: ScenarioResult) -> str:
     """`feature: title`, an outline row named by its values (its key keeps the pytest id)."""
-    return f"{result.feature}: {result.title or result.scenario}"
+    return f"{result.feature}: {shown_title(result)}"
+
+
+def shown_title(result: ScenarioResult) -> str:
+    """A record's title as an account shows it: a property that ended in what no check judged
+    by its own title, without the criterion of this record, since it blames none."""
+    return result.scenario if result.ended else result.title or result.scenario
 
 
 def records_said(run: ResultsRun) -> str:

@@ -23,6 +23,7 @@ from conformance.reports.summary import (
     run_succeeded,
     scenarios_cell,
     shown_status,
+    shown_title,
     unmet_criteria,
     untagged,
 )
@@ -160,8 +161,7 @@ def _print_causes(run: ResultsRun, console: Console) -> None:
 
 def _where_and_title(result: ScenarioResult) -> str:
     where = f"{result.feature}:{result.line}" if result.line else result.feature
-    title = result.scenario if result.ended else result.title or result.scenario
-    return f"{escape(where)} {escape(title)}"
+    return f"{escape(where)} {escape(shown_title(result))}"
 
 
 def causes(run: ResultsRun) -> dict[tuple[str, str], list[ScenarioResult]]:

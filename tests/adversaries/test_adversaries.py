@@ -128,3 +128,5 @@ def test_a_failure_shows_the_implementation_s_own_words_and_a_property_s_error_i
     shown = markdown.read_text()
     assert shown.count("as a counterexample showed") == 1, "the property's account, once"
     assert "the property check 'every admission decision" in shown
+    summary = next(line for line in shown.splitlines() if "the rolling window's —" in line)
+    assert "[AC-" not in summary, "an error that blames no criterion is named by the property"
