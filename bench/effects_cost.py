@@ -1,4 +1,4 @@
-"""What issue 25's checking on every path costs a run: `conformance run` against the in-process
+"""What checking on every path costs a run: `conformance run` against the in-process
 reference with every check, beside the same run without the office effects property, or beside
 the kit as it was at an earlier commit (`--baseline REV`, checked out into a throwaway
 worktree), side by side in one run of this script (alternating, so that the machine's load
@@ -6,7 +6,7 @@ falls on both alike). Each run must pass (a run with checks deselected: fail no 
 ratio of runs that judged differently would compare nothing.
 
     python -m bench.effects_cost [--rounds 3] [--seed 1]
-    python -m bench.effects_cost --baseline 3932d17 [--rounds 3]
+    python -m bench.effects_cost --baseline REV [--rounds 3]
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ DELIVERIES = 2
 """How many times the dispenser hands out each request."""
 RESULT_TIMEOUT = 600.0
 RATE_TARGETS = {8: 4.0}
-"""The highest cost × the issue accepts against the floor, by number of processes."""
+"""The highest cost × accepted against the floor, by number of processes."""
 
 FLOOR_CLAIM = (
     "UPDATE workreq_requests SET lease_generation = lease_generation + 1, lease_holder = %s, "

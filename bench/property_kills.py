@@ -1,7 +1,7 @@
 """What the property checks catch on their own, mutant by mutant: `python bench/property_kills.py`.
 
 `conformance strength` judges mutants by the Gherkin scenarios alone (a kill that hung on a
-random search would depend on the seed). This measures the other half of issue 27's point 2:
+random search would depend on the seed). This measures what the property checks add to that:
 every mutant run through the property checks only (`-k properties`) at the thorough profile,
 at a reduced size by default, from one seed, without shrinking (a verdict is wanted here, not
 the shortest counterexample). A mutant is *in sight* when some property check

@@ -1,6 +1,6 @@
 """Run the benches and print their table: `python bench/run.py [--quick|--full] [--json F]`.
 
---quick (the default) takes 3 to 4 minutes on a 2-core machine (3 min 22 s at 05d1255):
+--quick (the default) takes 3 to 4 minutes on a 2-core machine:
 10^3 against 10^5 runs for the gate, 1 and 8 lease processes, the suite timed
 on its four "window" scenarios only, and strength on the window mutants and
 the listing variants. --full measures what the brief asks (10^3 against 10^6

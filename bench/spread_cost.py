@@ -1,6 +1,6 @@
 """What a run spread over cores saves (`--jobs`), and what the deep search costs (`thorough`).
 
-Rows, each measured in the same bench run (issue 27):
+Rows, each measured in the same bench run:
 
 - the whole suite (`--properties ci --seed 1`) through `exec:` against the served reference,
   `--jobs 1` against `--jobs 2` (target: at most 0.6× on two cores), and whether every

@@ -23,7 +23,7 @@ from conformance.strength import (
 
 SECTION = "5. Strength (mutants and variants)"
 BUDGET_S = 90.0
-"""The issue's budget for every mutant and every variant on 2 cores."""
+"""The budget for every mutant and every variant on 2 cores."""
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,8 @@ pytestmark = [
 """Shrinking a counterexample to its shortest form replays it hundreds of times, each on a fresh
 store, and the seed decides how long that takes: from seconds to the five minutes after which
 Hypothesis stops. Each catch's seed and selection find and shrink its defect in seconds
-(docs/bench.md times the others); after any change to a property's strategies, time them again.
+(`bench/property_kills.py` times any seed); after any change to a property's strategies, time
+them again.
 The stale heartbeat, whose catch took a minute of shrinking, is pasted from a written program
 in tests/test_work_request_steps_pasted.py."""
 

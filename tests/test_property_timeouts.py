@@ -1,10 +1,11 @@
-"""A property's search outliving the suite's per-test timeout still replays (issue 27, point 1).
+"""A property's search outliving the suite's per-test timeout still replays.
 
-The suite's timeout (suite.ini, 300 s) used to stop a thorough search inside whichever example
-was running: Hypothesis took the interruption for that example's failure, replayed it, saw it
-pass, and every record of the property came out `errored` (FlakyFailure, or
-FlakyStrategyDefinition when the alarm came inside a draw). PYTEST_TIMEOUT, which pytest-timeout
-reads before the ini file, plays a slow machine here: one second, for a search of a few.
+The suite's timeout (suite.ini, 300 s) must not stop a thorough search inside whichever example
+is running: Hypothesis would take the interruption for that example's failure, replay it, see it
+pass, and every record of the property would come out `errored` (FlakyFailure, or
+FlakyStrategyDefinition when the alarm came inside a draw). So the bound is on each example, not
+on the search. PYTEST_TIMEOUT, which pytest-timeout reads before the ini file, plays a slow
+machine here: one second, for a search of a few.
 """
 
 from __future__ import annotations

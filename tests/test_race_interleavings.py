@@ -3,8 +3,8 @@
 Hypothesis runs an example more than once (to shrink it, to replay a failure) and demands the
 same draws each time. The draws after a race follow the model's figures (what a session may
 still hand out, which requests exist, which leases are live), so those figures must not depend
-on the order in which the implementation happened to serve the race's calls. When they did,
-the thorough search on the reference ended `errored` with FlakyStrategyDefinition (issue 27).
+on the order in which the implementation happened to serve the race's calls; if they did, a
+search on the reference could end `errored` with FlakyStrategyDefinition.
 
 Here the reference serves each batch one call after another, once in the order given and once
 in the reverse order: two legal interleavings, which must leave the same figures behind.

@@ -1,4 +1,4 @@
-"""The work-request machine's examples are spread over several searches (issue 27): each a check
+"""The work-request machine's examples are spread over several searches: each a check
 of its own in the inventory, each from a seed derived from the run's, together the budget's
 examples, so that `--jobs` and `--shard` can spread the longest search of a thorough run."""
 

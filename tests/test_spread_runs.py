@@ -1,5 +1,5 @@
 """A run spread over cores (`--jobs`) or over machines (`--shard` + `merge`) gives the verdicts
-of a single run (issue 27, points 3 and 4).
+of a single run.
 
 Each comparison runs the same selection twice or more, from one seed: the window scenarios and
 the office properties over the window (`-k window`), which a mutant of the window fails and a

@@ -1,4 +1,4 @@
-"""The thorough profile runs on every commit, at a reduced size (issue 27, point 2).
+"""The thorough profile runs on every commit, at a reduced size.
 
 `--properties thorough` is the profile an implementer runs before a release: no deadline,
 longer programs (100 steps), more restarts, Hypothesis' explain phase. A full search

@@ -116,8 +116,9 @@ def test_a_variant_through_exec_declares_across_the_wire(tmp_path: Path) -> None
 
 def test_capped_usages_made_at_once_charge_what_any_order_would(tmp_path: Path) -> None:
     """A capped variant must hold its reading under races too: usages of 3 made at once on a
-    slice of 5 charge 5, and none is refused. Capped against a read taken before the charge,
-    some rounds charged 3 and refused two, and the machine's searches were flaky (issue 27)."""
+    slice of 5 charge 5, and none is refused, in every round. A cap taken against a read made
+    before the charge would charge 3 and refuse two in some rounds, and make the machine's
+    searches flaky."""
     nothing = Permissions()
     for round_ in range(12):
         driver = open_driver("variant:usage_capped_at_slice", None, tmp_path / str(round_))
