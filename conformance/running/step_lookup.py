@@ -2,7 +2,7 @@
 
 For every step it runs, pytest-bdd asks pytest for the definitions of every fixture name there
 is and keeps those whose parser matches the step's text: about 180 lookups a step, 450,000 in a
-suite run, a tenth of its CPU time (docs/bench.md). Which definitions can parse a step depends
+suite run, about a tenth of its CPU time. Which definitions can parse a step depends
 only on the step's type and text and on where the scenario sits (a definition is visible from
 the folder, module or class that defines it down), and none is added once the suite is
 collected, so the answer is kept per (type, text, the scenario's parent). Only a session that
