@@ -411,11 +411,14 @@ def _spread(
 
 def _progress_printer(progress: Progress, claim: Claim) -> Callable[[ScenarioResult], None]:
     """A `--jobs` run's progress lines, as a run of one job prints them (running.progress)."""
-    from conformance.running.progress import progress_line, shows_a_line
+    from conformance.running.progress import ProgressLines
+
+    lines = ProgressLines(progress, claim)
 
     def printed(record: ScenarioResult) -> None:
-        if shows_a_line(progress, record, claim):
-            console.print(progress_line(record), markup=False, highlight=False)
+        line = lines.line_for(record)
+        if line is not None:
+            console.print(line, markup=False, highlight=False)
 
     return printed
 

@@ -182,7 +182,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   @clause:others-consume-nothing
   Scenario: A payload with a bare NaN is read one way at the gate and in the count
     When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "T-100", "actor_type": "agent", "weight": NaN}
-    And 1 minute passes
+    Then no rate-limit counter moved by that wake
+    When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada" as many times as the allowance, 1 minute apart
     And 1 minute passes
     And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "T-100", "actor_type": "agent", "weight": NaN}

@@ -97,9 +97,10 @@ MORE = "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early"
 def test_a_search_reports_each_set_of_broken_clauses_apart_each_with_its_own_counterexample() -> (
     None
 ):
-    """Every check raises from `expect`: with one exception type for all, Hypothesis took every
-    break for one failure, shrank toward the easiest and reported it for all. A type per set
-    of clauses keeps them apart: each is shrunk on its own and shown with its own scenario."""
+    """Every check raises from `expect`: with one exception type for all, Hypothesis takes every
+    break for one failure and shrinks toward the easiest. A type per set of clauses keeps them
+    apart: where a search reports each failure (report_multiple_bugs), each is shrunk on its
+    own and shown with its own scenario."""
     from hypothesis import given, note, settings
     from hypothesis import strategies as st
 

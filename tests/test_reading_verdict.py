@@ -258,3 +258,29 @@ def test_distinct_failures_found_at_once_are_one_violation_of_them_all() -> None
     lone = ExceptionGroup("one", [first, ValueError("not a check")])
     assert unreplayed_violation(lone) is first
     assert "also met: ValueError('not a check')" in first.detail
+
+
+def test_a_replay_that_broke_other_clauses_is_a_violation_of_both() -> None:
+    """A violation type per set of clauses makes a replay that breaks another set flaky to
+    Hypothesis: both breaks stand, and the note says the replay failed otherwise, not that it
+    did not fail."""
+    first = violated(CLAUSE, "a second grant")
+    second = violated("AC-ARMONIA-WORKREQ-001.9/no-budget-created", "budget made")
+    joined = unreplayed_violation(FlakyFailure("inconsistent", [first, second]))
+    assert isinstance(joined, ClauseViolation)
+    assert joined.cites == (CLAUSE, "AC-ARMONIA-WORKREQ-001.9/no-budget-created")
+    assert "broke other clauses" in joined.detail and "did not fail again" not in joined.detail
+
+
+def test_breaks_a_model_noted_before_an_error_are_raised_not_dropped() -> None:
+    """An error the implementation answered after the model noted breaks ends the example: the
+    breaks still fail their clauses, the error noted on them."""
+    from conformance.properties.surprises import Surprises
+
+    surprises = Surprises()
+    surprises.note(violated(CLAUSE, "a second grant"), "step 3")
+    stopped = DriverError(ErrorCode.INTERNAL, "the row is locked")
+    with pytest.raises(ClauseViolation) as raised:
+        surprises.raise_if_any(after=stopped)
+    assert raised.value.cites == (CLAUSE,) and raised.value.__cause__ is stopped
+    assert any("the row is locked" in note for note in raised.value.__notes__)

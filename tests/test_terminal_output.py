@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reports.summary import QUIET
 from conformance.running.progress import progress_line
-from conformance.stream.results import NOT_RUN, ResultsRun, ScenarioResult
+from conformance.stream.results import NOT_RUN, QUIET, ResultsRun, ScenarioResult
 from conformance.stream.stream_integrity import read_stream
 
 CHECKOUT = Path(__file__).resolve().parent.parent

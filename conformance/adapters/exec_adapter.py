@@ -79,9 +79,9 @@ CLOCK_START: Final = datetime(2026, 1, 1, tzinfo=UTC)
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_STARTUP_TIMEOUT: Final = 30.0
 CRASH_AFTER_SECONDS: Final = 0.002
+"""How long a call killed mid-way may run: long enough to have begun, too short to finish."""
 RESTART_MARK: Final = "--- (the harness restarted the implementation here) ---"
 """Between the stderr lines of a driver's processes, in a failure's account."""
-"""How long a call killed mid-way may run: long enough to have begun, too short to finish."""
 
 
 class ExecDriver:
@@ -211,7 +211,8 @@ class ExecDriver:
             self._carried_logs.extend(self._logs_before_restart())
         self._crashed = False
         self._process.kill()
-        self._said_before_restarts += [*self._process.stderr_tail(), RESTART_MARK]
+        said = self._process.stderr_tail()
+        self._said_before_restarts += [*said, RESTART_MARK] if said else []
         self._process, self._description = self._launch_or_take_spare()
         self._restarts += 1
         self._prepare_spares()

@@ -142,12 +142,16 @@ class OfficeEffects:
     def kept_as_scenario(self) -> Iterator[None]:
         """Run the schedule; at its end, every distinct break it met fails together (see
         `surprises`), with the schedule as a Gherkin scenario, as is any other failure (an error
-        the implementation answered, a fault)."""
+        the implementation answered, a fault): the breaks met before it are still raised, with
+        the error noted, never dropped for it."""
         try:
             yield
             self.surprises.raise_if_any()
-        except Exception:
+        except Exception as error:
             note(SCENARIO_NOTE + "\n".join(self.lines))
+            if isinstance(error, ClauseViolation):
+                raise
+            self.surprises.raise_if_any(after=error)
             raise
 
     # -- performing -----------------------------------------------------

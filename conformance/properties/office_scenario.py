@@ -43,8 +43,8 @@ def kept_as_scenario(
     try:
         yield
     except Exception as error:
-        cites = error.cites if isinstance(error, ClauseViolation) else ()
-        criterion = cites[0].split("/")[0] if cites else CRITERION_PLACEHOLDER
+        violation = error if isinstance(error, ClauseViolation) else None
+        criterion = violation.criterion if violation else CRITERION_PLACEHOLDER
         note(SCENARIO_NOTE + scenario(title, criterion, office, wakes, window_checks))
         raise
 

@@ -12,9 +12,8 @@ easiest one stand for the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 
-from conformance.spec.clause_check import ClauseViolation
+from conformance.spec.clause_check import ClauseViolation, violation_type
 from conformance.spec.registry import default_registry
 
 
@@ -37,7 +36,8 @@ class Surprises:
         for cite in cites:
             self.first.setdefault(cite, f"at {during}: {violation.detail}")
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, after: BaseException | None = None) -> None:
+        """The breaks noted, as one violation; `after`: what stopped the example, noted on it."""
         if not self.first:
             return
         cites = tuple(sorted(self.first))
@@ -45,11 +45,8 @@ class Surprises:
         detail = "\n".join(accounts)
         if len(accounts) > 1:
             detail = f"{len(accounts)} distinct breaks, the schedule went on past each:\n{detail}"
-        raise breaks_of(cites)(cites, detail, default_registry(), allows=self.allowed)
-
-
-@cache
-def breaks_of(cites: tuple[str, ...]) -> type[ClauseViolation]:
-    """A violation type of its own for one set of broken clauses (see the module's note)."""
-    said = {"__doc__": f"Breaks of {', '.join(cites)}.", "readings_apart": True}
-    return type("Breaks", (ClauseViolation,), said)
+        gathered = violation_type(cites, readings_apart=True)
+        breaks = gathered(cites, detail, default_registry(), allows=self.allowed)
+        if after is not None:
+            breaks.add_note(f"then the example stopped: {type(after).__name__}: {after}")
+        raise breaks from after

@@ -26,7 +26,6 @@ from conformance.reports.summary import (
     readings_of,
     records_said,
     run_succeeded,
-    shown_status,
 )
 from conformance.spec.registry import Registry, short_id
 from conformance.stream.results import FAILING, ResultsRun, ScenarioResult, Status, StepResult
@@ -257,9 +256,10 @@ def _property_checks(requirement: str, verdicts: list[CriterionVerdict]) -> str:
         per_criterion = ", ".join(
             f"{escape(short_id(r.criterion or ''))} <em>{r.status.value}</em>" for r in records
         )
-        told = next((r for r in records if r.failure is not None), None)
+        failing = sorted(records, key=lambda r: r.shown_status not in FAILING)
+        told = next((r for r in failing if r.failure is not None), None)
         passed = any(r.status is Status.PASSED for r in records)
-        status = shown_status(told) if told else Status.PASSED if passed else records[0].status
+        status = told.shown_status if told else Status.PASSED if passed else records[0].status
         badge = f"<span class='badge {status.value}'>{status.value}</span>"
         evidence = f"<pre>{escape(told.evidence or '')}</pre>" if told else ""
         opened = " open" if told else ""

@@ -8,7 +8,6 @@ from html import escape
 
 from conformance.reports.summary import (
     CriterionVerdict,
-    attention,
     claim_failures,
     claim_headline,
     criterion_verdicts,
@@ -19,10 +18,9 @@ from conformance.reports.summary import (
     records_said,
     run_succeeded,
     scenarios_cell,
-    shown_status,
 )
 from conformance.spec.registry import Registry
-from conformance.stream.results import ResultsRun, ScenarioResult, Status
+from conformance.stream.results import ResultsRun, ScenarioResult, Status, attention
 
 ICON = {
     Status.PASSED: "✅",
@@ -91,7 +89,7 @@ def render_markdown(
             evidence = result.evidence or ""
             fence = "`" * max(3, 1 + max(map(len, re.findall("`+", evidence)), default=0))
             lines.append(
-                f"<details><summary>{ICON[shown_status(result)]} {shown_status(result).value}: "
+                f"<details><summary>{ICON[result.shown_status]} {result.shown_status.value}: "
                 f"{escape(_cell(record_name(result)), quote=False)}{_cell(headline)}</summary>\n\n"
                 f"{_quoted(result.violated, quotes or {})}"
                 f"{fence}\n{evidence}\n{fence}\n</details>"

@@ -9,7 +9,6 @@ criteria fail it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conformance.properties.catalogue import RECORD_PREFIX
@@ -17,7 +16,6 @@ from conformance.spec.registry import KIT_READING, Criterion, Registry
 from conformance.stream.results import (
     FAILING,
     NOT_RUN,
-    QUIET,
     Claim,
     ResultsRun,
     ScenarioResult,
@@ -249,13 +247,7 @@ def out_of_scope_line(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str 
 
 def record_name(result: ScenarioResult) -> str:
     """`feature: title`, an outline row named by its values (its key keeps the pytest id)."""
-    return f"{result.feature}: {shown_title(result)}"
-
-
-def shown_title(result: ScenarioResult) -> str:
-    """A record's title as an account shows it: a property that ended in what no check judged
-    by its own title, without the criterion of this record, since it blames none."""
-    return result.scenario if result.ended else result.title or result.scenario
+    return f"{result.feature}: {result.shown_title}"
 
 
 def records_said(run: ResultsRun) -> str:
@@ -280,27 +272,3 @@ def scenarios_cell(verdict: CriterionVerdict) -> str:
     cell = f"{passed}/{len(results) - not_applicable - not_run} passed"
     cell += f", {not_applicable} n/a" if not_applicable else ""
     return cell + (f", {not_run} not run" if not_run else "")
-
-
-def attention(run: ResultsRun, quiet: Iterable[Status] = QUIET) -> list[ScenarioResult]:
-    """The records a person must read, within the claim: those that ran and are not `quiet`, and
-    one record of each property check that ended in what no check judged (a fault, an error
-    the implementation answered), which its records per criterion do not show as failed."""
-    claim, quiet = run.header.claim, frozenset(quiet)
-    ended: set[tuple[str, str]] = set()
-    chosen = []
-    for result in run.scenarios:
-        if result.criterion is not None and not claim.covers(result.criterion):
-            continue
-        if result.ended is not None:
-            if (result.feature, result.scenario) not in ended:
-                ended.add((result.feature, result.scenario))
-                chosen.append(result)
-        elif result.status not in quiet and result.evidence != NOT_RUN:
-            chosen.append(result)
-    return chosen
-
-
-def shown_status(result: ScenarioResult) -> Status:
-    """How a record reads in an account: a property's end where no check judged it."""
-    return result.ended or result.status

@@ -13,7 +13,6 @@ from rich.table import Table
 
 from conformance.reports.summary import (
     CriterionVerdict,
-    attention,
     claim_headline,
     criterion_verdicts,
     divergences,
@@ -22,13 +21,11 @@ from conformance.reports.summary import (
     records_said,
     run_succeeded,
     scenarios_cell,
-    shown_status,
-    shown_title,
     unmet_criteria,
     untagged,
 )
 from conformance.spec.registry import Registry
-from conformance.stream.results import NOT_RUN, ResultsRun, ScenarioResult, Status
+from conformance.stream.results import NOT_RUN, ResultsRun, ScenarioResult, Status, attention
 
 STYLE = {
     Status.PASSED: "green",
@@ -42,8 +39,6 @@ STYLE = {
     Status.DIVERGED: "yellow",
     Status.UNVERIFIED: "bold magenta",
 }
-
-"""Statuses that need no account: the verdict tables and the divergence lines say them."""
 ACCOUNT_LINES: Final = 60
 """A terminal account's longest (a counterexample of a long program); the stream has it all."""
 
@@ -161,7 +156,7 @@ def _print_causes(run: ResultsRun, console: Console) -> None:
 
 def _where_and_title(result: ScenarioResult) -> str:
     where = f"{result.feature}:{result.line}" if result.line else result.feature
-    return f"{escape(where)} {escape(shown_title(result))}"
+    return f"{escape(where)} {escape(result.shown_title)}"
 
 
 def causes(run: ResultsRun) -> dict[tuple[str, str], list[ScenarioResult]]:
@@ -172,9 +167,7 @@ def causes(run: ResultsRun) -> dict[tuple[str, str], list[ScenarioResult]]:
     for result in attention(run):
         failure = result.failure
         cited = (
-            ", ".join(failure.clauses)
-            if failure and failure.clauses
-            else shown_status(result).value
+            ", ".join(failure.clauses) if failure and failure.clauses else result.shown_status.value
         )
         said = failure.headline if failure else (result.evidence or "").partition("\n")[0]
         groups.setdefault((cited, re.sub(r"\d+", "N", said)), []).append(result)
@@ -194,7 +187,7 @@ def _print_accounts(
     for result in attention(run):
         shown += 1
         console.print(
-            f"[{STYLE[shown_status(result)]}]{shown_status(result).value}[/] "
+            f"[{STYLE[result.shown_status]}]{result.shown_status.value}[/] "
             f"{_where_and_title(result)}",
             highlight=False,
             soft_wrap=True,

@@ -86,17 +86,25 @@ def harness_doing(purpose: str) -> Iterator[None]:
 def unreplayed_violation(error: BaseException | None) -> BaseException | None:
     """A property's check that failed once and did not fail when Hypothesis replayed it is
     still a defect the kit saw (an implementation that is not deterministic, a race): the
-    violation itself, noted as not replayed, never an error of the kit. Distinct failures a
+    violation itself, noted as not replayed, never an error of the kit; one that broke other
+    clauses when replayed is a violation of them all, noted as such. Distinct failures a
     search found at once (Hypothesis raises them as a group) are one violation of them all."""
     if isinstance(error, BaseExceptionGroup) and not isinstance(error, FlakyFailure):
         return distinct_failures(error)
     if not isinstance(error, FlakyFailure):
         return error
-    seen = next((e for e in error.exceptions if isinstance(e, ClauseViolation)), None)
-    if seen is None:
+    seen = [e for e in error.exceptions if isinstance(e, ClauseViolation)]
+    if len(seen) > 1:
+        joined = joined_violations(seen)
+        joined.detail += (
+            "\n(Hypothesis's replay of the same example broke other clauses: a race decides "
+            "which, or the implementation is not deterministic)"
+        )
+        return joined
+    if not seen:
         return error
-    seen.detail += "\n(seen once; Hypothesis's replay of the same example did not fail again)"
-    return seen
+    seen[0].detail += "\n(seen once; Hypothesis's replay of the same example did not fail again)"
+    return seen[0]
 
 
 def distinct_failures(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -114,8 +122,11 @@ def distinct_failures(group: BaseExceptionGroup[BaseException]) -> BaseException
     ]
     if others:  # said beside the breaks, never instead of them
         found[0].detail += "\n(the same search also met: " + "; ".join(map(repr, others)) + ")"
-    if len(found) == 1:
-        return found[0]
+    return found[0] if len(found) == 1 else joined_violations(found)
+
+
+def joined_violations(found: list[ClauseViolation]) -> ClauseViolation:
+    """Violations a search met apart, as one citing every clause any of them broke."""
     cites = tuple(dict.fromkeys(cite for violation in found for cite in violation.cites))
     allowed: dict[str, set[str]] = {}
     for violation in found:
@@ -187,7 +198,7 @@ def counterexample_of(error: BaseException | None) -> str:
     if not scenarios:
         return "\n".join(notes)
     scenario = scenarios[-1].removeprefix(SCENARIO_NOTE).strip("\n")
-    criterion = error.cites[0].split("/")[0] if isinstance(error, ClauseViolation) else None
+    criterion = error.criterion if isinstance(error, ClauseViolation) else None
     tagged = scenario.replace(f"@{CRITERION_PLACEHOLDER}\n", f"@{criterion}\n" if criterion else "")
     others = [line for n in notes if not n.startswith(SCENARIO_NOTE) for line in n.splitlines()]
     if not others:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from conformance.spec.registry import short_id
-from conformance.stream.results import QUIET, Claim, ScenarioResult, Status
+from conformance.stream.results import Attention, Claim, ScenarioResult, Status
 
 if TYPE_CHECKING:
     from conformance.running.recorder import ResultsRecorder
@@ -60,6 +60,7 @@ class KitProgress:
         self._recorder = recorder
         self._write = write
         self._progress = progress
+        self._lines: ProgressLines | None = None
         self._shown = 0
 
     @pytest.hookimpl(wrapper=True)
@@ -75,9 +76,12 @@ class KitProgress:
         """The records the recorder wrote for the item just finished (one per criterion for a
         property check)."""
         run = self._recorder.run()
+        if self._lines is None:
+            self._lines = ProgressLines(self._progress, run.header.claim)
         for record in run.scenarios[self._shown :]:
-            if shows_a_line(self._progress, record, run.header.claim):
-                self._write(progress_line(record), _MARKUP.get(record.status, {"red": True}))
+            line = self._lines.line_for(record)
+            if line is not None:
+                self._write(line, _MARKUP.get(record.shown_status, {"red": True}))
         self._shown = len(run.scenarios)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -91,23 +95,30 @@ class KitProgress:
             self._write(f"  {line}", {})
 
 
-def shows_a_line(progress: Progress, record: ScenarioResult, claim: Claim) -> bool:
-    """Whether `progress` prints a line for `record`: every record, or one a person must read
-    (not quiet, within the claim, or a property's search that ended in what no check judged)."""
-    if progress is Progress.SCENARIOS:
-        return True
-    if progress is not Progress.PROBLEMS:
-        return False
-    claimed = record.criterion is None or claim.covers(record.criterion)
-    return claimed and (record.status not in QUIET or record.ended is not None)
+class ProgressLines:
+    """Which records get a line as they are written: every one (`scenarios`), or those a person
+    must read (`problems`, see `Attention`); a property that ended in what no check judged gets
+    one line, under its own title, however many criteria it names."""
+
+    def __init__(self, progress: Progress, claim: Claim) -> None:
+        self._progress = progress
+        self._attention = Attention(claim)
+
+    def line_for(self, record: ScenarioResult) -> str | None:
+        if self._progress not in (Progress.SCENARIOS, Progress.PROBLEMS):
+            return None
+        wanted = self._attention.wants(record)
+        if record.ended is not None or self._progress is Progress.PROBLEMS:
+            return progress_line(record) if wanted else None
+        return progress_line(record)
 
 
 def progress_line(record: ScenarioResult) -> str:
     """`failed  OFFICE-001.2  office_assign_rate_001.feature: Five agent wakes ...`: no path,
     the outline row's values in the title."""
     criterion = short_id(record.criterion) if record.criterion else "(no criterion)"
-    title = record.title or record.scenario
-    line = f"{record.status.value:<14} {criterion:<15} {record.feature}: {title}"
+    criterion = "(the property)" if record.ended else criterion
+    line = f"{record.shown_status.value:<14} {criterion:<15} {record.feature}: {record.shown_title}"
     if record.status is Status.NOT_APPLICABLE and record.evidence:
         line += f" ({record.evidence.splitlines()[0]})"
     return line

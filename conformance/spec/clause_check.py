@@ -74,6 +74,15 @@ class ClauseViolation(AssertionError):
         super().__init__(self.render())
 
     @property
+    def criterion(self) -> str:
+        """The criterion a counterexample of it is tagged with: its first clause's, else the
+        first criterion its first reading is registered under."""
+        clause = next((c for c in self.cites if not INTERPRETATION_ID.fullmatch(c)), None)
+        if clause is not None:
+            return clause.split("/")[0]
+        return default_registry().interpretation(self.cites[0]).criteria[0]
+
+    @property
     def interpretations_only(self) -> bool:
         """Whether only readings of open questions were cited: a failure some alternative may
         explain (see `explained`)."""
@@ -289,12 +298,19 @@ def violated(
 
 
 @cache
-def violation_type(cites: tuple[str, ...]) -> type[ClauseViolation]:
+def violation_type(
+    cites: tuple[str, ...], *, readings_apart: bool = False
+) -> type[ClauseViolation]:
     """A type of its own for the violations of one set of clauses. Hypothesis tells failures
     apart by their type and the place they were raised, and every check raises from here: with
     one type, a search would shrink toward whichever break is easiest to reach and report that
-    one for all; with a type per set, it shrinks and reports each apart."""
-    said = {"__doc__": f"A violation of {', '.join(cites)}.", "__module__": __name__}
+    one for all; with a type per set, it shrinks and reports each apart. `readings_apart`: a
+    model's breaks gathered to the end (see `ClauseViolation.readings_apart`)."""
+    said = {
+        "__doc__": f"A violation of {', '.join(cites)}.",
+        "__module__": __name__,
+        "readings_apart": readings_apart,
+    }
     return type("ClauseViolation", (ClauseViolation,), said)
 
 

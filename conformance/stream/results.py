@@ -261,6 +261,17 @@ class ScenarioResult(Record):
     """For a property's record: how the search as a whole ended where that was a fault
     (errored, timeout), which fails the run once, not each criterion the property names."""
 
+    @property
+    def shown_status(self) -> Status:
+        """How the record reads in an account: a property's end where no check judged it."""
+        return self.ended or self.status
+
+    @property
+    def shown_title(self) -> str:
+        """Its title in an account: a property that ended in what no check judged goes by its
+        own title, without this record's criterion, since it blames none."""
+        return self.scenario if self.ended else self.title or self.scenario
+
 
 class Footer(Record):
     type: Literal["footer"] = "footer"
@@ -364,3 +375,33 @@ def undefined_results(
 def totals(results: Iterable[ScenarioResult]) -> dict[Status, int]:
     counted = Counter(result.status for result in results)
     return {status: counted.get(status, 0) for status in Status}
+
+
+class Attention:
+    """Which records a person must read, as a run writes them: within the claim, those that ran
+    and are not quiet (a divergence is not, where the claim makes it fail the run), and one
+    record of each property check that ended in what no check judged, which its records per
+    criterion do not show as failed. The terminal's progress lines and every account use it."""
+
+    def __init__(self, claim: Claim, quiet: Iterable[Status] | None = None) -> None:
+        strict = claim.strict_interpretations
+        default = [s for s in QUIET if not (strict and s is Status.DIVERGED)]
+        self._claim = claim
+        self._quiet = frozenset(default if quiet is None else quiet)
+        self._ended: set[tuple[str, str]] = set()
+
+    def wants(self, result: ScenarioResult) -> bool:
+        if result.criterion is not None and not self._claim.covers(result.criterion):
+            return False
+        if result.ended is None:
+            return result.status not in self._quiet and result.evidence != NOT_RUN
+        check = (result.feature, result.scenario)
+        first = check not in self._ended
+        self._ended.add(check)
+        return first
+
+
+def attention(run: ResultsRun, quiet: Iterable[Status] | None = None) -> list[ScenarioResult]:
+    """The records of `run` a person must read (see `Attention`)."""
+    wanted = Attention(run.header.claim, quiet)
+    return [result for result in run.scenarios if wanted.wants(result)]

@@ -110,6 +110,8 @@ def test_a_failure_shows_the_implementation_s_own_words_and_a_property_s_error_i
     assert outcome.exit_code == EXIT_FAILURES, outcome.output
     assert "records disagree" not in outcome.output, outcome.output
     assert "The implementation's stderr (its last lines):" in outcome.output
+    progress = [line for line in outcome.output.splitlines() if "(the property)" in line]
+    assert len(progress) == 1 and progress[0].startswith("failed"), progress
     ran = [s for s in verify_stream(results).scenarios if s.status is not Status.UNDEFINED]
     (scenario,) = [s for s in ran if s.steps]
     assert scenario.status is Status.FAILED and scenario.failure is not None
