@@ -279,7 +279,7 @@ class ExecDriver:
     def stderr_tail(self) -> tuple[str, ...]:
         """The implementation's last stderr lines in this driver's life, across its restarts,
         for evidence beside a failure."""
-        said = [*self._said_before_restarts, *self._process.stderr_tail()]
+        said = [*self._said_before_restarts, *self._process.settled_stderr_tail()]
         return tuple(said[-self.stderr_lines :])
 
     def close(self) -> None:

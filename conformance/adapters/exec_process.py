@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import select
 import shlex
 import subprocess
 import threading
@@ -45,6 +46,9 @@ STDERR_READ_BYTES: Final = 64 * 1024
 DRAIN_SECONDS: Final = 1.0
 """How long to wait for the last stderr lines of a process that exited or was killed."""
 REAP_SECONDS: Final = 5.0
+STDERR_SETTLE_SECONDS: Final = 0.2
+"""How long a live process's stderr lines already written may take to be read, for a failure's
+account: the reply that showed the failure came on the other pipe, read by another thread."""
 STDOUT_LINES_WAITING: Final = 2
 """A reply and one unasked line (already a fault) is all a request ever needs to see."""
 EXIT_POLL_SECONDS: Final = 0.05
@@ -225,6 +229,19 @@ class ImplementationProcess:
 
     def stderr_tail(self) -> tuple[str, ...]:
         return tuple(self._stderr)
+
+    def settled_stderr_tail(self) -> tuple[str, ...]:
+        """The tail once what the process has written so far is read (a killed one's readers
+        are drained already): it writes before it answers, but the pipes are read apart."""
+        pipe = self._popen.stderr
+        deadline = time.monotonic() + STDERR_SETTLE_SECONDS
+        while not self._killed and pipe is not None and time.monotonic() < deadline:
+            written, _, _ = select.select([pipe], [], [], 0)
+            if not written:
+                break
+            time.sleep(EXIT_POLL_SECONDS / 50)
+        time.sleep(0)  # let the reader append the line it has just read
+        return self.stderr_tail()
 
     def forget_stderr(self) -> None:
         """Start a new tail, so a reused process's evidence shows no earlier scenario's lines."""

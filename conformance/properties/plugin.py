@@ -261,8 +261,8 @@ class DriverFactory:
             try:
                 yield driver
             finally:
+                driver.close()  # a killed process's last stderr lines are read to the end
                 self.last_said[:] = stderr_of(driver)
-                driver.close()
 
     def stderr_tail(self) -> tuple[str, ...]:
         """What the implementation said in the last example (see `SpeaksOnStderr`)."""
