@@ -8,13 +8,14 @@ of the spec the implementation broke.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Final
 
 from pytest_bdd import parsers, then
 
 from conformance.driver import Outcome, Producer
 from conformance.oracle.office_shapes import (
+    ADMITTED_CLAUSES,
     AGENT,
+    OTHERS_CONSUME_NOTHING,
     REFUSAL_MISREPORTED,
     Shape,
     counts_as_agent_run,
@@ -64,10 +65,6 @@ def wake_outcome(office: OfficeScene, first: str, second: str | None) -> None:
     check_outcome(office.last_wake(), either(first, second), "the wake")
 
 
-NAN_ADMITTED: Final = "AC-OFFICE-ASSIGN-RATE-001.1/others-admitted"
-NAN_CONSUMED_NOTHING: Final = "AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing"
-
-
 @then("the bare NaN was read one way at the gate and in the count")
 def bare_nan_read_one_way(office: OfficeScene) -> None:
     """Over the scenario's wakes: one with a bare NaN, as many agent wakes of its task as the
@@ -103,8 +100,9 @@ def out_of_scope_breaks(outcomes: list[str]) -> tuple[str, ...]:
     queued = Outcome.QUEUED.value
     nan_turned_away = {outcomes[0], outcomes[-1]} != {queued}
     agent_turned_away = set(outcomes[1:-1]) != {queued}
-    broken = (NAN_ADMITTED,) * nan_turned_away + (NAN_CONSUMED_NOTHING,) * agent_turned_away
-    return broken or (NAN_ADMITTED, NAN_CONSUMED_NOTHING)
+    admitted = ADMITTED_CLAUSES[Shape.UNPARSEABLE]
+    broken = admitted * nan_turned_away + (OTHERS_CONSUME_NOTHING,) * agent_turned_away
+    return broken or (*admitted, OTHERS_CONSUME_NOTHING)
 
 
 @then(

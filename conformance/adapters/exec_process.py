@@ -49,6 +49,7 @@ REAP_SECONDS: Final = 5.0
 STDERR_SETTLE_SECONDS: Final = 0.2
 """How long a live process's stderr lines already written may take to be read, for a failure's
 account: the reply that showed the failure came on the other pipe, read by another thread."""
+STDERR_SETTLE_POLL_SECONDS: Final = 0.001
 STDOUT_LINES_WAITING: Final = 2
 """A reply and one unasked line (already a fault) is all a request ever needs to see."""
 EXIT_POLL_SECONDS: Final = 0.05
@@ -239,7 +240,7 @@ class ImplementationProcess:
             written, _, _ = select.select([pipe], [], [], 0)
             if not written:
                 break
-            time.sleep(EXIT_POLL_SECONDS / 50)
+            time.sleep(STDERR_SETTLE_POLL_SECONDS)
         time.sleep(0)  # let the reader append the line it has just read
         return self.stderr_tail()
 

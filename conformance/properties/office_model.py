@@ -23,6 +23,7 @@ from conformance.driver import Outcome, RateLimitReason, Run
 from conformance.oracle.office_shapes import (
     ADMITTED_CLAUSES,
     FAIL_OPEN_CLAUSES,
+    OTHERS_CONSUME_NOTHING,
     QUIET_CLAUSES,
     Shape,
     parse_payload,
@@ -35,7 +36,6 @@ from conformance.properties.office_operations import Assign, Produce, Raw
 OF4_COUNTED = "counted-unattributed"
 """OF-4's alternative: a payload that is no object is in scope with no task."""
 
-OTHERS_CONSUME_NOTHING = "AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing"
 ADMITTED_CONSUME = "AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume"
 ANY_ASSIGNEE = "AC-OFFICE-ASSIGN-RATE-001.3/any-assignee"
 PER_TASK = "AC-OFFICE-ASSIGN-RATE-001.3/per-task"

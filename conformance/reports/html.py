@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from html import escape
 from typing import Final
 
-from conformance.properties.catalogue import RECORD_PREFIX
 from conformance.reports.summary import (
     CriterionVerdict,
     claim_failures,
     claim_headline,
     criterion_verdicts,
     divergences,
+    of_property,
     readings_of,
     records_said,
     run_succeeded,
@@ -212,7 +212,7 @@ def _criterion(
         + [result.title or result.scenario for result in verdict.scenarios]
     ).lower()
     scenarios = "".join(
-        _scenario(result, quotes) for result in verdict.scenarios if not _of_property(result)
+        _scenario(result, quotes) for result in verdict.scenarios if not of_property(result)
     )
     return (
         f"<div class='criterion' id='{escape(criterion.id)}' "
@@ -223,14 +223,10 @@ def _criterion(
     )
 
 
-def _of_property(result: ScenarioResult) -> bool:
-    return result.feature.startswith(RECORD_PREFIX)
-
-
 def _checked_by_properties(verdict: CriterionVerdict) -> str:
     """One line naming the property checks that judged this criterion, each with its record's
     verdict; their accounts stand once, under the requirement (see `_property_checks`)."""
-    records = [result for result in verdict.scenarios if _of_property(result)]
+    records = [result for result in verdict.scenarios if of_property(result)]
     if not records:
         return ""
     named = ", ".join(
@@ -247,7 +243,7 @@ def _property_checks(requirement: str, verdicts: list[CriterionVerdict]) -> str:
     checks: dict[tuple[str, str], list[ScenarioResult]] = {}
     for verdict in verdicts:
         for result in verdict.scenarios:
-            if _of_property(result):
+            if of_property(result):
                 checks.setdefault((result.feature, result.scenario), []).append(result)
     if not checks:
         return ""

@@ -245,6 +245,11 @@ def out_of_scope_line(run: ResultsRun, verdicts: list[CriterionVerdict]) -> str 
     return f"Out of scope (the claim is {claim}): {len(outside)} criteria, {', '.join(outside)}."
 
 
+def of_property(result: ScenarioResult) -> bool:
+    """Whether a record is a property check's (one per criterion it names), not a scenario's."""
+    return result.feature.startswith(RECORD_PREFIX)
+
+
 def record_name(result: ScenarioResult) -> str:
     """`feature: title`, an outline row named by its values (its key keeps the pytest id)."""
     return f"{result.feature}: {result.shown_title}"
@@ -253,7 +258,7 @@ def record_name(result: ScenarioResult) -> str:
 def records_said(run: ResultsRun) -> str:
     """The number of records, with what they are and their statuses. It is no pytest count: an
     outline row is a record, and a property check writes one per criterion it names."""
-    checks = sum(1 for result in run.scenarios if result.feature.startswith(RECORD_PREFIX))
+    checks = sum(1 for result in run.scenarios if of_property(result))
     counted = ", ".join(f"{n} {s.value}" for s, n in totals(run.scenarios).items() if n)
     made_of = (
         f"{len(run.scenarios) - checks} scenarios and outline rows, {checks} property-check "
