@@ -1,0 +1,253 @@
+"""Is a history linearizable? Wing and Gong's search, as Porcupine and Knossos run it.
+
+A history is explained when its operations can be put in one order, consistent with their
+real-time order (one that finished before another began comes first), in which a pure model
+answers every definite call as the implementation did. A call whose outcome is unknown may
+take effect at any point after it began, or never: the search tries both, and carries it
+forward as pending until the history ends.
+
+The history is cut where nothing overlaps (calls made one at a time cost one step each), and
+each concurrent stretch is searched depth-first, memoised on the set of calls placed and the
+model's state, so a batch of a dozen calls stays cheap. Every distinct state the batch can end
+in is kept (Knossos' configurations) and the next stretch starts from each of them.
+
+The model is any mutable object, copied before each try; `step` applies one operation to it and
+returns None when the model explains the answer, or a `Mismatch` saying which clauses the answer
+breaks. When no order explains a stretch, the mismatches met at the deepest point any order
+reached are the evidence: those calls could not be placed next by any order that went that far.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from conformance.concurrency.history import Operation
+
+M = TypeVar("M")
+
+MAX_TRIES = 200_000
+"""Tries of one stretch before the search gives up: far beyond any batch the kit draws (a batch
+of twelve calls, memoised, takes a few thousand), so reaching it means a history too wide to
+judge, which is said as such, never taken for a pass."""
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """An answer the model cannot give at this point, and the clauses that makes it break."""
+
+    operation: Operation
+    cites: tuple[str, ...]
+    detail: str
+
+
+Step = Callable[[M, Operation], Mismatch | None]
+"""Apply one operation to the model in place; None when the model explains its answer."""
+
+
+class HistoryTooWide(Exception):
+    """A stretch of overlapping calls too wide to search within `MAX_TRIES`."""
+
+
+@dataclass
+class Configuration(Generic[M]):
+    """A model state the history so far can have left, with the unknown calls not yet placed."""
+
+    model: M
+    pending: frozenset[int] = frozenset()
+
+
+@dataclass
+class Verdict(Generic[M]):
+    """What the search found: the states the history may have left, or why none explains it."""
+
+    configurations: list[Configuration[M]]
+    mismatches: list[Mismatch] = field(default_factory=list)
+    placed: tuple[Operation, ...] = ()
+    """The longest order found before the stretch no order explains."""
+    tries: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.configurations)
+
+    @property
+    def cites(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(cite for m in self.mismatches for cite in m.cites))
+
+    def explanation(self) -> str:
+        if self.ok:
+            return (
+                f"explained ({len(self.configurations)} possible end state(s), {self.tries} tries)"
+            )
+        order = ", ".join(describe(operation) for operation in self.placed) or "(none)"
+        lines = [
+            "no order of the overlapping calls, consistent with when each began and ended, "
+            "explains every answer",
+            f"the longest order of them that did: {order}",
+            "no call could come next:",
+            *(f"  - {mismatch.detail}" for mismatch in self.mismatches),
+        ]
+        return "\n".join(lines)
+
+
+def describe(operation: Operation) -> str:
+    """One call as a person reads it: its name, arguments and answer."""
+    arguments = ", ".join(f"{name}={value!r}" for name, value in operation.arguments.items())
+    if operation.outcome == "ok":
+        answer = "ok" if operation.value is None else f"ok {operation.value!r}"
+    else:
+        answer = f"refused {operation.error}" if operation.outcome == "fail" else "unknown"
+    return f"{operation.operation}({arguments}) -> {answer}"
+
+
+def stretches(history: Sequence[Operation]) -> Iterator[list[int]]:
+    """The history's indices cut where no call overlaps the next (in invocation order)."""
+    order = sorted(range(len(history)), key=lambda i: history[i].invoked_ns)
+    current: list[int] = []
+    end = -1
+    for index in order:
+        operation = history[index]
+        if current and operation.invoked_ns >= end:
+            yield current
+            current, end = [], -1
+        current.append(index)
+        end = max(end, operation.completed_ns or operation.invoked_ns)
+    if current:
+        yield current
+
+
+def linearize(
+    history: Sequence[Operation], start: M, step: Step[M], key: Callable[[M], Hashable]
+) -> Verdict[M]:
+    """Search the whole history from `start`; `key` tells two model states apart."""
+    configurations = [Configuration(start)]
+    tries = 0
+    for stretch in stretches(history):
+        search = _Stretch(history, stretch, step, key)
+        ended = _distinct((c for c in configurations for c in search.ends(c)), key)
+        tries += search.tries
+        if not ended:
+            return Verdict([], search.culprits(), search.deepest_order, tries)
+        configurations = ended
+    return Verdict(configurations, tries=tries)
+
+
+def _distinct(
+    configurations: Iterator[Configuration[M]], key: Callable[[M], Hashable]
+) -> list[Configuration[M]]:
+    seen: dict[tuple[Hashable, frozenset[int]], Configuration[M]] = {}
+    for configuration in configurations:
+        seen.setdefault((key(configuration.model), configuration.pending), configuration)
+    return list(seen.values())
+
+
+class _Stretch(Generic[M]):
+    """The depth-first search of one stretch of overlapping calls."""
+
+    def __init__(
+        self,
+        history: Sequence[Operation],
+        stretch: list[int],
+        step: Step[M],
+        key: Callable[[M], Hashable],
+    ) -> None:
+        self.history = history
+        self.definite = frozenset(i for i in stretch if history[i].outcome != "info")
+        self.unknown = frozenset(i for i in stretch if history[i].outcome == "info")
+        self.step = step
+        self.key = key
+        self.tries = 0
+        self.visited: set[tuple[frozenset[int], frozenset[int], Hashable]] = set()
+        self.deepest_order: tuple[Operation, ...] = ()
+        self.deepest_mismatches: list[Mismatch] = []
+        self.placed_somewhere: set[int] = set()
+        self.first_mismatch: dict[int, Mismatch] = {}
+        self.twin_before = self._twins(stretch)
+
+    def ends(self, configuration: Configuration[M]) -> Iterator[Configuration[M]]:
+        """Every configuration the stretch can end in, from one it can start in."""
+        open_calls = configuration.pending | self.unknown
+        yield from self._search(configuration.model, frozenset(), open_calls, ())
+
+    def _search(
+        self,
+        model: M,
+        placed: frozenset[int],
+        unknown: frozenset[int],
+        order: tuple[int, ...],
+    ) -> Iterator[Configuration[M]]:
+        memo = (placed, unknown, self.key(model))
+        if memo in self.visited:
+            return
+        self.visited.add(memo)
+        if placed >= self.definite:
+            yield Configuration(model, unknown)
+        mismatches: list[Mismatch] = []
+        for index in self._ready(placed, unknown):
+            self.tries += 1
+            if self.tries > MAX_TRIES:
+                raise HistoryTooWide(f"more than {MAX_TRIES} tries for {len(self.definite)} calls")
+            trial = copy.deepcopy(model)
+            mismatch = self.step(trial, self.history[index])
+            if mismatch is not None:
+                mismatches.append(mismatch)
+                self.first_mismatch.setdefault(index, mismatch)
+                continue
+            self.placed_somewhere.add(index)
+            yield from self._search(trial, placed | {index}, unknown - {index}, (*order, index))
+        self._note_dead_end(placed, order, mismatches)
+
+    def _ready(self, placed: frozenset[int], unknown: frozenset[int]) -> list[int]:
+        """Calls that may take effect next: every definite call that finished before one began
+        is placed before it; an unknown call may take effect whenever it has begun."""
+        waiting = self.definite - placed
+        return sorted(
+            index
+            for index in waiting | unknown
+            if self.twin_before.get(index) not in waiting | unknown
+            and not any(self.history[other].surely_before(self.history[index]) for other in waiting)
+        )
+
+    def _twins(self, stretch: list[int]) -> dict[int, int]:
+        """Each call's twin placed before it: the same call with the same answer and the same
+        calls surely before and after it. Twins are interchangeable, so only orders that place
+        them in index order are tried (twelve identical usages: twelve tries, not 2^12)."""
+        last: dict[str, int] = {}
+        twins: dict[int, int] = {}
+        for index in sorted(stretch):
+            key = self._likeness(index, stretch)
+            if key in last:
+                twins[index] = last[key]
+            last[key] = index
+        return twins
+
+    def _likeness(self, index: int, stretch: list[int]) -> str:
+        call = self.history[index]
+        before = sorted(i for i in stretch if self.history[i].surely_before(call))
+        after = sorted(i for i in stretch if call.surely_before(self.history[i]))
+        answer = (call.operation, call.arguments, call.outcome, call.value, call.error)
+        return repr((answer, before, after))
+
+    def culprits(self) -> list[Mismatch]:
+        """Why no order explains the stretch. First the calls no order could place at any
+        point, and among them those accepted, when there are such: a refusal changes nothing,
+        so one that nothing justifies is most often the echo of an acceptance that no order
+        can place (a heartbeat that renewed under a generation the model cannot give, then a
+        publish refused as stale). Else the calls that could not come next at the deepest
+        point any order reached."""
+        never = [m for i, m in self.first_mismatch.items() if i not in self.placed_somewhere]
+        accepted = [m for m in never if m.operation.outcome == "ok"]
+        return accepted or never or self.deepest_mismatches
+
+    def _note_dead_end(
+        self, placed: frozenset[int], order: tuple[int, ...], mismatches: list[Mismatch]
+    ) -> None:
+        """Keep the mismatches of the deepest point any order reached (ties: the first)."""
+        if placed >= self.definite or not mismatches:
+            return
+        if len(order) > len(self.deepest_order) or not self.deepest_mismatches:
+            self.deepest_order = tuple(self.history[i] for i in order)
+            self.deepest_mismatches = mismatches

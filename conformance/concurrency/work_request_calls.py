@@ -1,0 +1,422 @@
+"""Each recorded work-request call applied to the pure model, for the linearizability search.
+
+`judge_history` asks whether some order of a history's calls, consistent with when each began
+and ended, is one in which `WorkRequestOracle`, under the readings it follows, gives every
+definite answer the implementation gave. Each call is judged as the state machine judges a call
+made alone: a refusal needs a code that applies at its point in the order, an acceptance needs
+none to apply, and what the implementation chose (a request's ids, a claim's generation, a
+renewal's expiry, a completion's instant) is adopted. Reads of a request or a budget must show
+the model's figures at their point. A mismatch cites the clause the serial check would, from
+`conformance.oracle.work_request_cites`.
+
+A call whose outcome is unknown takes effect, if at all, as the model would have it: the
+identifiers of a delegation nobody saw made are placeholders, and a claim gets the next
+generation. Listings are not judged here (their serial check reads the whole environment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from conformance.concurrency.history import Operation
+from conformance.concurrency.linearizable import Mismatch, Verdict, describe, linearize
+from conformance.driver import (
+    BudgetSnapshot,
+    Completion,
+    ErrorCode,
+    Lease,
+    Permissions,
+    WorkRequest,
+)
+from conformance.oracle.stored_instants import as_stored
+from conformance.oracle.work_request_cites import (
+    ACCEPT_CITES,
+    CLOSES_ONCE,
+    CONTRACT,
+    CREATES,
+    EXPIRED_STATE,
+    EXPIRY_PRECISION,
+    FENCED,
+    HEARTBEAT_EXTENDS,
+    KIND_CREATES,
+    NO_BUDGET,
+    RECORDS_RESULT,
+    REMAINDER_RETURNED,
+    SLICE_DEDUCTED,
+    USAGE_DRAWS,
+    USAGE_FROM_SLICE,
+    WITHIN_SLICE,
+    bad_input_cite,
+    refusal_cites,
+    wrong_code_cites,
+)
+from conformance.oracle.work_request_cites import Operation as Judged
+from conformance.oracle.work_requests import Refusals, WorkRequestOracle
+from conformance.spec.clause_check import ScenarioError
+
+Judge = Callable[[WorkRequestOracle, Operation], Mismatch | None]
+
+
+def judge_history(history: list[Operation], start: WorkRequestOracle) -> Verdict[WorkRequestOracle]:
+    """Whether some order of the history's calls, from the model's state `start`, explains every
+    answer; `start` is never changed (the search copies it before each try)."""
+    return linearize(history, start, judge_call, model_key)
+
+
+def model_key(oracle: WorkRequestOracle) -> Hashable:
+    """The model's whole state as one value, so that two orders ending alike are searched once."""
+    return repr(sorted(vars(oracle).items()))
+
+
+def judge_call(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
+    """Apply one recorded call to the model, at the instant it was made; None if it explains
+    the answer."""
+    if operation.clock is not None:
+        oracle.set_clock(operation.clock)
+    judge = JUDGES.get(operation.operation)
+    return None if judge is None else judge(oracle, operation)
+
+
+# -- refusals, shared by every operation ------------------------------------------------
+
+
+def refusal_mismatch(
+    operation: Operation, kind: Judged, refusals: Refusals, accepting: tuple[str, ...] = ()
+) -> Mismatch | None:
+    """A refused call against the refusals that apply at its point: None when its code is one."""
+    code = operation.error
+    if code in refusals:
+        return None
+    if not refusals:
+        cites = accepting or ACCEPT_CITES.get(kind, (CREATES,))
+        return mismatch(operation, cites, "nothing forbids it at this point")
+    return mismatch(
+        operation, wrong_code_cites(kind, refusals), f"the refusals that apply: {codes(refusals)}"
+    )
+
+
+def acceptance_mismatch(
+    operation: Operation, kind: Judged, refusals: Refusals, *, amount: int = 1
+) -> Mismatch | None:
+    """An accepted call against the refusals that apply at its point: None when none does."""
+    if not refusals:
+        return None
+    cites = refusal_cites(kind, refusals)
+    below_zero = bad_input_cite(amount, "")
+    if ErrorCode.INVALID_INPUT in refusals and below_zero:
+        cites = (below_zero, *cites)
+    return mismatch(operation, cites, f"it must be refused: {codes(refusals)}")
+
+
+def mismatch(operation: Operation, cites: tuple[str, ...], why: str) -> Mismatch:
+    return Mismatch(operation, cites, f"{describe(operation)}: {why}")
+
+
+def codes(refusals: Refusals) -> str:
+    return ", ".join(sorted(refusals))
+
+
+# -- the world ---------------------------------------------------------------------------
+
+
+def judge_setup(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
+    """The world a race runs in: it must be built as the scenario asked, or nothing is judged."""
+    arguments = operation.arguments
+    made: ErrorCode | None
+    if operation.operation == "create_environment":
+        made = oracle.create_environment(arguments["environment_id"], arguments["members"])
+    elif operation.operation == "create_campaign":
+        made = oracle.create_campaign(
+            arguments["campaign_id"], arguments["environment_id"], arguments["budget"]
+        )
+    else:
+        made = oracle.create_session(
+            arguments["session_id"],
+            arguments["campaign_id"],
+            arguments["principal"],
+            Permissions.model_validate(arguments["permissions"]),
+        )
+    if made is not None or operation.outcome != "ok":
+        raise ScenarioError(f"the race's world was not built: {describe(operation)}")
+    return None
+
+
+# -- delegation ----------------------------------------------------------------------------
+
+
+def judge_delegate(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
+    arguments = operation.arguments
+    origin = arguments["originating_session_id"]
+    asked = delegation_refusals(oracle, arguments, arguments["permissions"])
+    kind_cites = (CREATES, KIND_CREATES[arguments["kind"]])
+    if operation.outcome == "fail":
+        found = refusal_mismatch(operation, "delegate", asked, kind_cites)
+        if found is None:
+            oracle.refused(origin)
+        return found
+    if operation.outcome == "info":
+        if not asked:
+            record_delegation(oracle, arguments, f"unseen-{operation.process}", None)
+        return None
+    view = WorkRequest.model_validate(operation.value)
+    granted = delegation_refusals(oracle, arguments, view.permissions)
+    narrowing = oracle.may_narrow(asked) and not granted
+    refused = acceptance_mismatch(
+        operation, "delegate", granted if narrowing else asked, amount=arguments["budget_slice"]
+    )
+    if refused is not None:
+        return refused
+    record_delegation(oracle, arguments, view.request_id, view)
+    return None
+
+
+def delegation_refusals(
+    oracle: WorkRequestOracle, arguments: dict[str, Any], permissions: object
+) -> Refusals:
+    return oracle.delegation_refusals(
+        arguments["originating_session_id"],
+        deliverable=arguments["deliverable"],
+        budget_slice=arguments["budget_slice"],
+        permissions=Permissions.model_validate(permissions),
+        assignee=arguments["assignee"],
+    )
+
+
+def record_delegation(
+    oracle: WorkRequestOracle, arguments: dict[str, Any], request_id: str, view: WorkRequest | None
+) -> None:
+    """Adopt a delegation as made: its ids and granted set as reported, or placeholders for one
+    whose answer nobody saw."""
+    oracle.delegate(
+        arguments["originating_session_id"],
+        kind=arguments["kind"],
+        deliverable=arguments["deliverable"],
+        acceptance_checks=list(arguments["acceptance_checks"]),
+        budget_slice=arguments["budget_slice"],
+        permissions=Permissions.model_validate(
+            arguments["permissions"] if view is None else view.permissions
+        ),
+        assignee=arguments["assignee"],
+        request_id=request_id,
+        child_session_id=f"{request_id}-session" if view is None else view.child_session_id,
+        generation=0 if view is None else view.lease.generation,
+    )
+
+
+# -- leases ----------------------------------------------------------------------------------
+
+
+def judge_claim(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
+    request_id, holder = operation.arguments["request_id"], operation.arguments["holder"]
+    refusals = oracle.claim_refusals(request_id, holder)
+    known = not isinstance(oracle.get_request(request_id), ErrorCode)
+    own = oracle.held_by(request_id, holder) if known else None
+    required = refusals - {ErrorCode.LEASE_HELD} if own is not None else refusals
+    if operation.outcome == "fail":
+        return refusal_mismatch(operation, "claim", refusals, ("WR-6",))
+    if operation.outcome == "info":
+        if not required:
+            oracle.claim(request_id, holder)
+        return None
+    refused = acceptance_mismatch(operation, "claim", required)
+    if refused is not None:
+        return refused
+    lease = Lease.model_validate(operation.value)
+    if lease.holder != holder or lease.expires_at is None:
+        return mismatch(operation, (CONTRACT,), f"{holder}'s claim was granted {lease!r}")
+    if own is not None and lease.generation == own.generation:
+        oracle.extend(request_id, lease.expires_at)
+        return None
+    newest = oracle_lease(oracle, request_id).generation
+    if lease.generation <= newest:
+        return mismatch(operation, (FENCED,), f"generation {newest} was already granted")
+    if lease.expires_at not in as_stored(oracle.fresh_expiry()):
+        return mismatch(
+            operation, (EXPIRY_PRECISION,), f"a lease granted now expires {oracle.fresh_expiry()}"
+        )
+    oracle.claim(request_id, holder, generation=lease.generation, expires_at=lease.expires_at)
+    return None
+
+
+def judge_heartbeat(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
+    arguments = operation.arguments
+    request_id, generation = arguments["request_id"], arguments["generation"]
+    refusals = oracle.heartbeat_refusals(request_id, arguments["holder"], generation)
+    if operation.outcome == "fail":
+        return refusal_mismatch(operation, "heartbeat", refusals)
+    if operation.outcome == "info":
+        if not refusals:
+            oracle.extend(request_id)
+        return None
+    refused = acceptance_mismatch(operation, "heartbeat", refusals)
+    if refused is not None:
+        return refused
+    lease = Lease.model_validate(operation.value)
+    before = oracle_lease(oracle, request_id).expires_at
+    if lease.expires_at is None or (before is not None and lease.expires_at < before):
+        return mismatch(operation, (HEARTBEAT_EXTENDS,), f"the lease expired at {before}")
+    if lease.generation != generation:
+        if not oracle.reads("WR-7", "heartbeat-regenerates") or lease.generation < generation:
+            return mismatch(operation, ("WR-7",), f"renewed under generation {generation}")
+        oracle.regenerate(request_id, lease.generation)
+    oracle.extend(request_id, lease.expires_at)
+    return None
+
+
+# -- completion --------------------------------------------------------------------------------
+
+
+def judge_publish(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
+    arguments = operation.arguments
+    fencing = (
+        arguments["request_id"],
+        arguments["holder"],
+        arguments["generation"],
+        arguments["result_ref"],
+    )
+    recorded = oracle.recorded_retry(*fencing)
+    if recorded is not None:
+        return judge_exact_retry(oracle, operation, recorded)
+    refusals = oracle.publish_refusals(*fencing)
+    if operation.outcome == "fail":
+        return refusal_mismatch(operation, "publish", refusals)
+    if operation.outcome == "info":
+        if not refusals:
+            oracle.complete(*fencing)
+        return None
+    refused = acceptance_mismatch(operation, "publish", refusals)
+    if refused is not None:
+        return refused
+    completion = Completion.model_validate(operation.value)
+    predicted = oracle.complete(*fencing, completed_at=completion.completed_at)
+    return completion_mismatch(operation, completion, predicted)
+
+
+def completion_mismatch(
+    operation: Operation, completion: Completion, predicted: Completion
+) -> Mismatch | None:
+    """The completion as acknowledged against the model's at this point: what it gave back
+    above what was left creates budget; below it, WR-3's reading decides."""
+    if completion.budget_returned > predicted.budget_returned:
+        return mismatch(
+            operation,
+            (NO_BUDGET,),
+            f"{completion.budget_returned} given back, {predicted.budget_returned} was left",
+        )
+    if completion.budget_returned < predicted.budget_returned:
+        return mismatch(
+            operation,
+            (REMAINDER_RETURNED,),
+            f"{completion.budget_returned} given back, {predicted.budget_returned} was left",
+        )
+    if completion != predicted:
+        return mismatch(operation, (RECORDS_RESULT,), f"the model records {predicted!r}")
+    return None
+
+
+def judge_exact_retry(
+    oracle: WorkRequestOracle, operation: Operation, recorded: Completion
+) -> Mismatch | None:
+    """A publish repeating the recorded completion: answered with it, or refused as completed
+    where WR-10 is read as retry-refused."""
+    if operation.outcome == "info":
+        return None
+    refused_reading = oracle.reads("WR-10", "retry-refused")
+    if operation.outcome == "fail":
+        if refused_reading and operation.error is ErrorCode.ALREADY_COMPLETED:
+            return None
+        return mismatch(operation, ("WR-10",), f"an exact retry of {recorded!r}")
+    if not refused_reading and Completion.model_validate(operation.value) == recorded:
+        return None
+    return mismatch(operation, ("WR-10",), f"the recorded completion is {recorded!r}")
+
+
+# -- budget ----------------------------------------------------------------------------------
+
+
+def judge_usage(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
+    session, amount = operation.arguments["session_id"], operation.arguments["amount"]
+    refusals = oracle.usage_refusals(session, amount)
+    if operation.outcome == "fail":
+        return refusal_mismatch(operation, "record_usage", refusals, (USAGE_DRAWS,))
+    if operation.outcome == "ok":
+        refused = acceptance_mismatch(operation, "record_usage", refusals, amount=amount)
+        if refused is not None:
+            return refused
+    if not refusals:
+        oracle.record_usage(session, amount)
+    return None
+
+
+# -- reads -------------------------------------------------------------------------------------
+
+
+def judge_read_request(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
+    """A request read at its point in the order: what the race decides (who holds it under
+    which generation, whether and how it completed, what its child spent) as the model has it."""
+    predicted = oracle.get_request(operation.arguments["request_id"])
+    if operation.outcome != "ok":
+        expected_missing = predicted is ErrorCode.NOT_FOUND
+        if operation.outcome == "info" or (expected_missing and operation.error == predicted):
+            return None
+        return mismatch(operation, (CREATES,), f"the model reads {predicted!r}")
+    if isinstance(predicted, ErrorCode):
+        return mismatch(operation, (CREATES,), "the model holds no such request")
+    view = WorkRequest.model_validate(operation.value)
+    state_cites = (EXPIRED_STATE,) if oracle.lapsed(view.request_id) else (FENCED,)
+    parts: list[tuple[str, object, object, tuple[str, ...]]] = [
+        ("result", view.result_ref, predicted.result_ref, (RECORDS_RESULT, CLOSES_ONCE)),
+        ("lease holder", view.lease.holder, predicted.lease.holder, (FENCED,)),
+        ("lease generation", view.lease.generation, predicted.lease.generation, (FENCED,)),
+        ("state", view.state, predicted.state, state_cites),
+        ("budget spent", view.budget_spent, predicted.budget_spent, spent_cites(oracle, view)),
+    ]
+    for part, observed, expected, cites in parts:
+        if observed != expected:
+            return mismatch(operation, cites, f"its {part} reads {expected!r} in the model")
+    return None
+
+
+def spent_cites(oracle: WorkRequestOracle, view: WorkRequest) -> tuple[str, ...]:
+    """Spending beyond the slice breaks it under every reading; other figures rest on WR-2
+    where the model caps usage at what is left."""
+    if view.budget_spent > view.budget_slice:
+        return (WITHIN_SLICE,)
+    capped = oracle.reads("WR-2", "capped-usage")
+    return (USAGE_DRAWS, USAGE_FROM_SLICE) if capped else (USAGE_DRAWS,)
+
+
+def judge_read_budget(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
+    """A campaign's budget read at its point in the order: each part as the model has it."""
+    if operation.outcome != "ok":
+        return None if operation.outcome == "info" else mismatch(operation, (CREATES,), "refused")
+    snapshot = BudgetSnapshot.model_validate(operation.value)
+    predicted = oracle.budget(operation.arguments["campaign_id"])
+    if snapshot == predicted:
+        return None
+    created = isinstance(predicted, BudgetSnapshot) and snapshot.available > predicted.available
+    cites = (NO_BUDGET,) if created else (SLICE_DEDUCTED, USAGE_DRAWS, REMAINDER_RETURNED)
+    return mismatch(operation, cites, f"the model reads {predicted!r}")
+
+
+def oracle_lease(oracle: WorkRequestOracle, request_id: str) -> Lease:
+    view = oracle.get_request(request_id)
+    if isinstance(view, ErrorCode):
+        raise ScenarioError(f"the model holds no request {request_id}")
+    return view.lease
+
+
+JUDGES: dict[str, Judge] = {
+    "create_environment": judge_setup,
+    "create_campaign": judge_setup,
+    "create_session": judge_setup,
+    "delegate": judge_delegate,
+    "claim": judge_claim,
+    "heartbeat": judge_heartbeat,
+    "publish": judge_publish,
+    "record_usage": judge_usage,
+    "get_request": judge_read_request,
+    "budget": judge_read_budget,
+}
+"""How each operation a race records is judged; listings are left to their serial checks."""

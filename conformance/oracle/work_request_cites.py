@@ -1,0 +1,155 @@
+"""The clauses the work-request checks keep: which clause a refusal, an acceptance or a figure
+answers to, shared by the state machine and the history search so that a break is charged
+to the same clause wherever it is found."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from conformance.driver import DelegationKind, ErrorCode
+from conformance.oracle.work_requests import Refusals
+from conformance.spec.registry import INTERPRETATION_ID
+
+CREATES = "AC-ARMONIA-WORKREQ-001.1/creates-request"
+NO_WIDER_GRANT = "AC-ARMONIA-WORKREQ-001.2/no-wider-grant"
+REQUEST_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/request-survives"
+LEASE_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/lease-survives"
+EXPIRED_CANNOT_PUBLISH = "AC-ARMONIA-WORKREQ-001.4/expired-cannot-publish"
+CLAIMABLE_AGAIN = "AC-ARMONIA-WORKREQ-001.4/claimable-again"
+MEMBERS_LIST = "AC-ARMONIA-WORKREQ-001.5/members-list"
+NON_MEMBERS = "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"
+RECORDS_RESULT = "AC-ARMONIA-WORKREQ-001.6/records-result"
+CLOSES_ONCE = "AC-ARMONIA-WORKREQ-001.6/closes-once"
+FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
+STALE_REJECTED = "AC-ARMONIA-WORKREQ-001.7/stale-rejected"
+DEPTH_CAP = "AC-ARMONIA-WORKREQ-001.8/depth-cap"
+COUNT_CAP = "AC-ARMONIA-WORKREQ-001.8/count-cap"
+NO_BUDGET = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
+NO_NEGATIVE = "AC-ARMONIA-WORKREQ-001.9/no-negative-amount"
+ZERO_SLICE, EMPTY_DELIVERABLE, STRANGER, ZERO_USAGE = "WR-21", "WR-22", "WR-23", "WR-24"
+"""The questions of what a delegation's or a usage's bad input is (see `bad_input_cite`)."""
+NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
+CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
+HEARTBEAT_EXTENDS = "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends"
+LATE_HEARTBEAT = "WR-19"
+STALE_HEARTBEAT = "AC-ARMONIA-WORKREQ-001.12/stale-heartbeat-rejected"
+USAGE_DRAWS = "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign"
+WITHIN_SLICE = "AC-ARMONIA-WORKREQ-001.13/usage-within-slice"
+KIND_CREATES = {
+    DelegationKind.SPAWN: "AC-ARMONIA-WORKREQ-001.11/spawn-creates",
+    DelegationKind.SUBAGENT: "AC-ARMONIA-WORKREQ-001.11/subagent-creates",
+}
+NARROWED = (NO_WIDER_GRANT, NO_AUTHORITY)
+SLICE_DEDUCTED = "AC-ARMONIA-WORKREQ-001.1/slice-deducted"
+RESERVED_AT_DELEGATION = "WR-1"
+USAGE_FROM_SLICE = "WR-2"
+REMAINDER_RETURNED = "WR-3"
+ROOT_USAGE = "WR-14"
+PAST_COMPLETED_PARENT = "WR-15"
+BUDGET_READINGS = (
+    RESERVED_AT_DELEGATION,
+    USAGE_FROM_SLICE,
+    REMAINDER_RETURNED,
+    ROOT_USAGE,
+    PAST_COMPLETED_PARENT,
+)
+"""What an exact budget figure may rest on: reservation at delegation, usage charged
+to the slice, the remainder returned on completion, a root's own usage, and where a
+remainder goes past a completed parent. A check cites those a run has exercised."""
+
+Operation = Literal["delegate", "claim", "heartbeat", "publish", "record_usage", "list_requests"]
+
+MOVES_BUDGET: frozenset[Operation] = frozenset({"delegate", "publish", "record_usage"})
+"""Operations whose acceptance can move a campaign's budget."""
+
+REFUSAL_CITES: dict[tuple[Operation, ErrorCode], tuple[str, ...]] = {
+    ("delegate", ErrorCode.INVALID_INPUT): (EMPTY_DELIVERABLE,),
+    ("delegate", ErrorCode.NOT_FOUND): (CREATES,),
+    ("delegate", ErrorCode.DEPTH_CAP): (DEPTH_CAP,),
+    ("delegate", ErrorCode.COUNT_CAP): (COUNT_CAP,),
+    ("delegate", ErrorCode.PERMISSION_ESCALATION): (NO_WIDER_GRANT,),
+    ("delegate", ErrorCode.INSUFFICIENT_BUDGET): (NO_BUDGET,),
+    ("delegate", ErrorCode.ALREADY_COMPLETED): (REMAINDER_RETURNED, "WR-16"),
+    ("claim", ErrorCode.NOT_FOUND): ("WR-6",),
+    ("claim", ErrorCode.NOT_ASSIGNEE): ("WR-6",),
+    ("claim", ErrorCode.FORBIDDEN): ("WR-6",),
+    ("claim", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
+    ("claim", ErrorCode.LEASE_HELD): (FENCED,),
+    ("heartbeat", ErrorCode.NOT_FOUND): (STALE_HEARTBEAT,),
+    ("heartbeat", ErrorCode.STALE_GENERATION): (STALE_HEARTBEAT,),
+    ("heartbeat", ErrorCode.LEASE_EXPIRED): (LATE_HEARTBEAT,),
+    ("heartbeat", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
+    ("publish", ErrorCode.INVALID_INPUT): (RECORDS_RESULT,),
+    ("publish", ErrorCode.NOT_FOUND): (STALE_REJECTED,),
+    ("publish", ErrorCode.STALE_GENERATION): (STALE_REJECTED,),
+    ("publish", ErrorCode.LEASE_EXPIRED): (EXPIRED_CANNOT_PUBLISH,),
+    ("publish", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
+    ("record_usage", ErrorCode.INVALID_INPUT): (ZERO_USAGE,),
+    ("record_usage", ErrorCode.NOT_FOUND): (USAGE_DRAWS,),
+    ("record_usage", ErrorCode.INSUFFICIENT_BUDGET): (NO_BUDGET, "WR-14"),
+    ("record_usage", ErrorCode.USAGE_EXCEEDS_SLICE): (USAGE_FROM_SLICE,),
+    ("record_usage", ErrorCode.ALREADY_COMPLETED): ("WR-16",),
+    ("record_usage", ErrorCode.FORBIDDEN): ("WR-14",),
+    ("record_usage", ErrorCode.NOT_SUPPORTED): ("WR-14",),
+    ("list_requests", ErrorCode.NOT_FOUND): (NON_MEMBERS,),
+}
+"""Why an operation must be refused when a code's condition holds: the clause the refusal keeps."""
+
+ACCEPT_CITES: dict[Operation, tuple[str, ...]] = {
+    "heartbeat": (HEARTBEAT_EXTENDS,),
+    "publish": (RECORDS_RESULT,),
+    "list_requests": (MEMBERS_LIST,),
+}
+"""Why an operation nothing forbids must be accepted (delegations, claims and usage say
+their own, since theirs depend on the kind, the lease's history and the session)."""
+
+
+USAGE_LEDGER = (WITHIN_SLICE, USAGE_DRAWS)
+"""What the checker's usage ledger enforces: spent never beyond the slice, and what accepted
+usages asked drawn from it (WR-2's reading apart: `check_usage_exact`)."""
+COMPLETES_ONCE = (RECORDS_RESULT, CLOSES_ONCE)
+LEASE_FENCE = (FENCED, STALE_REJECTED)
+AFTER_COMPLETION: Refusals = frozenset(
+    {ErrorCode.ALREADY_COMPLETED, ErrorCode.STALE_GENERATION, ErrorCode.LEASE_EXPIRED}
+)
+"""How a publish or heartbeat may be refused by a request completed under it."""
+
+EXPIRED_STATE = "WR-20"
+"""What a request whose lease lapsed reads: the state's name is WR-20's reading."""
+EXPIRY_PRECISION = "WR-12"
+
+CITE = re.compile(r"AC-[A-Z0-9.-]+/[a-z-]+|(?:WR|OF)-\d+")
+
+
+def cited_here() -> set[str]:
+    """Every clause and interpretation named here, in the constants and the tables."""
+    tables = [*REFUSAL_CITES.values(), *ACCEPT_CITES.values(), KIND_CREATES.values()]
+    named = [value for value in globals().values() if isinstance(value, str)]
+    return {cite for cite in [*named, *(c for t in tables for c in t)] if CITE.fullmatch(cite)}
+
+
+def bad_input_cite(
+    amount: int, zero_question: str, *, empty: bool = False, stranger: bool = False
+) -> str | None:
+    """What refusing a call as bad input keeps: below zero, a clause every reading holds (no
+    budget runs backwards); else the question that makes this input bad (an amount of 0, an
+    empty deliverable, an assignee outside the environment); None for good input."""
+    if amount < 0:
+        return NO_NEGATIVE
+    causes = [(amount == 0, zero_question), (empty, EMPTY_DELIVERABLE), (stranger, STRANGER)]
+    return next((question for cause, question in causes if cause), None)
+
+
+def refusal_cites(operation: Operation, codes: Refusals) -> tuple[str, ...]:
+    cites = [cite for code in sorted(codes) for cite in REFUSAL_CITES[(operation, code)]]
+    return tuple(dict.fromkeys(cites))
+
+
+def wrong_code_cites(operation: Operation, codes: Refusals) -> tuple[str, ...]:
+    """What a refusal with a code none of the applicable ones breaks: it was refused, as every
+    clause behind them asks, so only the readings among their reasons, where there are any
+    (which code a condition gets is theirs); else the clauses, whose codes the kit fixes."""
+    cites = refusal_cites(operation, codes)
+    readings = tuple(cite for cite in cites if INTERPRETATION_ID.fullmatch(cite))
+    return readings or cites

@@ -1,0 +1,318 @@
+"""Work-request histories judged by the linearizability search over the pure model.
+
+Each history is written by hand from a world the model already holds: a campaign of 1,000,
+a root session "s", and a request "r" whose child session "child" has a slice of 100, claimed
+by "a" under generation 1. Calls carry their real-time span; calls whose spans overlap may
+have taken effect in either order, and the search must find one order that explains every
+answer, or name the clauses the answers break where no order does.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from pydantic_core import to_jsonable_python
+
+from conformance.concurrency.history import Operation
+from conformance.concurrency.linearizable import stretches
+from conformance.concurrency.work_request_calls import judge_history
+from conformance.driver import Completion, ErrorCode, Permissions, WorkRequestLimits
+from conformance.oracle.work_request_cites import (
+    CLOSES_ONCE,
+    FENCED,
+    NO_BUDGET,
+    NO_NEGATIVE,
+    USAGE_DRAWS,
+    USAGE_FROM_SLICE,
+    WITHIN_SLICE,
+)
+from conformance.oracle.work_requests import WorkRequestOracle
+
+T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
+LIMITS = WorkRequestLimits(max_depth=3, max_children_per_session=5, lease_seconds=60)
+
+
+def world(readings: dict[str, str] | None = None, *, claimed: bool = True) -> WorkRequestOracle:
+    oracle = WorkRequestOracle(LIMITS, T0, readings)
+    oracle.create_environment("env", ["owner", "a", "b", "c"])
+    oracle.create_campaign("camp", "env", 1000)
+    oracle.create_session("s", "camp", "owner", Permissions())
+    oracle.delegate(
+        "s",
+        kind="spawn",  # type: ignore[arg-type]
+        deliverable="a report",
+        acceptance_checks=[],
+        budget_slice=100,
+        permissions=Permissions(),
+        assignee=None,
+        request_id="r",
+        child_session_id="child",
+    )
+    if claimed:
+        oracle.claim("r", "a", generation=1)
+    return oracle
+
+
+class History:
+    """Calls written by hand: each with its span in nanoseconds (None: it never ended)."""
+
+    def __init__(self) -> None:
+        self.operations: list[Operation] = []
+
+    def call(
+        self,
+        operation: str,
+        span: tuple[int, int | None],
+        outcome: str = "ok",
+        *,
+        value: Any = None,
+        error: ErrorCode | None = None,
+        **arguments: Any,
+    ) -> History:
+        self.operations.append(
+            Operation(
+                process=len(self.operations) + 1,
+                operation=operation,
+                arguments=to_jsonable_python(arguments),
+                outcome=outcome,  # type: ignore[arg-type]
+                value=to_jsonable_python(value),
+                error=error,
+                invoked_ns=span[0],
+                completed_ns=span[1],
+                clock=T0,
+            )
+        )
+        return self
+
+    def usages(
+        self, amount: int, *outcomes: str, span: tuple[int, int | None] = (10, 20)
+    ) -> History:
+        for outcome in outcomes:
+            refused = ErrorCode.USAGE_EXCEEDS_SLICE if outcome == "fail" else None
+            ended = None if outcome == "info" else span[1]
+            self.call(
+                "record_usage",
+                (span[0], ended),
+                outcome,
+                error=refused,
+                session_id="child",
+                amount=amount,
+            )
+        return self
+
+    def read(
+        self, span: tuple[int, int], spent: int, oracle: WorkRequestOracle, **changes: Any
+    ) -> History:
+        view = oracle.get_request("r")
+        assert not isinstance(view, ErrorCode)
+        value = {**view.model_dump(), "budget_spent": spent, **changes}
+        return self.call("get_request", span, value=value, request_id="r")
+
+    def publish(
+        self, span: tuple[int, int], ref: str, returned: int | None, **result: Any
+    ) -> History:
+        fencing = {"request_id": "r", "holder": "a", "generation": 1, "result_ref": ref}
+        if returned is None:
+            return self.call("publish", span, "fail", **result, **fencing)
+        completion = Completion(**{**fencing, "completed_at": T0, "budget_returned": returned})
+        return self.call("publish", span, value=completion, **fencing)
+
+
+def test_eight_usages_of_30_on_100_three_accepted_are_explained_and_charge_90() -> None:
+    start = world()
+    history = History().usages(30, *["ok"] * 3, *["fail"] * 5).read((30, 31), 90, start)
+
+    verdict = judge_history(history.operations, start)
+
+    assert verdict.ok, verdict.explanation()
+    (end,) = verdict.configurations
+    assert end.model.remaining_of("child") == 10
+    assert start.remaining_of("child") == 100, "the search never changes the state it starts from"
+
+
+def test_a_check_and_write_not_atomic_overspends_and_breaks_the_slice() -> None:
+    start = world()
+    history = History().usages(30, *["ok"] * 8).read((30, 31), 240, start)
+
+    kit = judge_history(history.operations, start)
+    capped = judge_history(history.operations, world({"WR-2": "capped-usage"}))
+
+    assert not kit.ok and kit.cites == (USAGE_FROM_SLICE,), kit.explanation()
+    assert len(kit.placed) == 3, "three usages fit, then no fourth can be accepted"
+    assert not capped.ok and capped.cites == (WITHIN_SLICE,), capped.explanation()
+
+
+def test_a_lost_update_charges_less_than_was_accepted_under_every_reading() -> None:
+    start = world()
+    history = History().usages(30, "ok", "ok", "ok").read((30, 31), 30, start)
+
+    verdict = judge_history(history.operations, start)
+    capped = judge_history(history.operations, world({"WR-2": "capped-usage"}))
+
+    assert not verdict.ok and USAGE_DRAWS in verdict.cites, verdict.explanation()
+    assert not capped.ok and USAGE_DRAWS in capped.cites, capped.explanation()
+
+
+@pytest.mark.parametrize(("spent", "explained"), [(60, True), (80, True), (70, False), (40, False)])
+def test_a_usage_whose_answer_is_unknown_may_or_may_not_have_counted(
+    spent: int, explained: bool
+) -> None:
+    start = world()
+    history = History().usages(20, "ok", "ok", "ok", "info").read((30, 31), spent, start)
+
+    assert judge_history(history.operations, start).ok is explained
+
+
+def test_a_completion_that_gives_back_a_remainder_a_racing_usage_spent_creates_budget() -> None:
+    """The completion read what was left (100) before two usages of 30 were charged, and wrote
+    it back after: 160 in all came out of a slice of 100. No order explains it."""
+    start = world()
+    history = (
+        History()
+        .usages(30, "ok", "ok", span=(10, 20))
+        .publish((11, 19), "s3://out", returned=100)
+        .read((30, 31), 60, start)
+    )
+
+    verdict = judge_history(history.operations, start)
+
+    assert not verdict.ok
+    assert NO_BUDGET in verdict.cites, verdict.explanation()
+    assert "given back" in verdict.explanation()
+
+
+def test_usages_before_the_completion_and_one_refused_after_it_are_explained() -> None:
+    start = world()
+    closed = {
+        "holder": "a",
+        "generation": 1,
+        "expires_at": T0 + timedelta(seconds=60),
+        "closed_at": T0,
+    }
+    history = (
+        History()
+        .usages(30, "ok", span=(10, 20))
+        .call(
+            "record_usage",
+            (10, 20),
+            "fail",
+            error=ErrorCode.ALREADY_COMPLETED,
+            session_id="child",
+            amount=30,
+        )
+        .publish((11, 19), "s3://out", returned=70)
+        .read((30, 31), 30, start, state="completed", result_ref="s3://out", lease=closed)
+    )
+
+    verdict = judge_history(history.operations, start)
+
+    assert verdict.ok, verdict.explanation()
+    (end,) = verdict.configurations
+    assert end.model.budget("camp").available == 900 + 70  # type: ignore[union-attr]
+
+
+def test_two_different_completions_of_one_request_close_it_twice() -> None:
+    start = world()
+    history = (
+        History().publish((10, 20), "one", returned=100).publish((10, 20), "two", returned=100)
+    )
+
+    verdict = judge_history(history.operations, start)
+
+    assert not verdict.ok and CLOSES_ONCE in verdict.cites, verdict.explanation()
+
+
+def test_a_loser_told_the_lease_is_held_and_one_grant_are_explained_two_grants_are_not() -> None:
+    start = world(claimed=False)
+    expires = T0 + timedelta(seconds=60)
+    lease = {"generation": 1, "expires_at": expires, "closed_at": None}
+    one = (
+        History()
+        .call("claim", (10, 20), value={**lease, "holder": "a"}, request_id="r", holder="a")
+        .call("claim", (10, 20), "fail", error=ErrorCode.LEASE_HELD, request_id="r", holder="b")
+    )
+    two = (
+        History()
+        .call("claim", (10, 20), value={**lease, "holder": "a"}, request_id="r", holder="a")
+        .call(
+            "claim",
+            (10, 20),
+            value={**lease, "holder": "b", "generation": 2},
+            request_id="r",
+            holder="b",
+        )
+    )
+
+    assert judge_history(one.operations, start).ok
+    verdict = judge_history(two.operations, start)
+    assert not verdict.ok and FENCED in verdict.cites, verdict.explanation()
+
+
+def test_a_stale_publish_is_explained_by_a_regenerating_heartbeat_only_under_that_reading() -> None:
+    renewed = {
+        "holder": "a",
+        "generation": 2,
+        "expires_at": T0 + timedelta(seconds=60),
+        "closed_at": None,
+    }
+    history = (
+        History()
+        .call("heartbeat", (4, 6), value=renewed, request_id="r", holder="a", generation=1)
+        .publish((5, 7), "x", returned=None, error=ErrorCode.STALE_GENERATION)
+    )
+
+    kit = judge_history(history.operations, world())
+    regenerating = judge_history(history.operations, world({"WR-7": "heartbeat-regenerates"}))
+
+    assert not kit.ok and kit.cites == ("WR-7",), kit.explanation()
+    assert regenerating.ok, regenerating.explanation()
+
+
+def test_a_negative_usage_accepted_creates_budget_under_every_reading() -> None:
+    history = History().call("record_usage", (10, 20), session_id="child", amount=-50)
+
+    for readings in ({}, {"WR-24": "zero-usage-accepted"}, {"WR-2": "capped-usage"}):
+        verdict = judge_history(history.operations, world(readings))
+        assert not verdict.ok and verdict.cites[0] == NO_NEGATIVE, (readings, verdict.explanation())
+
+
+def test_calls_made_one_at_a_time_are_searched_one_at_a_time() -> None:
+    start = world()
+    history = (
+        History()
+        .usages(10, "ok", span=(0, 1))
+        .usages(10, "ok", span=(2, 3))
+        .read((4, 5), 20, start)
+    )
+
+    assert [len(stretch) for stretch in stretches(history.operations)] == [1, 1, 1]
+    assert judge_history(history.operations, start).tries == 3
+
+
+def test_a_batch_of_twelve_alike_is_searched_once_per_place_not_once_per_order() -> None:
+    """Twelve usages of 10 on a slice of 100, ten accepted: calls alike are interchangeable,
+    so the search places them in one order only, a try per call rather than 2^12."""
+    start = world()
+    history = History().usages(10, *["ok"] * 10, "fail", "fail").read((30, 31), 100, start)
+
+    verdict = judge_history(history.operations, start)
+
+    assert verdict.ok, verdict.explanation()
+    assert verdict.tries < 30, verdict.tries
+
+
+def test_usages_of_different_amounts_are_explained_by_the_one_order_that_fits() -> None:
+    """40, 30 and 50 at once on 100, the 50 refused: only orders placing 40 and 30 before it
+    explain the refusal; the search finds one, and the model ends with 30 left."""
+    start = world()
+    history = (
+        History().usages(40, "ok").usages(30, "ok").usages(50, "fail").read((30, 31), 70, start)
+    )
+
+    verdict = judge_history(history.operations, start)
+
+    assert verdict.ok, verdict.explanation()
+    (end,) = verdict.configurations
+    assert end.model.remaining_of("child") == 30
