@@ -289,26 +289,23 @@ def judge_publish(oracle: WorkRequestOracle, operation: Operation) -> Mismatch |
     if refused is not None:
         return refused
     completion = Completion.model_validate(operation.value)
+    left = oracle.remaining_of(oracle_view(oracle, fencing[0]).child_session_id)
     predicted = oracle.complete(*fencing, completed_at=completion.completed_at)
-    return completion_mismatch(operation, completion, predicted)
+    return completion_mismatch(operation, completion, predicted, left)
 
 
 def completion_mismatch(
-    operation: Operation, completion: Completion, predicted: Completion
+    operation: Operation, completion: Completion, predicted: Completion, left: int
 ) -> Mismatch | None:
-    """The completion as acknowledged against the model's at this point: what it gave back
-    above what was left creates budget; below it, WR-3's reading decides."""
-    if completion.budget_returned > predicted.budget_returned:
+    """The completion as acknowledged against the model's at this point: giving back more
+    than was left creates budget under every reading; any other figure than the model's
+    rests on WR-3 (what happens to the remainder)."""
+    returned = completion.budget_returned
+    if returned > left:
+        return mismatch(operation, (NO_BUDGET,), f"{returned} given back, {left} was left")
+    if returned != predicted.budget_returned:
         return mismatch(
-            operation,
-            (NO_BUDGET,),
-            f"{completion.budget_returned} given back, {predicted.budget_returned} was left",
-        )
-    if completion.budget_returned < predicted.budget_returned:
-        return mismatch(
-            operation,
-            (REMAINDER_RETURNED,),
-            f"{completion.budget_returned} given back, {predicted.budget_returned} was left",
+            operation, (REMAINDER_RETURNED,), f"the model gives back {predicted.budget_returned}"
         )
     if completion != predicted:
         return mismatch(operation, (RECORDS_RESULT,), f"the model records {predicted!r}")
@@ -400,11 +397,15 @@ def judge_read_budget(oracle: WorkRequestOracle, operation: Operation) -> Mismat
     return mismatch(operation, cites, f"the model reads {predicted!r}")
 
 
-def oracle_lease(oracle: WorkRequestOracle, request_id: str) -> Lease:
+def oracle_view(oracle: WorkRequestOracle, request_id: str) -> WorkRequest:
     view = oracle.get_request(request_id)
     if isinstance(view, ErrorCode):
         raise ScenarioError(f"the model holds no request {request_id}")
-    return view.lease
+    return view
+
+
+def oracle_lease(oracle: WorkRequestOracle, request_id: str) -> Lease:
+    return oracle_view(oracle, request_id).lease
 
 
 JUDGES: dict[str, Judge] = {

@@ -547,18 +547,10 @@ class WorkRequestOracle:
         request.spent += charged
         return charged
 
-    def adopt_usage(self, session_id: str, charged: int) -> None:
-        """Record what usages made at once charged a child's slice in all, as read back from the
-        implementation once a history checker accepted it (which of them counted, the model
-        cannot tell: only what they charged together)."""
-        session = self._sessions[session_id]
-        if session.request_id is None:
-            raise ValueError(f"{session_id} is a root session: its usage is charged serially")
-        request = self._requests[session.request_id]
-        if not 0 <= charged <= request.remaining:
-            raise ValueError(f"{charged} cannot be charged to what is left, {request.remaining}")
-        request.remaining -= charged
-        request.spent += charged
+    def completion_of(self, request_id: str) -> Completion | None:
+        """The completion recorded for the request, if it has completed."""
+        request = self._requests.get(request_id)
+        return None if request is None else request.completion
 
     def budget(self, campaign_id: str) -> BudgetSnapshot | ErrorCode:
         campaign = self._campaigns.get(campaign_id)

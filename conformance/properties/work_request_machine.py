@@ -74,11 +74,11 @@ from conformance.concurrency.checker import (
     check_claims,
     check_definite_share,
     check_publishes,
-    check_usage,
-    check_usage_exact,
 )
 from conformance.concurrency.history import HistoryRecorder
+from conformance.concurrency.linearizable import HistoryTooWide
 from conformance.concurrency.races import MINIMUM_DEFINITE_SHARE
+from conformance.concurrency.work_request_calls import judge_history
 from conformance.driver import (
     BudgetSnapshot,
     CallOutcome,
@@ -328,6 +328,23 @@ def readings_to_try(cites: tuple[str, ...], oracle: WorkRequestOracle) -> Iterat
         yield from ((question, name) for name in names if name != current)
 
 
+def broken_under_every_reading(
+    violation: ClauseViolation, breaks: list[ClauseViolation]
+) -> ClauseViolation:
+    """A step whose answers break a reading's check under the model's reading and clauses under
+    every other it can follow: the clauses are broken whichever reading the implementation
+    follows, so they are what the failure is charged to."""
+    cites = tuple(
+        dict.fromkeys(c for b in breaks for c in b.cites if not INTERPRETATION_ID.fullmatch(c))
+    )
+    under = "\n".join(f"- {b.detail}" for b in breaks)
+    return violated(
+        cites,
+        f"{violation.detail}\nJudged again under every other reading the model can follow, "
+        f"the answers still break clauses:\n{under}",
+    )
+
+
 def followed_step(step: Callable[..., T]) -> Callable[..., T]:
     """A rule whose answers are judged, with the invariants after it, under the reading the
     model follows, and judged again under another where only a reading's check failed."""
@@ -481,6 +498,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
         oracle_before = pickle.loads(before)["oracle"]
         readings_before = dict(oracle_before.readings)
         ruled_out = {q: {oracle_before.readings.get(q, KIT_READING)} for q in violation.cites}
+        breaks: list[ClauseViolation] = []
+        unjudged = False
         for question, name in readings_to_try(violation.cites, oracle_before):
             following = pickle.loads(before)
             following["oracle"].follow(question, name)
@@ -488,19 +507,24 @@ class WorkRequestMachine(RuleBasedStateMachine):
             try:
                 result = self.again(step, arguments, state)
             except OffTheTape:
+                unjudged = True
                 continue
             except ClauseViolation as again:
                 alone = set(again.cites) <= {question}
                 if not again.interpretations_only or alone or depth >= MAX_FOLLOWED_AT_ONCE:
                     ruled_out[question].add(name)
+                    breaks += [again] if not again.interpretations_only else []
                     continue
                 try:
                     result = self.follow(step, arguments, state, again, depth + 1)
                 except (ClauseViolation, OffTheTape):
+                    unjudged = True
                     continue
             self.record_divergences(readings_before)
             return result
         self.restore(before)
+        if breaks and not unjudged:
+            raise broken_under_every_reading(violation, breaks)
         self.keep_reading_free_invariants()
         raise violation.narrowed(ruled_out)
 
@@ -1146,6 +1170,10 @@ class WorkRequestMachine(RuleBasedStateMachine):
             f"{what} returned {completion.budget_returned}, "
             f"the unspent slice is {predicted.budget_returned}",
         )
+        self.note_completion(request, completion)
+
+    def note_completion(self, request: str, completion: Completion) -> None:
+        """Remember a completion the model has recorded, and the budget readings it rests on."""
         self.completions[request] = completion
         self.budget_readings.add(REMAINDER_RETURNED)
         served = self.request_of.get(self.origin_of[request])
@@ -1179,8 +1207,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
 
     def race_usage(self, request: str, data: Draws) -> None:
         """Usages of one child's slice made at once, all of one amount and often more than it
-        has left between them: judged by the checker's usage ledger, then the model takes what
-        they charged together from the implementation's own read of the request.
+        has left between them, between two reads of the request: the linearizability search
+        judges the batch, and the model takes the state it leaves.
 
         One amount, so that how many of them fit does not depend on their order: the model's
         figures after the race, and so every later draw, are those of any other interleaving.
@@ -1188,136 +1216,72 @@ class WorkRequestMachine(RuleBasedStateMachine):
         example again, would meet other draws and call the search flaky.
         """
         session, request_id = self.child_session_of[request], request
-        room, amounts = self.drawn_usages(session, data, 2, 5)
+        amounts = self.drawn_usages(session, data, 2, 5)
         what = f"record_usage({session}) of {amounts} at once"
         recorder = HistoryRecorder(self.driver)
         before = self.race_read(recorder, request_id)
         outcomes = self.batch(recorder, usage_calls(session, amounts))
-        after = self.race_read(recorder, request_id)
+        self.race_read(recorder, request_id)
         self.scenario.usage_race(session, amounts)
         self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
         self.check_view(
             f"get_request({request_id}) before {what}", before, self.predicted(request_id)
         )
-        capped = self.oracle.reads(USAGE_FROM_SLICE, "capped-usage")
-        for amount, outcome in zip(amounts, outcomes, strict=True):
-            self.judge_racing(
-                f"record_usage({session}, {amount}) at once",
-                "record_usage",
-                outcome,
-                self.oracle.usage_refusals(session, amount),
-                # Capped, a usage is never too much, whichever came first.
-                also=frozenset() if capped else frozenset({ErrorCode.USAGE_EXCEEDS_SLICE}),
-                accepting=(USAGE_DRAWS, USAGE_FROM_SLICE),
-            )
-        history = recorder.operations()
-        self.checked_race(what, check_usage(history, rooms={request_id: room}), USAGE_LEDGER)
-        charged = after.budget_spent - before.budget_spent
-        if capped:
-            self.check_capped_race(what, charged, min(sum(amounts), room), outcomes)
-        else:
-            self.checked_race(what, check_usage_exact(history), (USAGE_FROM_SLICE,))
-        self.oracle.adopt_usage(session, charged)
-        self.observed.clear()
-        if charged:
+        self.judge_batch(what, recorder, USAGE_LEDGER)
+        if self.oracle.reads(USAGE_FROM_SLICE, "capped-usage"):
             self.budget_readings.add(USAGE_FROM_SLICE)
 
-    def drawn_usages(
-        self, session: str, data: Draws, fewest: int, most: int
-    ) -> tuple[int, list[int]]:
-        """What is left of the session's slice, and usages of one amount to make at once."""
-        room = self.oracle.remaining_of(session)
-        amount = data.draw(up_to(room), label="each usage")
-        return room, [amount] * data.draw(st.integers(fewest, most), label="usages at once")
+    def drawn_usages(self, session: str, data: Draws, fewest: int, most: int) -> list[int]:
+        """Usages of one amount, at most what is left of the session's slice, to make at once."""
+        amount = data.draw(up_to(self.oracle.remaining_of(session)), label="each usage")
+        return [amount] * data.draw(st.integers(fewest, most), label="usages at once")
 
     def race_spending_with_publish(self, request: str, result_ref: str, data: Draws) -> None:
-        """The child's usages and the holder's publish made at once: each usage is charged
-        before the completion closes the slice, or refused after it, so what was spent and
-        what the completion gave back together never exceed what was left (under WR-16's
-        alternative too, what a completion gave back is never spent again). A completion that
-        reads the remainder and writes it back later would give back a usage it also charged.
-        Raced only where the scenario can say what was left: the holder's live lease, and a
-        child that carved nothing out of its slice; else its usages race alone."""
+        """The child's usages and the holder's publish made at once, between two reads of the
+        request: each usage is charged before the completion closes the slice, or refused after
+        it, so what was spent and what the completion gave back together never exceed what was
+        left (under WR-16's alternative too, what a completion gave back is never spent again).
+        A completion that reads the remainder and writes it back later gives back a usage it
+        also charged: no order explains that. Raced only where the scenario can say what was
+        left: the holder's live lease, and a child that carved nothing out of its slice; else
+        its usages race alone."""
         session = self.child_session_of[request]
         if request not in self.newest or session in self.origin_of.values():
             self.race_usage(request, data)
             return
         lease = self.current_lease(request, "as granted")
-        room, amounts = self.drawn_usages(session, data, 1, 4)
+        amounts = self.drawn_usages(session, data, 1, 4)
         what = f"record_usage({session}) of {amounts} at once with publish{lease!r}"
         recorder = HistoryRecorder(self.driver)
         before = self.race_read(recorder, request)
-        refusals = [self.oracle.usage_refusals(session, a) for a in amounts]
-        refused, recorded = self.publish_expectation(lease, result_ref)
         calls = [*usage_calls(session, amounts), publish_call(lease, result_ref)]
-        *usages, published = self.batch(recorder, calls)
-        after = self.race_read(recorder, request)
+        outcomes = self.batch(recorder, calls)
+        self.race_read(recorder, request)
         self.scenario.spending_race(session, amounts, lease.holder, request, result_ref)
-        self.tape.say(f"{what} -> {[render_outcome(o) for o in [*usages, published]]}")
-        completing = not refused and recorded is None and (published.ok or not published.definite)
-        self.judge_usages_beside_a_publish(session, amounts, usages, refusals, completing)
-        self.checked_race(
-            what, check_usage(recorder.operations(), rooms={request: room}), NO_BUDGET
-        )
-        charged = after.budget_spent - before.budget_spent
-        returned = (
-            Completion.model_validate(published.result).budget_returned
-            if completing and published.ok
-            else 0
-        )
-        expect(
-            charged >= 0 and charged + returned <= room,
-            NO_BUDGET,
-            f"{what}: {charged} charged and {returned} given back, of the {room} left: "
-            "a usage was both spent and returned",
-        )
-        self.oracle.adopt_usage(session, charged)
-        if completing and published.ok:
-            self.record_completion(
-                what, lease, result_ref, Completion.model_validate(published.result)
-            )
-        elif completing and after.state is RequestState.COMPLETED:
-            self.adopt_read_completion(what, lease, after)
-        else:
-            self.judge_serial_publish(what, result_ref, published, refused, recorded)
+        self.tape.say(f"{what} -> {[render_outcome(o) for o in outcomes]}")
+        self.check_view(f"get_request({request}) before {what}", before, self.predicted(request))
+        completed_before = request in self.completions
+        self.judge_batch(what, recorder, (*USAGE_LEDGER, NO_BUDGET, *COMPLETES_ONCE))
+        completion = self.oracle.completion_of(request)
+        if completion is not None and not completed_before:
+            self.note_completion(request, completion)
 
-    def judge_usages_beside_a_publish(
-        self,
-        session: str,
-        amounts: list[int],
-        usages: list[CallOutcome],
-        refusals: list[Refusals],
-        completing: bool,
-    ) -> None:
-        """Each usage against what applied before the batch, or a refusal the batch itself may
-        have made apply: the completion (when the publish may have completed the request), or
-        the others' usages taking what was left (unless capped, when none is ever too much)."""
-        capped = self.oracle.reads(USAGE_FROM_SLICE, "capped-usage")
-        also = {ErrorCode.ALREADY_COMPLETED} if completing else set()
-        also |= set() if capped else {ErrorCode.USAGE_EXCEEDS_SLICE}
-        for usage, outcome, refused in zip(amounts, usages, refusals, strict=True):
-            self.judge_racing(
-                f"record_usage({session}, {usage}) at once with the publish",
-                "record_usage",
-                outcome,
-                refused,
-                also=frozenset(also),
-                accepting=(USAGE_DRAWS, USAGE_FROM_SLICE),
-            )
-
-    def check_capped_race(
-        self, what: str, charged: int, serial: int, outcomes: list[CallOutcome]
-    ) -> None:
-        """Capped usages made at once charge what they would one after another, in any order:
-        all of them, up to what was left. Where an outcome is unknown, a usage may not have
-        happened, so less may be charged."""
-        known = all(outcome.definite for outcome in outcomes)
-        expect(
-            charged == serial if known else charged <= serial,
-            (USAGE_DRAWS, USAGE_FROM_SLICE),
-            f"{what}: {charged} charged in all; one after another, in any order, they charge "
-            f"{serial} (what was left, or all of them)",
-        )
+    def judge_batch(self, what: str, recorder: HistoryRecorder, judged: Cite) -> None:
+        """The batch's history, with the reads around it, judged by the linearizability search
+        from the model's state: some order of its calls, consistent with when each began and
+        ended, must explain every definite answer. The model then takes the state that order
+        leaves (the reads around the batch pin what later steps depend on; where unknown
+        outcomes leave several, one in which each was decided)."""
+        try:
+            verdict = judge_history(recorder.operations(), self.oracle)
+        except HistoryTooWide as error:
+            raise ScenarioError(f"{what}: the history search gave up: {error}") from error
+        if not verdict.ok:
+            raise violated(verdict.cites, f"{what}:\n{verdict.explanation()}")
+        holds(True, judged, "")
+        decided = sorted(verdict.configurations, key=lambda end: len(end.pending))
+        self.oracle = decided[0].model
+        self.observed.clear()
 
     def race_publishes(self, request: str, refs: list[str]) -> None:
         """Publishes of one request made at once with its newest lease, exact retries among
