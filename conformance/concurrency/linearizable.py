@@ -120,13 +120,18 @@ def stretches(history: Sequence[Operation]) -> Iterator[list[int]]:
 
 
 def linearize(
-    history: Sequence[Operation], start: M, step: Step[M], key: Callable[[M], Hashable]
+    history: Sequence[Operation],
+    start: M,
+    step: Step[M],
+    key: Callable[[M], Hashable],
+    duplicate: Callable[[M], M] = copy.deepcopy,
 ) -> Verdict[M]:
-    """Search the whole history from `start`; `key` tells two model states apart."""
+    """Search the whole history from `start`; `key` tells two model states apart, `duplicate`
+    copies one before a try."""
     configurations = [Configuration(start)]
     tries = 0
     for stretch in stretches(history):
-        search = _Stretch(history, stretch, step, key)
+        search = _Stretch(history, stretch, step, key, duplicate)
         ended = _distinct((c for c in configurations for c in search.ends(c)), key)
         tries += search.tries
         if not ended:
@@ -153,8 +158,10 @@ class _Stretch(Generic[M]):
         stretch: list[int],
         step: Step[M],
         key: Callable[[M], Hashable],
+        duplicate: Callable[[M], M],
     ) -> None:
         self.history = history
+        self.duplicate = duplicate
         self.definite = frozenset(i for i in stretch if history[i].outcome != "info")
         self.unknown = frozenset(i for i in stretch if history[i].outcome == "info")
         self.step = step
@@ -179,7 +186,8 @@ class _Stretch(Generic[M]):
         unknown: frozenset[int],
         order: tuple[int, ...],
     ) -> Iterator[Configuration[M]]:
-        memo = (placed, unknown, self.key(model))
+        state = self.key(model)
+        memo = (placed, unknown, state)
         if memo in self.visited:
             return
         self.visited.add(memo)
@@ -187,18 +195,31 @@ class _Stretch(Generic[M]):
             yield Configuration(model, unknown)
         mismatches: list[Mismatch] = []
         for index in self._ready(placed, unknown):
-            self.tries += 1
-            if self.tries > MAX_TRIES:
-                raise HistoryTooWide(f"more than {MAX_TRIES} tries for {len(self.definite)} calls")
-            trial = copy.deepcopy(model)
-            mismatch = self.step(trial, self.history[index])
-            if mismatch is not None:
-                mismatches.append(mismatch)
-                self.first_mismatch.setdefault(index, mismatch)
+            trial = self._try(model, index, mismatches)
+            if trial is None:
                 continue
-            self.placed_somewhere.add(index)
-            yield from self._search(trial, placed | {index}, unknown - {index}, (*order, index))
+            following = (trial, placed | {index}, unknown - {index}, (*order, index))
+            if index in self.definite and self.key(trial) == state:
+                # It changed nothing: placing it now loses no order (it only frees others), so
+                # no other call is tried in its place (refusals and reads stay linear).
+                yield from self._search(*following)
+                return
+            yield from self._search(*following)
         self._note_dead_end(placed, order, mismatches)
+
+    def _try(self, model: M, index: int, mismatches: list[Mismatch]) -> M | None:
+        """The model after the call took effect next, or None (its mismatch noted) if it can't."""
+        self.tries += 1
+        if self.tries > MAX_TRIES:
+            raise HistoryTooWide(f"more than {MAX_TRIES} tries for {len(self.definite)} calls")
+        trial = self.duplicate(model)
+        mismatch = self.step(trial, self.history[index])
+        if mismatch is not None:
+            mismatches.append(mismatch)
+            self.first_mismatch.setdefault(index, mismatch)
+            return None
+        self.placed_somewhere.add(index)
+        return trial
 
     def _ready(self, placed: frozenset[int], unknown: frozenset[int]) -> list[int]:
         """Calls that may take effect next: every definite call that finished before one began

@@ -16,7 +16,7 @@ generation. Listings are not judged here (their serial check reads the whole env
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any
 
 from conformance.concurrency.history import Operation
@@ -61,12 +61,9 @@ Judge = Callable[[WorkRequestOracle, Operation], Mismatch | None]
 def judge_history(history: list[Operation], start: WorkRequestOracle) -> Verdict[WorkRequestOracle]:
     """Whether some order of the history's calls, from the model's state `start`, explains every
     answer; `start` is never changed (the search copies it before each try)."""
-    return linearize(history, start, judge_call, model_key)
-
-
-def model_key(oracle: WorkRequestOracle) -> Hashable:
-    """The model's whole state as one value, so that two orders ending alike are searched once."""
-    return repr(sorted(vars(oracle).items()))
+    return linearize(
+        history, start, judge_call, WorkRequestOracle.state_key, WorkRequestOracle.copy
+    )
 
 
 def judge_call(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:

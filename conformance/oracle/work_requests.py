@@ -25,6 +25,7 @@ would have it switches the model to that reading (`follow`) and goes on checking
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -144,6 +145,29 @@ class WorkRequestOracle:
         self._campaigns: dict[str, _Campaign] = {}
         self._sessions: dict[str, _Session] = {}
         self._requests: dict[str, _Request] = {}
+
+    def copy(self) -> WorkRequestOracle:
+        """An independent copy, for a search that tries one order after another: the records
+        are copied one level deep (their lists, sets and values are never changed in place)."""
+        twin = copy.copy(self)
+        twin.readings = dict(self.readings)
+        twin._campaigns = {key: copy.copy(value) for key, value in self._campaigns.items()}
+        twin._sessions = {key: copy.copy(value) for key, value in self._sessions.items()}
+        twin._requests = {key: copy.copy(value) for key, value in self._requests.items()}
+        twin._members = dict(self._members)
+        return twin
+
+    def state_key(self) -> str:
+        """The whole predicted state as one value: equal for two states that predict alike."""
+        return repr(
+            (
+                self.now,
+                sorted(self.readings.items()),
+                sorted(self._campaigns.items()),
+                sorted(self._sessions.items()),
+                sorted(self._requests.items()),
+            )
+        )
 
     def reads(self, interpretation: str, name: str) -> bool:
         """Whether the model predicts `interpretation` by the alternative `name`."""

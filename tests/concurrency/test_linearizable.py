@@ -9,16 +9,20 @@ answer, or name the clauses the answers break where no order does.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic_core import to_jsonable_python
 
-from conformance.concurrency.history import Operation
+from conformance.adapters.factory import open_driver
+from conformance.concurrency.history import HistoryRecorder, Operation
 from conformance.concurrency.linearizable import stretches
+from conformance.concurrency.races import claim_race, delegation_race, publish_race, usage_race
 from conformance.concurrency.work_request_calls import judge_history
-from conformance.driver import Completion, ErrorCode, Permissions, WorkRequestLimits
+from conformance.driver import Completion, Driver, ErrorCode, Permissions, WorkRequestLimits
 from conformance.oracle.work_request_cites import (
     CLOSES_ONCE,
     FENCED,
@@ -316,3 +320,58 @@ def test_usages_of_different_amounts_are_explained_by_the_one_order_that_fits() 
     assert verdict.ok, verdict.explanation()
     (end,) = verdict.configurations
     assert end.model.remaining_of("child") == 30
+
+
+@pytest.fixture
+def recorder(tmp_path: Path) -> Iterator[Callable[[str], HistoryRecorder]]:
+    drivers: list[Driver] = []
+
+    def opening(impl: str) -> HistoryRecorder:
+        drivers.append(open_driver(impl, None, tmp_path / str(len(drivers))))
+        recorded = HistoryRecorder(drivers[-1])
+        recorded.set_clock(T0)
+        return recorded
+
+    yield opening
+    for driver in drivers:
+        driver.close()
+
+
+def empty_model(recorder: HistoryRecorder) -> WorkRequestOracle:
+    limits = recorder.driver.describe().work_requests
+    assert limits is not None
+    return WorkRequestOracle(limits, T0)
+
+
+@pytest.mark.parametrize(
+    "race",
+    [
+        lambda r: usage_race(r, requests=3, usages=8, amount=30, budget_slice=100),
+        lambda r: claim_race(r, requests=3, claimants=6),
+        lambda r: publish_race(r, requests=3),
+        lambda r: delegation_race(r, budget=50, delegations=8, budget_slice=10, sessions=2),
+    ],
+    ids=["usages", "claims", "publishes", "delegations"],
+)
+def test_the_reference_s_race_histories_are_explained_from_an_empty_model(
+    recorder: Callable[[str], HistoryRecorder], race: Callable[[HistoryRecorder], object]
+) -> None:
+    recorded = recorder("reference")
+    race(recorded)
+
+    verdict = judge_history(recorded.operations(), empty_model(recorded))
+
+    assert verdict.ok, verdict.explanation()
+
+
+@pytest.mark.parametrize("mutant", ["usage_checked_then_charged", "usage_written_back"])
+def test_a_ledger_checked_on_a_read_is_explained_by_no_order(
+    recorder: Callable[[str], HistoryRecorder], mutant: str
+) -> None:
+    recorded = recorder(f"mutant:{mutant}")
+    usage_race(recorded, requests=4, usages=8, amount=30, budget_slice=100)
+
+    verdict = judge_history(recorded.operations(), empty_model(recorded))
+
+    assert not verdict.ok, f"no race showed {mutant}"
+    assert set(verdict.cites) <= {USAGE_FROM_SLICE, USAGE_DRAWS, WITHIN_SLICE}, verdict.cites

@@ -1,0 +1,134 @@
+"""What judging a race's history by the linearizability search costs, beside the hand-written
+history rules it replaces, on the same histories, measured in turn sample by sample.
+
+The histories are the kit's own race programs (`conformance.concurrency.races`) recorded
+against the in-process reference: usages of one slice, claims of one request, publishes of
+one request, with batches of 4, 8 and 12 calls (publishes: the kit's fixed batch of six).
+Each is judged whole, from an empty model, by `judge_history`, and by the rules of
+`conformance.concurrency.checker` that judged it before. Both must accept every history
+(the reference is correct): a row that judged differently is printed as such, not as a ratio.
+
+    python -m bench.history_search [--samples 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from time import perf_counter
+
+from rich.console import Console
+from rich.table import Table
+
+from bench.stats import median
+from conformance.adapters.factory import open_driver
+from conformance.concurrency.checker import (
+    CheckResult,
+    check_budget,
+    check_claims,
+    check_publishes,
+    check_usage,
+    check_usage_exact,
+)
+from conformance.concurrency.history import HistoryRecorder, Operation
+from conformance.concurrency.races import (
+    PUBLISHED_RESULTS,
+    claim_race,
+    publish_race,
+    usage_race,
+)
+from conformance.concurrency.work_request_calls import judge_history
+from conformance.oracle.work_requests import WorkRequestOracle
+
+START = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
+SIZES = (4, 8, 12)
+Race = Callable[[HistoryRecorder, int], object]
+Rules = Callable[[Sequence[Operation]], list[CheckResult]]
+
+PUBLISHES = "publishes of one request"
+"""A publish race's batch is the kit's fixed set of results (an exact retry among them)."""
+
+RACES: dict[str, tuple[Race, Rules]] = {
+    "usages of one slice": (
+        lambda recorder, size: usage_race(
+            recorder, requests=4, usages=size, amount=30, budget_slice=100
+        ),
+        lambda h: [check_usage(h), check_usage_exact(h), check_budget(h)],
+    ),
+    "claims of one request": (
+        lambda recorder, size: claim_race(recorder, requests=4, claimants=size),
+        lambda h: [check_claims(h), check_publishes(h), check_budget(h)],
+    ),
+    PUBLISHES: (
+        lambda recorder, size: publish_race(recorder, requests=4),
+        lambda h: [check_claims(h), check_publishes(h), check_budget(h)],
+    ),
+}
+
+
+def recorded(race: Race, size: int, directory: Path) -> tuple[list[Operation], WorkRequestOracle]:
+    """One race program's history against the reference, and the empty model it starts from."""
+    driver = open_driver("reference", None, directory)
+    try:
+        recorder = HistoryRecorder(driver)
+        recorder.set_clock(START)
+        limits = driver.describe().work_requests
+        assert limits is not None
+        race(recorder, size)
+        return recorder.operations(), WorkRequestOracle(limits, START)
+    finally:
+        driver.close()
+
+
+def timed(action: Callable[[], object]) -> float:
+    started = perf_counter()
+    action()
+    return perf_counter() - started
+
+
+def measure(samples: int) -> Table:
+    table = Table(title="Judging a race's history: the search beside the hand-written rules")
+    for column in ("race", "calls a batch", "rules (median)", "search (median)", "cost ×", "tries"):
+        table.add_column(column, justify="left" if column == "race" else "right")
+    with tempfile.TemporaryDirectory() as directory:
+        for name, (race, rules) in RACES.items():
+            for size in SIZES if name != PUBLISHES else (len(PUBLISHED_RESULTS),):
+                history, start = recorded(race, size, Path(directory) / f"{name}-{size}")
+                table.add_row(name, str(size), *row(history, start, rules, samples))
+    return table
+
+
+def row(
+    history: list[Operation], start: WorkRequestOracle, rules: Rules, samples: int
+) -> list[str]:
+    verdict = judge_history(history, start)
+    ruled = all(result.ok for result in rules(history))
+    if not verdict.ok or not ruled:
+        return ["", "", f"judged apart: search {verdict.ok}, rules {ruled}", ""]
+    by_rules: list[float] = []
+    by_search: list[float] = []
+    for _ in range(samples):
+        by_rules.append(timed(lambda: rules(history)))
+        by_search.append(timed(lambda: judge_history(history, start)))
+    ours, theirs = median(by_search), median(by_rules)
+    return [
+        f"{theirs * 1000:.2f} ms",
+        f"{ours * 1000:.2f} ms",
+        f"{ours / theirs:.2f}×",
+        str(verdict.tries),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=15)
+    arguments = parser.parse_args(argv)
+    Console().print(measure(arguments.samples))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
