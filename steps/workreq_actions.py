@@ -28,6 +28,15 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
+from conformance.oracle.work_request_cites import (
+    CLAIMABLE_AGAIN,
+    CREATES,
+    FENCED,
+    HEARTBEAT_EXTENDS,
+    KIND_CREATES,
+    RECORDS_RESULT,
+    USAGE_DRAWS,
+)
 from conformance.spec.clause_check import (
     Cite,
     PortViolation,
@@ -38,14 +47,7 @@ from conformance.spec.clause_check import (
 from conformance.steps.common import READING, parse_duration, quoted
 from conformance.steps.concurrency import crash_during, timed_warm_up
 from conformance.steps.workreq_world import (
-    CLAIMABLE_AGAIN,
-    CREATES,
-    FENCED,
-    HEARTBEAT_EXTENDS,
-    KIND_CREATES,
-    RECORDS_RESULT,
     UNKNOWN_REQUEST,
-    USAGE_DRAWS,
     Racing,
     WorkRequestWorld,
 )

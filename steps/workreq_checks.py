@@ -36,6 +36,27 @@ from conformance.driver import (
     WorkRequest,
 )
 from conformance.oracle.stored_instants import as_stored
+from conformance.oracle.work_request_cites import (
+    CLAIMABLE_AGAIN,
+    CLOSES_ONCE,
+    CONTRACT,
+    EXPIRED_STATE,
+    FENCED,
+    KIND_CREATES,
+    LEASE_SURVIVES,
+    MEMBERS_LIST,
+    NO_AUTHORITY,
+    NO_WIDER_GRANT,
+    NON_MEMBERS,
+    RECORDS_RESULT,
+    REQUEST_SURVIVES,
+    SLICE_DEDUCTED,
+    STALE_REJECTED,
+    USAGE_DRAWS,
+)
+from conformance.oracle.work_request_cites import (
+    NO_BUDGET as NO_BUDGET_CREATED,
+)
 from conformance.spec.clause_check import (
     Cite,
     cites_of,
@@ -49,24 +70,7 @@ from conformance.spec.registry import INTERPRETATION_ID
 from conformance.steps.common import READING, quoted, readings_named
 from conformance.steps.workreq_actions import parse_grants
 from conformance.steps.workreq_world import (
-    CLAIMABLE_AGAIN,
-    CLOSES_ONCE,
-    CONTRACT,
-    EXPIRED_STATE,
-    FENCED,
-    KIND_CREATES,
-    LEASE_SURVIVES,
-    MEMBERS_LIST,
-    NO_AUTHORITY,
-    NO_BUDGET_CREATED,
-    NO_WIDER_GRANT,
-    NON_MEMBERS,
-    RECORDS_RESULT,
-    REQUEST_SURVIVES,
-    SLICE_DEDUCTED,
-    STALE_REJECTED,
     UNKNOWN_ENVIRONMENT,
-    USAGE_DRAWS,
     WRITES_NOTHING,
     Observation,
     WorkRequestWorld,

@@ -30,7 +30,6 @@ from conformance.driver import (
     BudgetSnapshot,
     Capability,
     Completion,
-    DelegationKind,
     Driver,
     DriverError,
     ErrorCode,
@@ -39,6 +38,10 @@ from conformance.driver import (
     SessionView,
     WorkRequest,
     WorkRequestLimits,
+)
+from conformance.oracle.work_request_cites import (
+    CONTRACT,
+    EXPIRED_STATE,
 )
 from conformance.running.failure_evidence import harness_doing
 from conformance.running.pytest_plugin import require
@@ -60,30 +63,6 @@ UNKNOWN_REQUEST = "request-that-was-never-created"
 # --------------------------------------------------------------------------
 # Which clause a refusal (or an accepted action) rests on
 # --------------------------------------------------------------------------
-
-CREATES = "AC-ARMONIA-WORKREQ-001.1/creates-request"
-SLICE_DEDUCTED = "AC-ARMONIA-WORKREQ-001.1/slice-deducted"
-NO_WIDER_GRANT = "AC-ARMONIA-WORKREQ-001.2/no-wider-grant"
-LEASE_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/lease-survives"
-REQUEST_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/request-survives"
-CLAIMABLE_AGAIN = "AC-ARMONIA-WORKREQ-001.4/claimable-again"
-MEMBERS_LIST = "AC-ARMONIA-WORKREQ-001.5/members-list"
-NON_MEMBERS = "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"
-RECORDS_RESULT = "AC-ARMONIA-WORKREQ-001.6/records-result"
-CLOSES_ONCE = "AC-ARMONIA-WORKREQ-001.6/closes-once"
-FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
-STALE_REJECTED = "AC-ARMONIA-WORKREQ-001.7/stale-rejected"
-NO_BUDGET_CREATED = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
-NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
-CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
-EXPIRED_STATE = "WR-20"
-"""What a request whose lease expired reads (open again): the state name is WR-20's reading."""
-KIND_CREATES = {
-    DelegationKind.SPAWN: "AC-ARMONIA-WORKREQ-001.11/spawn-creates",
-    DelegationKind.SUBAGENT: "AC-ARMONIA-WORKREQ-001.11/subagent-creates",
-}
-HEARTBEAT_EXTENDS = "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends"
-USAGE_DRAWS = "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign"
 
 REFUSAL_CLAUSES: dict[tuple[str, ErrorCode], tuple[str, ...]] = {
     ("delegate", ErrorCode.INSUFFICIENT_BUDGET): ("AC-ARMONIA-WORKREQ-001.9/no-budget-created",),

@@ -59,6 +59,17 @@ def world(readings: dict[str, str] | None = None, *, claimed: bool = True) -> Wo
     return oracle
 
 
+def lease_of(holder: str, generation: int, closed_at: datetime | None = None) -> dict[str, Any]:
+    """A lease as the port reports it, granted at T0 for the limits' duration."""
+    expires = T0 + timedelta(seconds=LIMITS.lease_seconds)
+    return {
+        "holder": holder,
+        "generation": generation,
+        "expires_at": expires,
+        "closed_at": closed_at,
+    }
+
+
 class History:
     """Calls written by hand: each with its span in nanoseconds (None: it never ended)."""
 
@@ -189,12 +200,7 @@ def test_a_completion_that_gives_back_a_remainder_a_racing_usage_spent_creates_b
 
 def test_usages_before_the_completion_and_one_refused_after_it_are_explained() -> None:
     start = world()
-    closed = {
-        "holder": "a",
-        "generation": 1,
-        "expires_at": T0 + timedelta(seconds=60),
-        "closed_at": T0,
-    }
+    closed = lease_of("a", 1, closed_at=T0)
     history = (
         History()
         .usages(30, "ok", span=(10, 20))
@@ -230,23 +236,15 @@ def test_two_different_completions_of_one_request_close_it_twice() -> None:
 
 def test_a_loser_told_the_lease_is_held_and_one_grant_are_explained_two_grants_are_not() -> None:
     start = world(claimed=False)
-    expires = T0 + timedelta(seconds=60)
-    lease = {"generation": 1, "expires_at": expires, "closed_at": None}
     one = (
         History()
-        .call("claim", (10, 20), value={**lease, "holder": "a"}, request_id="r", holder="a")
+        .call("claim", (10, 20), value=lease_of("a", 1), request_id="r", holder="a")
         .call("claim", (10, 20), "fail", error=ErrorCode.LEASE_HELD, request_id="r", holder="b")
     )
     two = (
         History()
-        .call("claim", (10, 20), value={**lease, "holder": "a"}, request_id="r", holder="a")
-        .call(
-            "claim",
-            (10, 20),
-            value={**lease, "holder": "b", "generation": 2},
-            request_id="r",
-            holder="b",
-        )
+        .call("claim", (10, 20), value=lease_of("a", 1), request_id="r", holder="a")
+        .call("claim", (10, 20), value=lease_of("b", 2), request_id="r", holder="b")
     )
 
     assert judge_history(one.operations, start).ok
@@ -255,12 +253,7 @@ def test_a_loser_told_the_lease_is_held_and_one_grant_are_explained_two_grants_a
 
 
 def test_a_stale_publish_is_explained_by_a_regenerating_heartbeat_only_under_that_reading() -> None:
-    renewed = {
-        "holder": "a",
-        "generation": 2,
-        "expires_at": T0 + timedelta(seconds=60),
-        "closed_at": None,
-    }
+    renewed = lease_of("a", 2)
     history = (
         History()
         .call("heartbeat", (4, 6), value=renewed, request_id="r", holder="a", generation=1)
