@@ -110,7 +110,7 @@ def stretches(history: Sequence[Operation]) -> Iterator[list[int]]:
     end = -1
     for index in order:
         operation = history[index]
-        if current and operation.invoked_ns >= end:
+        if current and operation.invoked_ns > end:
             yield current
             current, end = [], -1
         current.append(index)
@@ -125,13 +125,15 @@ def linearize(
     step: Step[M],
     key: Callable[[M], Hashable],
     duplicate: Callable[[M], M] = copy.deepcopy,
+    inert: Callable[[Operation], bool] = lambda operation: False,
 ) -> Verdict[M]:
     """Search the whole history from `start`; `key` tells two model states apart, `duplicate`
-    copies one before a try."""
+    copies one before a try, `inert` tells a call that never changes the model wherever it is
+    placed (a refusal, a read)."""
     configurations = [Configuration(start)]
     tries = 0
     for stretch in stretches(history):
-        search = _Stretch(history, stretch, step, key, duplicate)
+        search = _Stretch(history, stretch, step, key, duplicate, inert)
         ended = _distinct((c for c in configurations for c in search.ends(c)), key)
         tries += search.tries
         if not ended:
@@ -159,9 +161,11 @@ class _Stretch(Generic[M]):
         step: Step[M],
         key: Callable[[M], Hashable],
         duplicate: Callable[[M], M],
+        inert: Callable[[Operation], bool],
     ) -> None:
         self.history = history
         self.duplicate = duplicate
+        self.inert = inert
         self.definite = frozenset(i for i in stretch if history[i].outcome != "info")
         self.unknown = frozenset(i for i in stretch if history[i].outcome == "info")
         self.step = step
@@ -199,9 +203,9 @@ class _Stretch(Generic[M]):
             if trial is None:
                 continue
             following = (trial, placed | {index}, unknown - {index}, (*order, index))
-            if index in self.definite and self.key(trial) == state:
-                # It changed nothing: placing it now loses no order (it only frees others), so
-                # no other call is tried in its place (refusals and reads stay linear).
+            if index in self.definite and self.inert(self.history[index]):
+                # It changes nothing wherever it goes: placing it now loses no order (it only
+                # frees others), so no other call is tried in its place.
                 yield from self._search(*following)
                 return
             yield from self._search(*following)

@@ -32,6 +32,7 @@ from conformance.driver import (
 from conformance.oracle.stored_instants import as_stored
 from conformance.oracle.work_request_cites import (
     ACCEPT_CITES,
+    CLAIMABLE_AGAIN,
     CLOSES_ONCE,
     CONTRACT,
     CREATES,
@@ -62,8 +63,16 @@ def judge_history(history: list[Operation], start: WorkRequestOracle) -> Verdict
     """Whether some order of the history's calls, from the model's state `start`, explains every
     answer; `start` is never changed (the search copies it before each try)."""
     return linearize(
-        history, start, judge_call, WorkRequestOracle.state_key, WorkRequestOracle.copy
+        history, start, judge_call, WorkRequestOracle.state_key, WorkRequestOracle.copy, inert
     )
+
+
+def inert(operation: Operation) -> bool:
+    """A call that changes the model nowhere: a read, or a refusal (a refused delegation apart,
+    which may keep a count-cap slot under WR-4's alternative)."""
+    if operation.operation in ("get_request", "budget"):
+        return True
+    return operation.outcome == "fail" and operation.operation != "delegate"
 
 
 def judge_call(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
@@ -211,7 +220,9 @@ def judge_claim(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | N
     own = oracle.held_by(request_id, holder) if known else None
     required = refusals - {ErrorCode.LEASE_HELD} if own is not None else refusals
     if operation.outcome == "fail":
-        return refusal_mismatch(operation, "claim", refusals, ("WR-6",))
+        again = known and oracle_lease(oracle, request_id).holder is not None
+        accepting = ("WR-6", CLAIMABLE_AGAIN) if again else ("WR-6",)
+        return refusal_mismatch(operation, "claim", refusals, accepting)
     if operation.outcome == "info":
         if not required:
             oracle.claim(request_id, holder)
@@ -251,6 +262,8 @@ def judge_heartbeat(oracle: WorkRequestOracle, operation: Operation) -> Mismatch
         return refused
     lease = Lease.model_validate(operation.value)
     before = oracle_lease(oracle, request_id).expires_at
+    if lease.holder != arguments["holder"]:
+        return mismatch(operation, (HEARTBEAT_EXTENDS,), f"renewed for {lease.holder!r}")
     if lease.expires_at is None or (before is not None and lease.expires_at < before):
         return mismatch(operation, (HEARTBEAT_EXTENDS,), f"the lease expired at {before}")
     if lease.generation != generation:
@@ -333,7 +346,9 @@ def judge_usage(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | N
     session, amount = operation.arguments["session_id"], operation.arguments["amount"]
     refusals = oracle.usage_refusals(session, amount)
     if operation.outcome == "fail":
-        return refusal_mismatch(operation, "record_usage", refusals, (USAGE_DRAWS,))
+        return refusal_mismatch(
+            operation, "record_usage", refusals, (USAGE_DRAWS, USAGE_FROM_SLICE)
+        )
     if operation.outcome == "ok":
         refused = acceptance_mismatch(operation, "record_usage", refusals, amount=amount)
         if refused is not None:

@@ -163,6 +163,7 @@ class WorkRequestOracle:
             (
                 self.now,
                 sorted(self.readings.items()),
+                sorted((key, sorted(members)) for key, members in self._members.items()),
                 sorted(self._campaigns.items()),
                 sorted(self._sessions.items()),
                 sorted(self._requests.items()),
@@ -570,6 +571,13 @@ class WorkRequestOracle:
         request.remaining -= charged
         request.spent += charged
         return charged
+
+    def closed_at(self, request_id: str, instant: datetime) -> None:
+        """Record when a completion nobody saw acknowledged was recorded, as the request reads."""
+        request = self._requests[request_id]
+        if request.completion is None:
+            raise ValueError(f"{request_id} has not completed")
+        request.completion = request.completion.model_copy(update={"completed_at": instant})
 
     def completion_of(self, request_id: str) -> Completion | None:
         """The completion recorded for the request, if it has completed."""

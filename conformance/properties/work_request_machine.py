@@ -332,11 +332,11 @@ def broken_under_every_reading(
     violation: ClauseViolation, breaks: list[ClauseViolation]
 ) -> ClauseViolation:
     """A step whose answers break a reading's check under the model's reading and clauses under
-    every other it can follow: the clauses are broken whichever reading the implementation
-    follows, so they are what the failure is charged to."""
-    cites = tuple(
-        dict.fromkeys(c for b in breaks for c in b.cites if not INTERPRETATION_ID.fullmatch(c))
-    )
+    every other it can follow, with no alternative left that allows them: the clauses are broken
+    whichever reading the implementation follows, so they are what the failure is charged to
+    (the readings stay cited beside them, as what the checks rested on)."""
+    clauses = [c for b in breaks for c in b.cites if not INTERPRETATION_ID.fullmatch(c)]
+    cites = tuple(dict.fromkeys([*clauses, *violation.cites]))
     under = "\n".join(f"- {b.detail}" for b in breaks)
     return violated(
         cites,
@@ -514,6 +514,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 if not again.interpretations_only or alone or depth >= MAX_FOLLOWED_AT_ONCE:
                     ruled_out[question].add(name)
                     breaks += [again] if not again.interpretations_only else []
+                    unjudged |= again.interpretations_only and not alone
                     continue
                 try:
                     result = self.follow(step, arguments, state, again, depth + 1)
@@ -523,10 +524,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
             self.record_divergences(readings_before)
             return result
         self.restore(before)
-        if breaks and not unjudged:
-            raise broken_under_every_reading(violation, breaks)
+        narrowed = violation.narrowed(ruled_out)
+        if breaks and not unjudged and not narrowed.explained:
+            raise broken_under_every_reading(narrowed, breaks)
         self.keep_reading_free_invariants()
-        raise violation.narrowed(ruled_out)
+        raise narrowed
 
     def again(self, step: Callable[..., T], arguments: dict[str, Any], state: bytes) -> T:
         self.restore(state)
@@ -1256,12 +1258,15 @@ class WorkRequestMachine(RuleBasedStateMachine):
         before = self.race_read(recorder, request)
         calls = [*usage_calls(session, amounts), publish_call(lease, result_ref)]
         outcomes = self.batch(recorder, calls)
-        self.race_read(recorder, request)
+        after = self.race_read(recorder, request)
         self.scenario.spending_race(session, amounts, lease.holder, request, result_ref)
         self.tape.say(f"{what} -> {[render_outcome(o) for o in outcomes]}")
         self.check_view(f"get_request({request}) before {what}", before, self.predicted(request))
         completed_before = request in self.completions
         self.judge_batch(what, recorder, (*USAGE_LEDGER, NO_BUDGET, *COMPLETES_ONCE))
+        if not completed_before and after.lease.closed_at and not outcomes[-1].definite:
+            # Completed by the publish whose answer is unknown: recorded when the request reads.
+            self.oracle.closed_at(request, after.lease.closed_at)
         completion = self.oracle.completion_of(request)
         if completion is not None and not completed_before:
             self.note_completion(request, completion)

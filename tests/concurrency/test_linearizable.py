@@ -368,3 +368,27 @@ def test_a_ledger_checked_on_a_read_is_explained_by_no_order(
 
     assert not verdict.ok, f"no race showed {mutant}"
     assert set(verdict.cites) <= {USAGE_FROM_SLICE, USAGE_DRAWS, WITHIN_SLICE}, verdict.cites
+
+
+def test_a_call_that_begins_as_another_ends_may_have_taken_effect_before_it() -> None:
+    """Order is real-time order only when one call ended strictly before the other began: a
+    refusal of 80 that ended at the very instant two usages began may have come after them,
+    when 10 was left; placed before them, it would have had to be accepted."""
+    start = world()
+    history = (
+        History()
+        .call(
+            "record_usage",
+            (0, 10),
+            "fail",
+            error=ErrorCode.USAGE_EXCEEDS_SLICE,
+            session_id="child",
+            amount=80,
+        )
+        .usages(30, "ok", span=(10, 20))
+        .usages(60, "ok", span=(10, 20))
+    )
+
+    assert [len(stretch) for stretch in stretches(history.operations)] == [3]
+    verdict = judge_history(history.operations, start)
+    assert verdict.ok, verdict.explanation()
