@@ -25,11 +25,12 @@ and every check names the clause (or registered interpretation) it enforces:
 
 The data are hostile (see `hostile_data`): grant names that contain one another, a principal in
 both environments, environment and campaign ids that are prefixes of one another. Where the
-implementation evaluates batches concurrently, the machine races too: usages of one slice,
-publishes of one request, and a claim followed at once by rivals' claims, the holder's heartbeat
-and its publish. A batch is judged by the history checker (`conformance.concurrency.checker`:
-the usage ledger, publishes, claims) and call by call against what applied before it; the model
-then takes what happened from the implementation's read-back, so the program goes on.
+implementation evaluates batches concurrently, the machine races too: usages of one slice, with
+or without the publish of the same request, publishes of one request, a claim followed at once
+by rivals' claims, the holder's heartbeat and its publish, and delegations of one root session.
+A batch, with the read after it, is judged by the linearizability search over the model
+(`conformance.concurrency.work_request_calls`): some order of its calls must explain every
+answer. The model then takes the state that order leaves, so the program goes on.
 
 Where the spec leaves a question open, the model predicts by the reading the implementation
 declares (the kit's when it declares none). A step that fails only a check of a reading is
