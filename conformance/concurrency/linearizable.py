@@ -41,6 +41,8 @@ class Mismatch:
     operation: Operation
     cites: tuple[str, ...]
     detail: str
+    observed: str
+    """The kind of answer it is (`conformance.spec.registry.ANSWERS`), for the readings cited."""
 
 
 Step = Callable[[M, Operation], Mismatch | None]
@@ -76,6 +78,11 @@ class Verdict(Generic[M]):
     @property
     def cites(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(cite for m in self.mismatches for cite in m.cites))
+
+    @property
+    def observed(self) -> str | None:
+        """The kind of the first answer blamed, which a declared alternative may allow."""
+        return self.mismatches[0].observed if self.mismatches else None
 
     def explanation(self) -> str:
         if self.ok:

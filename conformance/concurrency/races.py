@@ -1,30 +1,28 @@
-"""Race programs: concurrent batches through the driver port, recorded and judged by the checker.
+"""Race programs: concurrent batches through the driver port, recorded and judged.
 
 Each program builds its own small world through a HistoryRecorder, runs its
-batches with `run_concurrently`, and returns the checker's verdicts on the
-whole recorded history. The Gherkin race scenarios and the kit's own race
-tests run the same programs, so any implementation is judged by the same
-checks as the reference.
+batches with `run_concurrently`, and returns the verdicts on the whole recorded
+history: the office's by the checker's rules (the spec lets racing evaluations
+over-admit, within a bound), the work requests' by the linearizability search.
+The Gherkin race scenarios and the kit's own race tests run the same programs,
+so any implementation is judged by the same checks as the reference.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from conformance.concurrency.checker import (
     CheckResult,
     check_allowance,
     check_assignment_generations,
-    check_budget,
-    check_claims,
     check_definite_share,
-    check_publishes,
-    check_usage,
-    check_usage_exact,
 )
-from conformance.concurrency.history import HistoryRecorder
+from conformance.concurrency.history import HistoryRecorder, Operation
+from conformance.concurrency.work_request_calls import judge_history
 from conformance.driver import (
     ConcurrentCall,
     DelegationKind,
@@ -32,7 +30,8 @@ from conformance.driver import (
     Permissions,
     WorkRequest,
 )
-from conformance.spec.clause_check import port_requires
+from conformance.oracle.work_requests import WorkRequestOracle
+from conformance.spec.clause_check import port_requires, port_value
 
 #: Result references the concurrent publishes of one request carry (an exact retry included).
 PUBLISHED_RESULTS = ("result-a", "result-a", "result-b", "result-c", "result-d", "result-e")
@@ -40,9 +39,13 @@ PUBLISHED_RESULTS = ("result-a", "result-a", "result-b", "result-c", "result-d",
 
 @dataclass(frozen=True)
 class RaceVerdict:
-    """The checks a race program ran, in the order they matter for its scenario."""
+    """The checks a race program ran, in the order they matter for its scenario; for work
+    requests, the linearizability search's clauses broken and the kind of answer it blamed."""
 
     checks: tuple[CheckResult, ...]
+    broken: tuple[str, ...] = ()
+    observed: str | None = None
+    history: tuple[Operation, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -218,16 +221,30 @@ def delegation_arguments(session: str, budget_slice: int) -> dict[str, Any]:
     }
 
 
-def work_request_checks(recorder: HistoryRecorder, *, exact_steps: bool = False) -> RaceVerdict:
+def work_request_checks(recorder: HistoryRecorder) -> RaceVerdict:
+    """The whole history, from the world's creation, judged by the linearizability search over
+    the pure model (`work_request_calls`): some order of its calls, consistent with when each
+    began and ended, must explain every answer and every read."""
     history = recorder.operations()
-    return RaceVerdict(
-        (
-            check_claims(history, exact_steps=exact_steps),
-            check_publishes(history),
-            check_budget(history),
-            check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE),
-        )
+    limits = port_value(recorder.driver.describe().work_requests, "work-request limits")
+    start = WorkRequestOracle(limits, history[0].clock or datetime.now(UTC))
+    search = judge_history(history, start)
+    counts = Counter(outcome_key(operation) for operation in history)
+    searched = CheckResult(
+        "linearizable",
+        () if search.ok else (search.explanation(),),
+        {**counts, "operations": len(history), "tries": search.tries},
     )
+    share = check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE)
+    return RaceVerdict((searched, share), search.cites, search.observed, tuple(history))
+
+
+def outcome_key(operation: Operation) -> str:
+    """How a call ended, as the search's counts name it: `claim_ok`, `claim_refused_lease_held`,
+    `publish_unknown`."""
+    if operation.outcome == "fail":
+        return f"{operation.operation}_refused_{operation.error}"
+    return f"{operation.operation}_{'ok' if operation.outcome == 'ok' else 'unknown'}"
 
 
 def claim_race(recorder: HistoryRecorder, *, requests: int, claimants: int) -> RaceVerdict:
@@ -315,12 +332,4 @@ def usage_race(
         )
         recorder.invoke("get_request", request_id=request.request_id)
     recorder.invoke("budget", campaign_id="race-camp")
-    history = recorder.operations()
-    return RaceVerdict(
-        (
-            check_usage(history),
-            check_usage_exact(history),
-            check_budget(history),
-            check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE),
-        )
-    )
+    return work_request_checks(recorder)

@@ -27,6 +27,7 @@ from conformance.driver import (
     ErrorCode,
     Lease,
     Permissions,
+    RequestState,
     WorkRequest,
 )
 from conformance.oracle.stored_instants import as_stored
@@ -115,8 +116,13 @@ def acceptance_mismatch(
     return mismatch(operation, cites, f"it must be refused: {codes(refusals)}")
 
 
-def mismatch(operation: Operation, cites: tuple[str, ...], why: str) -> Mismatch:
-    return Mismatch(operation, cites, f"{describe(operation)}: {why}")
+def mismatch(
+    operation: Operation, cites: tuple[str, ...], why: str, observed: str | None = None
+) -> Mismatch:
+    """`observed` is the kind of answer (for the readings cited); by default, an acceptance or
+    the refusal's code."""
+    kind = "accepted" if operation.outcome == "ok" else f"refused:{operation.error}"
+    return Mismatch(operation, cites, f"{describe(operation)}: {why}", observed or kind)
 
 
 def codes(refusals: Refusals) -> str:
@@ -238,7 +244,9 @@ def judge_claim(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | N
         return None
     newest = oracle_lease(oracle, request_id).generation
     if lease.generation <= newest:
-        return mismatch(operation, (FENCED,), f"generation {newest} was already granted")
+        return mismatch(
+            operation, (FENCED,), f"generation {newest} was already granted", "other-generation"
+        )
     if lease.expires_at not in as_stored(oracle.fresh_expiry()):
         return mismatch(
             operation, (EXPIRY_PRECISION,), f"a lease granted now expires {oracle.fresh_expiry()}"
@@ -268,7 +276,9 @@ def judge_heartbeat(oracle: WorkRequestOracle, operation: Operation) -> Mismatch
         return mismatch(operation, (HEARTBEAT_EXTENDS,), f"the lease expired at {before}")
     if lease.generation != generation:
         if not oracle.reads("WR-7", "heartbeat-regenerates") or lease.generation < generation:
-            return mismatch(operation, ("WR-7",), f"renewed under generation {generation}")
+            return mismatch(
+                operation, ("WR-7",), f"renewed under generation {generation}", "other-generation"
+            )
         oracle.regenerate(request_id, lease.generation)
     oracle.extend(request_id, lease.expires_at)
     return None
@@ -312,10 +322,15 @@ def completion_mismatch(
     rests on WR-3 (what happens to the remainder)."""
     returned = completion.budget_returned
     if returned > left:
-        return mismatch(operation, (NO_BUDGET,), f"{returned} given back, {left} was left")
+        return mismatch(
+            operation, (NO_BUDGET,), f"{returned} given back, {left} was left", "other-figures"
+        )
     if returned != predicted.budget_returned:
         return mismatch(
-            operation, (REMAINDER_RETURNED,), f"the model gives back {predicted.budget_returned}"
+            operation,
+            (REMAINDER_RETURNED,),
+            f"the model gives back {predicted.budget_returned}",
+            "other-figures",
         )
     if completion != predicted:
         return mismatch(operation, (RECORDS_RESULT,), f"the model records {predicted!r}")
@@ -374,16 +389,35 @@ def judge_read_request(oracle: WorkRequestOracle, operation: Operation) -> Misma
         return mismatch(operation, (CREATES,), "the model holds no such request")
     view = WorkRequest.model_validate(operation.value)
     state_cites = (EXPIRED_STATE,) if oracle.lapsed(view.request_id) else (FENCED,)
-    parts: list[tuple[str, object, object, tuple[str, ...]]] = [
-        ("result", view.result_ref, predicted.result_ref, (RECORDS_RESULT, CLOSES_ONCE)),
-        ("lease holder", view.lease.holder, predicted.lease.holder, (FENCED,)),
-        ("lease generation", view.lease.generation, predicted.lease.generation, (FENCED,)),
-        ("state", view.state, predicted.state, state_cites),
-        ("budget spent", view.budget_spent, predicted.budget_spent, spent_cites(oracle, view)),
+    state_kind = "in-progress" if view.state is RequestState.IN_PROGRESS else "other-state"
+    parts: list[tuple[str, object, object, tuple[str, ...], str]] = [
+        (
+            "result",
+            view.result_ref,
+            predicted.result_ref,
+            (RECORDS_RESULT, CLOSES_ONCE),
+            "other-state",
+        ),
+        ("lease holder", view.lease.holder, predicted.lease.holder, (FENCED,), "other-state"),
+        (
+            "lease generation",
+            view.lease.generation,
+            predicted.lease.generation,
+            (FENCED,),
+            "other-generation",
+        ),
+        ("state", view.state, predicted.state, state_cites, state_kind),
+        (
+            "budget spent",
+            view.budget_spent,
+            predicted.budget_spent,
+            spent_cites(oracle, view),
+            "other-figures",
+        ),
     ]
-    for part, observed, expected, cites in parts:
+    for part, observed, expected, cites, kind in parts:
         if observed != expected:
-            return mismatch(operation, cites, f"its {part} reads {expected!r} in the model")
+            return mismatch(operation, cites, f"its {part} reads {expected!r} in the model", kind)
     return None
 
 
@@ -406,7 +440,7 @@ def judge_read_budget(oracle: WorkRequestOracle, operation: Operation) -> Mismat
         return None
     created = isinstance(predicted, BudgetSnapshot) and snapshot.available > predicted.available
     cites = (NO_BUDGET,) if created else (SLICE_DEDUCTED, USAGE_DRAWS, REMAINDER_RETURNED)
-    return mismatch(operation, cites, f"the model reads {predicted!r}")
+    return mismatch(operation, cites, f"the model reads {predicted!r}", "other-figures")
 
 
 def oracle_view(oracle: WorkRequestOracle, request_id: str) -> WorkRequest:

@@ -127,11 +127,11 @@ def test_concurrent_agent_wakes_refuse_nothing_early_and_over_admit_less_than_k(
 def test_concurrent_claims_of_one_open_request_have_one_winner(race: Race) -> None:
     requests = 3
     verdict = claim_race(race.recorder, requests=requests, claimants=CLAIMANTS)
-    claims, budget = verdict.check("claims"), verdict.check("budget")
-    race.conclude(claims, budget)
-    _assert_clean(claims, budget)
-    assert claims.counts["succeeded"] == requests
-    assert claims.counts["refused_lease_held"] == requests * (CLAIMANTS - 1)
+    race.conclude(*verdict.checks)
+    _assert_clean(*verdict.checks)
+    counts = verdict.check("linearizable").counts
+    assert counts["claim_ok"] == requests
+    assert counts["claim_refused_lease_held"] == requests * (CLAIMANTS - 1)
 
 
 def test_concurrent_publishes_of_one_request_complete_it_once(race: Race) -> None:
@@ -139,9 +139,9 @@ def test_concurrent_publishes_of_one_request_complete_it_once(race: Race) -> Non
     verdict = publish_race(race.recorder, requests=requests)
     race.conclude(*verdict.checks)
     _assert_clean(*verdict.checks)
-    publishes = verdict.check("publishes")
-    assert publishes.counts["accepted"] == requests
-    assert publishes.counts["lease_closes"] == requests
+    counts = verdict.check("linearizable").counts
+    # One completion a request; the exact retry of the winner, if the winner has one, answers it.
+    assert requests <= counts["publish_ok"] <= 2 * requests
 
 
 def test_concurrent_delegations_never_overdraw_the_budget(race: Race) -> None:
@@ -149,8 +149,8 @@ def test_concurrent_delegations_never_overdraw_the_budget(race: Race) -> None:
     verdict = delegation_race(
         race.recorder, budget=budget, delegations=DELEGATIONS, budget_slice=budget_slice, sessions=5
     )
-    budget_check = verdict.check("budget")
-    race.conclude(budget_check)
-    _assert_clean(budget_check)
-    assert budget_check.counts["delegations_succeeded"] * budget_slice <= budget
-    assert budget_check.counts["snapshots"] == 2
+    race.conclude(*verdict.checks)
+    _assert_clean(*verdict.checks)
+    counts = verdict.check("linearizable").counts
+    assert counts["delegate_ok"] * budget_slice <= budget
+    assert counts["budget_ok"] == 2
