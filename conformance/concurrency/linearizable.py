@@ -133,14 +133,18 @@ def linearize(
     key: Callable[[M], Hashable],
     duplicate: Callable[[M], M] = copy.deepcopy,
     inert: Callable[[Operation], bool] = lambda operation: False,
+    alike: Callable[[Operation], Hashable] = lambda call: repr(
+        (call.operation, call.arguments, call.outcome, call.value, call.error, call.clock)
+    ),
 ) -> Verdict[M]:
     """Search the whole history from `start`; `key` tells two model states apart, `duplicate`
     copies one before a try, `inert` tells a call that never changes the model wherever it is
-    placed (a refusal, a read)."""
+    placed (a refusal, a read), `alike` two calls whose effects differ at most in names the
+    implementation chose, which no other call of the stretch can know."""
     configurations = [Configuration(start)]
     tries = 0
     for stretch in stretches(history):
-        search = _Stretch(history, stretch, step, key, duplicate, inert)
+        search = _Stretch(history, stretch, step, key, duplicate, inert, alike)
         ended = _distinct((c for c in configurations for c in search.ends(c)), key)
         tries += search.tries
         if not ended:
@@ -169,21 +173,23 @@ class _Stretch(Generic[M]):
         key: Callable[[M], Hashable],
         duplicate: Callable[[M], M],
         inert: Callable[[Operation], bool],
+        alike: Callable[[Operation], Hashable],
     ) -> None:
         self.history = history
         self.duplicate = duplicate
         self.inert = inert
+        self.alike = alike
         self.definite = frozenset(i for i in stretch if history[i].outcome != "info")
         self.unknown = frozenset(i for i in stretch if history[i].outcome == "info")
         self.step = step
         self.key = key
         self.tries = 0
         self.visited: set[tuple[frozenset[int], frozenset[int], Hashable]] = set()
+        self.twin_before = self._twins(stretch)
         self.deepest_order: tuple[Operation, ...] = ()
         self.deepest_mismatches: list[Mismatch] = []
         self.placed_somewhere: set[int] = set()
         self.first_mismatch: dict[int, Mismatch] = {}
-        self.twin_before = self._twins(stretch)
 
     def ends(self, configuration: Configuration[M]) -> Iterator[Configuration[M]]:
         """Every configuration the stretch can end in, from one it can start in."""
@@ -244,9 +250,11 @@ class _Stretch(Generic[M]):
         )
 
     def _twins(self, stretch: list[int]) -> dict[int, int]:
-        """Each call's twin placed before it: the same call with the same answer and the same
-        calls surely before and after it. Twins are interchangeable, so only orders that place
-        them in index order are tried (twelve identical usages: twelve tries, not 2^12)."""
+        """Each call's twin placed before it: a call alike (`alike`) with the same calls surely
+        before and after it. Twins are interchangeable, so only orders that place them in index
+        order are tried (twelve identical usages: twelve tries, not 2^12). Names one of them
+        chose cannot matter to a call placed between them: a call that knows a name began after
+        the call that made it ended, so after both twins."""
         last: dict[str, int] = {}
         twins: dict[int, int] = {}
         for index in sorted(stretch):
@@ -260,8 +268,7 @@ class _Stretch(Generic[M]):
         call = self.history[index]
         before = sorted(i for i in stretch if self.history[i].surely_before(call))
         after = sorted(i for i in stretch if call.surely_before(self.history[i]))
-        answer = (call.operation, call.arguments, call.outcome, call.value, call.error)
-        return repr((answer, before, after))
+        return repr((self.alike(call), before, after))
 
     def culprits(self) -> list[Mismatch]:
         """Why no order explains the stretch. First the calls no order could place at any

@@ -64,7 +64,35 @@ def judge_history(history: list[Operation], start: WorkRequestOracle) -> Verdict
     """Whether some order of the history's calls, from the model's state `start`, explains every
     answer; `start` is never changed (the search copies it before each try)."""
     return linearize(
-        history, start, judge_call, WorkRequestOracle.state_key, WorkRequestOracle.copy, inert
+        history,
+        start,
+        judge_call,
+        WorkRequestOracle.state_key,
+        WorkRequestOracle.copy,
+        inert,
+        alike,
+    )
+
+
+CHOSEN_NAMES = ("request_id", "child_session_id")
+"""What a delegation's answer names that the implementation chose."""
+
+
+def alike(operation: Operation) -> str:
+    """Delegations made alike, answered alike but for the names the implementation chose, are
+    interchangeable (twenty delegations from five sessions: 5^5 sets placed, not 2^20)."""
+    value = operation.value
+    if operation.operation == "delegate" and isinstance(value, dict):
+        value = {name: part for name, part in value.items() if name not in CHOSEN_NAMES}
+    return repr(
+        (
+            operation.operation,
+            operation.arguments,
+            operation.outcome,
+            value,
+            operation.error,
+            operation.clock,
+        )
     )
 
 

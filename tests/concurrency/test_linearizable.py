@@ -19,7 +19,7 @@ from pydantic_core import to_jsonable_python
 
 from conformance.adapters.factory import open_driver
 from conformance.concurrency.history import HistoryRecorder, Operation
-from conformance.concurrency.linearizable import stretches
+from conformance.concurrency.linearizable import MAX_TRIES, stretches
 from conformance.concurrency.races import claim_race, delegation_race, publish_race, usage_race
 from conformance.concurrency.work_request_calls import judge_history
 from conformance.driver import Completion, Driver, ErrorCode, Permissions, WorkRequestLimits
@@ -392,3 +392,17 @@ def test_a_call_that_begins_as_another_ends_may_have_taken_effect_before_it() ->
     assert [len(stretch) for stretch in stretches(history.operations)] == [3]
     verdict = judge_history(history.operations, start)
     assert verdict.ok, verdict.explanation()
+
+
+def test_twenty_delegations_that_lose_updates_are_judged_within_the_search_s_bound(
+    recorder: Callable[[str], HistoryRecorder],
+) -> None:
+    """Delegations from five sessions, answered alike but for the ids chosen, are placed in one
+    order per session: a history no order explains is found so, not given up on."""
+    recorded = recorder("mutant:budget_lost_update")
+    delegation_race(recorded, budget=100, delegations=20, budget_slice=10, sessions=5)
+
+    verdict = judge_history(recorded.operations(), empty_model(recorded))
+
+    assert not verdict.ok, "the lost updates let more slices be taken than the budget holds"
+    assert verdict.tries < MAX_TRIES // 4, verdict.tries
