@@ -3,7 +3,9 @@ history rules it replaces, on the same histories, measured in turn sample by sam
 
 The histories are the kit's own race programs (`conformance.concurrency.races`) recorded
 against the in-process reference: usages of one slice, claims of one request, publishes of
-one request, with batches of 4, 8 and 12 calls (publishes: the kit's fixed batch of six).
+one request, delegations from five root sessions of one campaign (twice as many asked as
+the budget holds), with batches of 4, 8 and 12 calls (delegations: 8, 16 and 24; publishes:
+the kit's fixed batch of six).
 Each is judged whole, from an empty model, by `judge_history`, and by the rules of
 `conformance.concurrency.checker` that judged it before. Both must accept every history
 (the reference is correct): a row that judged differently is printed as such, not as a ratio.
@@ -37,6 +39,7 @@ from conformance.concurrency.history import HistoryRecorder, Operation
 from conformance.concurrency.races import (
     PUBLISHED_RESULTS,
     claim_race,
+    delegation_race,
     publish_race,
     usage_race,
 )
@@ -61,6 +64,12 @@ RACES: dict[str, tuple[Race, Rules]] = {
     "claims of one request": (
         lambda recorder, size: claim_race(recorder, requests=4, claimants=size),
         lambda h: [check_claims(h), check_publishes(h), check_budget(h)],
+    ),
+    "delegations from five sessions": (
+        lambda recorder, size: delegation_race(
+            recorder, budget=10 * size, delegations=2 * size, budget_slice=10, sessions=5
+        ),
+        lambda h: [check_budget(h)],
     ),
     PUBLISHES: (
         lambda recorder, size: publish_race(recorder, requests=4),
