@@ -726,6 +726,17 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And as WR-1 reads it, the attempt is refused with "insufficient_budget" and nothing changes
 
   @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
+  Scenario: A child's usages and its own delegations made at once from one slice each take it once
+    # A reservation that reads what is left and writes it back after a usage was charged (or a
+    # usage that does so after a reservation) loses one of them: budget nobody had.
+    Given the implementation evaluates operations concurrently
+    And session "root" has delegated "survey" by spawn with a slice of 100
+    When the child session of "survey" records usages of 5, 5, 5, 5, 5, 5, 5, 5, 5 and 5 at once while delegating "part-a" and "part-b" by spawn with a slice of 20
+    Then every usage and delegation made at once was accepted
+    And what "survey" spent and carved out for its own requests is 90, within its slice
+    And the budget of "launch" is conserved
+
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
   Scenario: Usages made at once with the holder's publish are spent or given back, never both
     # A completion that reads what is left and writes it back later would give back a usage
     # that was charged in between: budget nobody had.

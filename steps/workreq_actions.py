@@ -667,6 +667,44 @@ def spends_while_publishing(
 
 @when(
     parsers.re(
+        _USAGE + r" records usages of (?P<amounts>\d+(?:(?:, | and )\d+)*) at once while "
+        r'delegating (?P<names>"[^"]+"(?:(?:, | and )"[^"]+")*) by (?P<kind>spawn|subagent) '
+        r"with a slice of (?P<budget_slice>\d+)"
+    )
+)
+def spends_while_delegating(
+    workreq_world: WorkRequestWorld,
+    origin: str,
+    amounts: str,
+    names: str,
+    kind: str,
+    budget_slice: str,
+) -> None:
+    """A child's usages and its own delegations (its own grants, no assignee), all in one batch
+    from one slice, between two reads of the request it serves; the delegations made are named
+    in the order they were made."""
+    name = served_request(origin)
+    batch = UsageBatch.begin(workreq_world, origin, name)
+    delegation = {
+        "kind": DelegationKind(kind),
+        "originating_session_id": batch.session,
+        "deliverable": DEFAULT_DELIVERABLE,
+        "acceptance_checks": DEFAULT_CHECKS,
+        "budget_slice": int(budget_slice),
+        "permissions": workreq_world.session_permissions[batch.session],
+        "assignee": None,
+    }
+    asked = quoted(names)
+    delegations = [ConcurrentCall(operation="delegate", arguments=delegation)] * len(asked)
+    outcomes = batch.recorder.run_concurrently([*batch.calls(numbers(amounts)), *delegations])
+    batch.end(workreq_world)
+    made = [outcome for outcome in outcomes[-len(asked) :] if outcome.ok]
+    for named, outcome in zip(asked, made, strict=False):
+        workreq_world.remember_request(named, WorkRequest.model_validate(outcome.result))
+
+
+@when(
+    parsers.re(
         _ORIGIN + r' delegates (?P<names>"[^"]+"(?:(?:, | and )"[^"]+")*) at once, each by '
         r"(?P<kind>spawn|subagent) with a slice of (?P<budget_slice>\d+)"
         r"(?: granting (?P<grants>.+))?"

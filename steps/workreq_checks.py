@@ -40,6 +40,7 @@ from conformance.oracle.work_request_cites import (
     CLAIMABLE_AGAIN,
     CLOSES_ONCE,
     CONTRACT,
+    CREATES,
     EXPIRED_STATE,
     FENCED,
     KIND_CREATES,
@@ -542,6 +543,43 @@ def spent_or_returned_never_both(
         NO_BUDGET_CREATED,
         f"{charged} was charged to {name!r} and {returned} given back, of the {room} left: "
         "a usage was both spent and returned",
+    )
+
+
+@then("every usage and delegation made at once was accepted")
+def every_call_at_once_accepted(workreq_world: WorkRequestWorld, evidence: list[str]) -> None:
+    """The scenario asks only what fits together, whichever order the calls take effect in,
+    so every one of them must be accepted."""
+    racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
+    made = [op for op in judged_race(workreq_world, racing.name, evidence) if op.batch is not None]
+    refused = [f"{op.operation}: {op.error}" for op in made if op.outcome != "ok"]
+    expect(
+        not refused,
+        (USAGE_DRAWS, CREATES),
+        f"calls that fit together were made at once; not accepted: {refused}",
+    )
+
+
+@then(
+    parsers.re(
+        r'what "(?P<name>[^"]+)" spent and carved out for its own requests is (?P<total>\d+), '
+        r"within its slice"
+    )
+)
+def spent_and_carved(workreq_world: WorkRequestWorld, name: str, total: str) -> None:
+    """Each usage charged once and each slice carved once, though made at once: a usage or a
+    reservation read and written back while the other landed loses one of them."""
+    current = request(workreq_world, name)
+    carved = sum(
+        made.budget_slice
+        for made in workreq_world.requests.values()
+        if made.originating_session_id == current.child_session_id
+    )
+    expect(
+        current.budget_spent + carved == int(total) <= current.budget_slice,
+        (USAGE_DRAWS, NO_BUDGET_CREATED),
+        f"{name!r} spent {current.budget_spent} and carved {carved} for its own requests, of a "
+        f"slice of {current.budget_slice}; expected {total} in all",
     )
 
 

@@ -25,10 +25,10 @@ would have it switches the model to that reading (`follow`) and goes on checking
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from conformance.driver import (
     BudgetSnapshot,
@@ -42,6 +42,8 @@ from conformance.driver import (
     WorkRequestLimits,
 )
 from conformance.spec.registry import KIT_READING
+
+T = TypeVar("T")
 
 Refusals = frozenset[ErrorCode]
 """Every refusal code that applies to an operation; empty when it must be accepted."""
@@ -119,6 +121,30 @@ class _Request:
     completion: Completion | None = None
 
 
+def _clone(record: T) -> T:
+    """A copy of a record one level deep: a new object holding the same field values."""
+    twin = object.__new__(type(record))
+    twin.__dict__.update(record.__dict__)
+    return twin
+
+
+def _changing(request: _Request) -> tuple[object, ...]:
+    """A request's fields that operations change, after its id."""
+    completion = request.completion
+    closed = None if completion is None else (completion.result_ref, completion.completed_at)
+    return (
+        request.request_id,
+        request.remaining,
+        request.spent,
+        request.generation,
+        request.claimed,
+        request.holder,
+        request.expires_at,
+        closed,
+        None if completion is None else completion.budget_returned,
+    )
+
+
 def within(inner: Permissions, outer: Permissions) -> bool:
     """Whether `inner` grants nothing `outer` lacks, tools and devices separately."""
     return inner.tools <= outer.tools and inner.devices <= outer.devices
@@ -149,25 +175,29 @@ class WorkRequestOracle:
     def copy(self) -> WorkRequestOracle:
         """An independent copy, for a search that tries one order after another: the records
         are copied one level deep (their lists, sets and values are never changed in place)."""
-        twin = copy.copy(self)
+        twin = _clone(self)
         twin.readings = dict(self.readings)
-        twin._campaigns = {key: copy.copy(value) for key, value in self._campaigns.items()}
-        twin._sessions = {key: copy.copy(value) for key, value in self._sessions.items()}
-        twin._requests = {key: copy.copy(value) for key, value in self._requests.items()}
+        twin._campaigns = {key: _clone(value) for key, value in self._campaigns.items()}
+        twin._sessions = {key: _clone(value) for key, value in self._sessions.items()}
+        twin._requests = {key: _clone(value) for key, value in self._requests.items()}
         twin._members = dict(self._members)
         return twin
 
-    def state_key(self) -> str:
-        """The whole predicted state as one value: equal for two states that predict alike."""
-        return repr(
-            (
-                self.now,
-                sorted(self.readings.items()),
-                sorted((key, sorted(members)) for key, members in self._members.items()),
-                sorted(self._campaigns.items()),
-                sorted(self._sessions.items()),
-                sorted(self._requests.items()),
-            )
+    def state_key(self) -> Hashable:
+        """The whole predicted state as one value, equal for two states that predict alike: the
+        fields an operation changes, beside the ids (what a record was made with never changes,
+        and a record made otherwise has another id)."""
+        return (
+            self.now,
+            tuple(sorted(self.readings.items())),
+            tuple(sorted((key, tuple(sorted(members))) for key, members in self._members.items())),
+            tuple(
+                sorted((c.campaign_id, c.available, c.root_spent) for c in self._campaigns.values())
+            ),
+            tuple(
+                sorted((s.session_id, s.delegations, s.kept_slots) for s in self._sessions.values())
+            ),
+            tuple(sorted(_changing(request) for request in self._requests.values())),
         )
 
     def reads(self, interpretation: str, name: str) -> bool:

@@ -370,6 +370,19 @@ def usage_calls(session: str, amounts: list[int]) -> list[ConcurrentCall]:
     ]
 
 
+def delegation_call(delegation: Delegation) -> ConcurrentCall:
+    arguments = {
+        "kind": delegation.kind,
+        "originating_session_id": delegation.origin,
+        "deliverable": delegation.deliverable,
+        "acceptance_checks": list(delegation.checks),
+        "budget_slice": delegation.budget_slice,
+        "permissions": delegation.permissions,
+        "assignee": delegation.assignee,
+    }
+    return ConcurrentCall(operation="delegate", arguments=arguments)
+
+
 def unknown(outcomes: list[CallOutcome]) -> bool:
     """Whether some call of a batch ended with its outcome unknown."""
     return not all(outcome.definite for outcome in outcomes)
@@ -1415,16 +1428,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
 
     def race_delegations(self, delegation: Delegation, asked: int) -> list[WorkRequest]:
         what = f"{asked} x {delegation!r} at once"
-        arguments = {
-            "kind": delegation.kind,
-            "originating_session_id": delegation.origin,
-            "deliverable": delegation.deliverable,
-            "acceptance_checks": [],
-            "budget_slice": delegation.budget_slice,
-            "permissions": delegation.permissions,
-            "assignee": None,
-        }
-        calls = [ConcurrentCall(operation="delegate", arguments=arguments)] * asked
+        calls = [delegation_call(delegation)] * asked
         recorder = HistoryRecorder(self.driver)
         outcomes = self.batch(recorder, calls)
         self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
