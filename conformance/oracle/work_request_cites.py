@@ -106,8 +106,8 @@ their own, since theirs depend on the kind, the lease's history and the session)
 
 
 USAGE_LEDGER = (WITHIN_SLICE, USAGE_DRAWS)
-"""What the checker's usage ledger enforces: spent never beyond the slice, and what accepted
-usages asked drawn from it (WR-2's reading apart: `check_usage_exact`)."""
+"""What a race of usages is credited with when some order explains it: spent never beyond the
+slice, and what the accepted usages asked drawn from it."""
 COMPLETES_ONCE = (RECORDS_RESULT, CLOSES_ONCE)
 LEASE_FENCE = (FENCED, STALE_REJECTED)
 AFTER_COMPLETION: Refusals = frozenset(

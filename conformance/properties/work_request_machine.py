@@ -1201,7 +1201,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         if served in self.completions:
             self.budget_readings.add(PAST_COMPLETED_PARENT)
 
-    # -- races: concurrent batches judged by the history checker ------------------------
+    # -- races: concurrent batches judged by the linearizability search ------------------
     @precondition(lambda self: self.concurrent)
     @rule(target=leases, request=requests, data=st.data())
     @followed_step
@@ -1399,7 +1399,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         return outcomes
 
     def race_read(self, recorder: HistoryRecorder, request_id: str) -> WorkRequest:
-        """A read of the request through the recorder, so that the checker sees it."""
+        """A read of the request through the recorder, so that the search judges it too."""
         reading = partial(recorder.invoke, "get_request", request_id=request_id)
         view: WorkRequest = self.read(f"get_request({request_id})", reading, CREATES)
         return view
