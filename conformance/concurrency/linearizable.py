@@ -34,6 +34,10 @@ of twelve calls, memoised, takes a few thousand), so reaching it means a history
 judge, which is said as such, never taken for a pass."""
 
 
+LAST_SHOWN = 4
+"""How many calls of the longest order an account shows (the last ones, where it stopped)."""
+
+
 @dataclass(frozen=True)
 class Mismatch:
     """An answer the model cannot give at this point, and the clauses that makes it break."""
@@ -89,7 +93,9 @@ class Verdict(Generic[M]):
             return (
                 f"explained ({len(self.configurations)} possible end state(s), {self.tries} tries)"
             )
-        order = ", ".join(describe(operation) for operation in self.placed) or "(none)"
+        shown = [describe(operation) for operation in self.placed[-LAST_SHOWN:]]
+        earlier = len(self.placed) - len(shown)
+        order = "; ".join([f"{earlier} call(s) before", *shown] if earlier else shown) or "(none)"
         lines = [
             "no order of the overlapping calls, consistent with when each began and ended, "
             "explains every answer",
@@ -104,10 +110,15 @@ def describe(operation: Operation) -> str:
     """One call as a person reads it: its name, arguments and answer."""
     arguments = ", ".join(f"{name}={value!r}" for name, value in operation.arguments.items())
     if operation.outcome == "ok":
-        answer = "ok" if operation.value is None else f"ok {operation.value!r}"
+        answer = "ok" if operation.value is None else f"ok {clipped(repr(operation.value))}"
     else:
         answer = f"refused {operation.error}" if operation.outcome == "fail" else "unknown"
     return f"{operation.operation}({arguments}) -> {answer}"
+
+
+def clipped(text: str, most: int = 100) -> str:
+    """A value as an account shows it: its start, so that a long one does not hide the rest."""
+    return text if len(text) <= most else f"{text[: most - 1]}…"
 
 
 def stretches(history: Sequence[Operation]) -> Iterator[list[int]]:

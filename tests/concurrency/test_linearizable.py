@@ -394,15 +394,33 @@ def test_a_call_that_begins_as_another_ends_may_have_taken_effect_before_it() ->
     assert verdict.ok, verdict.explanation()
 
 
-def test_twenty_delegations_that_lose_updates_are_judged_within_the_search_s_bound(
-    recorder: Callable[[str], HistoryRecorder],
-) -> None:
-    """Delegations from five sessions, answered alike but for the ids chosen, are placed in one
-    order per session: a history no order explains is found so, not given up on."""
-    recorded = recorder("mutant:budget_lost_update")
-    delegation_race(recorded, budget=100, delegations=20, budget_slice=10, sessions=5)
+def test_twenty_delegations_that_lose_updates_are_judged_within_the_search_s_bound() -> None:
+    """Twenty delegations of 10 from five sessions all accepted on a budget of 100, as a lost
+    update lets them be: answered alike but for the ids chosen, they are placed in one order
+    per session, so the history no order explains is found so, not given up on."""
+    start = WorkRequestOracle(LIMITS, T0)
+    maker = WorkRequestOracle(LIMITS, T0)
+    for model, budget in ((start, 100), (maker, 1000)):
+        model.create_environment("env", ["owner"])
+        model.create_campaign("camp", "env", budget)
+        for index in range(5):
+            model.create_session(f"s{index}", "camp", "owner", Permissions())
+    history = History()
+    for index in range(20):
+        asked = {
+            "kind": "spawn",
+            "originating_session_id": f"s{index % 5}",
+            "deliverable": "a report",
+            "acceptance_checks": [],
+            "budget_slice": 10,
+            "permissions": Permissions(),
+            "assignee": None,
+        }
+        made = maker.delegate(**asked, request_id=f"r{index}", child_session_id=f"c{index}")  # type: ignore[arg-type]
+        history.call("delegate", (10, 20), value=made, **asked)
 
-    verdict = judge_history(recorded.operations(), empty_model(recorded))
+    verdict = judge_history(history.operations, start)
 
-    assert not verdict.ok, "the lost updates let more slices be taken than the budget holds"
+    assert not verdict.ok, "more slices were taken than the budget holds"
+    assert verdict.cites == (NO_BUDGET,), verdict.explanation()
     assert verdict.tries < MAX_TRIES // 4, verdict.tries
