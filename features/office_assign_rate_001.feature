@@ -309,6 +309,24 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And wake 5 of that series was "queued" or "rate_limited"
     And wake 6 of that series was "rate_limited"
 
+  # A merge absorbs a wake into a queued run without making that run younger: the admitted
+  # wake it holds still frees its place ten minutes after its own request instant.
+  @AC-OFFICE-ASSIGN-RATE-001.4 @clause:frees-after-window
+  Scenario: A wake merged into a queued run leaves that run's request instant where it was
+    When agent "ada" assigns task "T-100" to "bob"
+    Then the wake's outcome is "queued"
+    When 3 seconds pass
+    And agent "ada" assigns task "T-100" to "bob"
+    Then the wake's outcome is "coalesced"
+    And every run stored before that wake still reads as it did, but for the payload of a run it merged into
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada" 4 times, 1 minute apart
+    Then each of those wakes was "queued"
+    # the 09:00:00 wake has left the window, though a wake merged into its run at 09:00:03
+    When the clock reads "2026-03-02T09:10:00Z"
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "queued"
+
   # "Admitted" is a wake that inserted a run: one admitted because its count could not be
   # read inserted one, so it uses its place like any other.
   @AC-OFFICE-ASSIGN-RATE-001.4 @clause:admitted-consume

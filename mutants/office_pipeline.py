@@ -10,10 +10,12 @@ from sqlalchemy.orm import Session
 from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
 from conformance.reference.office import dedup as office_dedup
+from conformance.reference.office import run_queue as office_run_queue
 from conformance.reference.office import service as office_service
 from conformance.reference.office.coalescer import coalesce
 from conformance.reference.office.dedup import recent_duplicate
 from conformance.reference.office.gate import GateVerdict
+from conformance.reference.office.models import Run
 from conformance.reference.office.run_queue import RunQueue, _insert
 from conformance.reference.office.telemetry import DedupKind
 from conformance.reference.office.wake import EnqueueResult, Outcome, Wake
@@ -92,6 +94,16 @@ class AuditedRefusalQueue(RunQueue):
         return decided
 
 
+def coalesce_refreshing(session: Session, wake: Wake, now: datetime) -> Run | None:
+    """Merges as the reference does, then stamps the surviving run with the merge's instant,
+    as a coalescer that takes a merge for a fresh request would: the admitted wake it holds
+    then frees its place later than one window after its own request."""
+    target = coalesce(session, wake, now)
+    if target is not None:
+        target.requested_at = now
+    return target
+
+
 def _queue(replacement: type[RunQueue]) -> Patch:
     return Patch(office_service, "RunQueue", replacement)
 
@@ -124,6 +136,13 @@ MUTANTS = [
         Capability.OFFICE,
         "tells the producer `none` for a refused wake",
         lambda: [_queue(SilentRefusalQueue)],
+    ),
+    Mutant(
+        "merge_refreshes_instant",
+        "AC-OFFICE-ASSIGN-RATE-001.4",
+        Capability.OFFICE,
+        "a merge moves the surviving run's request instant to its own, keeping it in the window",
+        lambda: [Patch(office_run_queue, "coalesce", coalesce_refreshing)],
     ),
     Mutant(
         "dedup_lookback_in_seconds",

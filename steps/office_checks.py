@@ -21,6 +21,7 @@ from conformance.oracle.office_shapes import (
     counts_as_agent_run,
     parse_payload,
 )
+from conformance.oracle.stored_runs import expect_kept
 from conformance.spec.clause_check import (
     expect,
     port_requires,
@@ -239,6 +240,23 @@ def queue_unchanged(office: OfficeScene) -> None:
         f"expected the queue untouched; before:\n{describe_runs(before)}\n"
         f"after:\n{describe_runs(after)}",
     )
+
+
+@then(
+    parsers.re(
+        r"every run stored before (?:that wake|those wakes) still reads as it did, "
+        r"but for the payload of a run (?:it|they) merged into"
+    )
+)
+def stored_runs_kept(office: OfficeScene) -> None:
+    """Only a merge may rewrite a stored run's payload; its instant and key stay."""
+    before = office.baseline("by that wake").runs
+    merged = {
+        wake.result.run_id
+        for wake in office.wakes
+        if wake.result is not None and wake.result.outcome is Outcome.COALESCED
+    }
+    expect_kept(before, office.driver.list_runs(), {m for m in merged if m})
 
 
 @then(

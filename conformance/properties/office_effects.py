@@ -43,11 +43,22 @@ from conformance.oracle.office_telemetry import (
     moves_between,
     without_field,
 )
+from conformance.oracle.stored_runs import (
+    ADMITTED_CONSUME,
+    FREES_AFTER_WINDOW,
+    KEYED_ONCE,
+    counted_toward,
+    expect_kept,
+    stored_at,
+)
 from conformance.properties.gherkin import Steps
 from conformance.properties.hostile_data import ASSIGNEES, OFFICE_TASKS, OFFICE_WORKSPACE
 from conformance.properties.office_model import (
     NEVER_REFUSE_EARLY,
+    ODD_ROW_CLAUSES,
+    PER_TASK,
     REFUSAL,
+    RESTART,
     SERIAL_BOUND,
     Expected,
     ExpectedWarning,
@@ -86,6 +97,10 @@ OVER_ADMISSION = "AC-OFFICE-ASSIGN-RATE-002.1/over-admission-bounded"
 LABEL_SCAN = (
     "no label of the rate-limit counter holds an identifier of a workspace, agent, task or run"
 )
+STORE_KEPT = (
+    "every run stored before {that} still reads as it did, but for the payload of a run "
+    "{it} merged into"
+)
 
 
 @dataclass(frozen=True)
@@ -111,6 +126,8 @@ class OfficeEffects:
     lines: list[str] = field(default_factory=list)
     steps: Steps = field(init=False)
     surprises: Surprises = field(default_factory=Surprises)
+    store: list[Run] = field(default_factory=list)
+    """The runs as last read and accepted: what every stored field is held to next."""
 
     def __post_init__(self) -> None:
         self.lines += [
@@ -163,8 +180,8 @@ class OfficeEffects:
             self.performed(op)
         except ClauseViolation as violation:
             self.surprises.note(violation, describe(op))
-            runs = self.driver.list_runs()
-            self.model.adopt(runs, {run.run_id: counted_task(run) for run in runs})
+            self.store = self.driver.list_runs()
+            self.model.adopt(self.store, {run.run_id: counted_toward(run) for run in self.store})
 
     def performed(self, op: Operation) -> None:
         note(describe(op))
@@ -174,17 +191,19 @@ class OfficeEffects:
         self.steps.add("When", f'the clock reads "{instant_text(op.at)}"')
         for text in op.when():
             self.steps.add("When", text)
+        merged: set[str] = set()
         if isinstance(op, Restart):
             self.driver.restart()
             self.model.restart()
         elif isinstance(op, DeleteNewest):
             self.delete_newest()
         elif isinstance(op, Batch):
-            self.batch(op)
+            merged = self.batch(op)
         elif isinstance(op, Redeliver):
-            self.wake(self.redelivery(op))
+            merged = self.wake(self.redelivery(op))
         elif isinstance(op, Assign | Produce | Raw):
-            self.wake(op)
+            merged = self.wake(op)
+        self.check_store(merged, (RESTART,) if isinstance(op, Restart) else ())
 
     def redelivery(self, op: Redeliver) -> Raw:
         """The stored run's wake as it reads now (its agent, reason, payload and key), the way
@@ -199,7 +218,8 @@ class OfficeEffects:
             self.driver.delete_run(runs[-1].run_id)
             self.model.delete(runs[-1].run_id)
 
-    def wake(self, op: Assign | Produce | Raw) -> None:
+    def wake(self, op: Assign | Produce | Raw) -> set[str]:
+        """One wake and its checks; the run it was reported merged into, if any."""
         before = self.observe()
         expected, result = self.answer(op)
         outcome = None if result is None else result.outcome
@@ -218,7 +238,9 @@ class OfficeEffects:
         if expected.warning is not None:
             self.check_warning(before, expected.warning)
         self.check_labels(after)
+        self.steps.add("Then", STORE_KEPT.format(that="that wake", it="it"))
         self.check_rows(before, after, expected, result, op)
+        return {result.run_id} if merged and result and result.run_id else set()
 
     def answer(self, op: Assign | Produce | Raw) -> tuple[Expected, WakeResult | None]:
         driver = self.driver
@@ -268,7 +290,8 @@ class OfficeEffects:
             NOT_REPORTED_ADMITTED,
             f"{op!r} was reported merged into {result!r}, which reads {merged!r}",
         )
-        self.model.recount({run.run_id: counted_task(run) for run in after.runs})
+        if merged is not None:
+            self.model.recount({merged.run_id: counted_toward(merged)})
 
     def check_mutation(self, op: Assign, result: AssignmentResult, expected: Expected) -> None:
         """A refusal must leave the new assignee stored and the generation bumped (001.7)."""
@@ -392,6 +415,7 @@ class OfficeEffects:
             after.run(run_id), f"{op!r} was queued as {run_id}, which is not stored"
         )
         self.check_stamp(op, stored, expected)
+        self.check_stored_as_asked(op, stored, expected)
         self.driver.set_run_status(run_id, op.settle_as)
         self.steps.add("When", f'the run of that wake is marked "{op.settle_as}"')
         self.model.insert(run_id, expected, row_of(stored, path_of(op), op.settle_as == "queued"))
@@ -419,9 +443,43 @@ class OfficeEffects:
                 f"a user's assignment's run reads {stored.payload}",
             )
 
+    def check_stored_as_asked(self, op: Operation, stored: Run, expected: Expected) -> None:
+        """An admitted row holds what later decisions read: the task it counts toward, the
+        instant it frees its place from (at whatever precision the store keeps), its key."""
+        counts = counted_toward(stored)
+        if counts != expected.counts_for:
+            expect(
+                False,
+                counting_cites(counts, expected),
+                f"the admitted row counts toward {counts!r}, the model says "
+                f"{expected.counts_for!r}: {stored.payload}",
+            )
+        if expected.counts_for is None:
+            return
+        expect(
+            stored_at(op.at, stored.requested_at),
+            FREES_AFTER_WINDOW,
+            f"a wake admitted at {instant_text(op.at)} is stored as requested at "
+            f"{instant_text(stored.requested_at)}",
+        )
+        if isinstance(op, Raw) and op.dedup_key is not None:
+            expect(
+                stored.dedup_key == op.dedup_key,
+                KEYED_ONCE,
+                f"a wake keyed {op.dedup_key!r} is stored keyed {stored.dedup_key!r}",
+            )
+
+    def check_store(self, merged: set[str], also: tuple[str, ...]) -> None:
+        """After every operation, every run stored before it reads as it did, but for what the
+        spec lets change (see `conformance.oracle.stored_runs`); `also`: what the operation's
+        kind adds to why (a restart keeps the store)."""
+        before, self.store = self.store, self.driver.list_runs()
+        expect_kept(before, self.store, merged, also)
+
     # -- concurrency ------------------------------------------------------
 
-    def batch(self, op: Batch) -> None:
+    def batch(self, op: Batch) -> set[str]:
+        """A batch of assignments at once and its checks; the runs its wakes merged into."""
         before = self.observe()
         observed = self.model.in_window(op.task_id, op.at)
         room = max(0, self.model.allowance - observed)
@@ -489,9 +547,11 @@ class OfficeEffects:
         self.check_labels(after)
         added = after.ids() - before.ids()
         expect(len(added) == admitted, NO_ROW, f"{admitted} admitted, rows added: {sorted(added)}")
-        if merged:
-            self.model.recount({run.run_id: counted_task(run) for run in after.runs})
+        targets = merge_targets(results)
+        self.model.recount({t: counted_toward(run) for t in targets if (run := after.run(t))})
+        self.steps.add("Then", STORE_KEPT.format(that="those wakes", it="they"))
         self.settle_every_run(after.runs, added, op.settle_as)
+        return targets
 
     def degraded_in_batch(self, before: Observation, after: Observation, decided: int) -> int:
         """With a fault armed, one count read of the batch may fail, or none: whether reads made
@@ -581,9 +641,23 @@ def named(expected: Expected) -> str:
     return " or ".join("no wake" if o is None else o.value for o in expected.outcomes)
 
 
-def counted_task(run: Run) -> str | None:
-    """The task a stored row counts toward, read from its payload the way the spec reads it."""
-    return next((task for task in OFFICE_TASKS if counts_as_agent_run(run, task)), None)
+def merge_targets(results: list[AssignmentResult]) -> set[str]:
+    return {
+        result.wake.run_id
+        for result in results
+        if result.wake and result.wake.run_id and result.wake.outcome is Outcome.COALESCED
+    }
+
+
+def counting_cites(counts: str | None, expected: Expected) -> tuple[str, ...]:
+    """Why an admitted row must count toward the task the model says: another task's row uses
+    up none of this one's allowance; a row that should count and does not lets more in; one
+    that should not and does is an out-of-scope wake consuming the allowance."""
+    if counts and expected.counts_for:
+        return (PER_TASK,)
+    if expected.counts_for:
+        return (SERIAL_BOUND,)
+    return ODD_ROW_CLAUSES.get(expected.shape, (ADMITTED_CONSUME,))
 
 
 def within(value: object, expected: int, tolerance: int) -> bool:

@@ -30,13 +30,13 @@ from conformance.oracle.office_shapes import (
     shape_of,
 )
 from conformance.oracle.office_telemetry import MOVE_CLAUSES
+from conformance.oracle.stored_runs import ADMITTED_CONSUME, FREES_AFTER_WINDOW, KEYED_ONCE
 from conformance.properties.hostile_data import TASK_ASSIGNED
 from conformance.properties.office_operations import Assign, Produce, Raw
 
 OF4_COUNTED = "counted-unattributed"
 """OF-4's alternative: a payload that is no object is in scope with no task."""
 
-ADMITTED_CONSUME = "AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume"
 ANY_ASSIGNEE = "AC-OFFICE-ASSIGN-RATE-001.3/any-assignee"
 PER_TASK = "AC-OFFICE-ASSIGN-RATE-001.3/per-task"
 KEYLESS_BOUNDED = "AC-OFFICE-ASSIGN-RATE-001.8/keyless-bounded"
@@ -44,12 +44,10 @@ SERIAL_BOUND = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
 NEVER_REFUSE_EARLY = "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early"
 HALF_OPEN = "AC-OFFICE-ASSIGN-RATE-001.11/half-open"
 EXACTLY_W_OLD = "AC-OFFICE-ASSIGN-RATE-001.11/exactly-w-old"
-FREES_AFTER_WINDOW = "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window"
 DELETED_ROW = "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row"
 AFTER_DEDUP = "AC-OFFICE-ASSIGN-RATE-001.5/after-dedup"
 AFTER_COALESCING = "AC-OFFICE-ASSIGN-RATE-001.5/after-coalescing"
 SUPPRESSED_NOT_COUNTED = "AC-OFFICE-ASSIGN-RATE-001.5/suppressed-not-counted"
-KEYED_ONCE = "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once"
 RELABEL_TOLERANCE = "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance"
 RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
 ODD_ROW_CLAUSES: dict[Shape, tuple[str, ...]] = {
@@ -184,8 +182,9 @@ class OfficeModel:
         what is there and one mismatch never cascades into the rest of the schedule."""
         adopted: dict[str, StoredRun] = {}
         for run in runs:
-            row = self.runs.get(run.run_id) or row_of(run, "adopted", run.status == "queued")
-            row.counts_for, row.queued = counts.get(run.run_id), run.status == "queued"
+            kept = self.runs.get(run.run_id)
+            row = row_of(run, kept.path if kept else "adopted", run.status == "queued")
+            row.counts_for, row.shape = counts.get(run.run_id), kept.shape if kept else row.shape
             adopted[run.run_id] = row
         self.runs = adopted
 

@@ -1,0 +1,120 @@
+"""What a stored run may become between two reads, and the clause each other change breaks.
+
+A stored row decides later counts: its request instant says when it leaves the window, its
+payload (and reason) which task's allowance it counts toward, its dedup key which redelivery it
+absorbs. So every later read of a row must show what the spec lets it be. The spec tolerates
+one change: a wake merged into a queued run may overwrite that run's payload (and so relabel
+what it counts toward), and bumps its merge count. A change the count never sees (a rewritten
+payload that counts as before, another agent on a row that counts for nothing) breaks no clause
+and is let be; the status is the harness's to set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from conformance.driver import Run
+from conformance.oracle.office_shapes import counts_as_agent_run, parse_payload
+from conformance.spec.clause_check import expect
+
+ADMITTED_CONSUME = "AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume"
+FREES_AFTER_WINDOW = "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window"
+KEYED_ONCE = "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once"
+
+STORED_DIGITS = range(7)
+"""The fractional digits of a second a store may keep (the protocol allows 0 to 6)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change to a stored row that a clause forbids."""
+
+    cites: tuple[str, ...]
+    account: str
+
+
+def counted_toward(run: Run) -> str | None:
+    """The task whose allowance a stored row counts toward, read as the spec reads it."""
+    task_id = (parse_payload(run.payload) or {}).get("task_id")
+    if isinstance(task_id, str) and task_id and counts_as_agent_run(run, task_id):
+        return task_id
+    return None
+
+
+def stored_at(instant: datetime, stored: datetime) -> bool:
+    """Whether `stored` is `instant` as a store keeping some number of fractional digits keeps
+    it (truncated or rounded to that precision)."""
+    for digits in STORED_DIGITS:
+        unit = 10 ** (6 - digits)
+        if stored.microsecond % unit == 0 and abs(stored - instant) < timedelta(microseconds=unit):
+            return True
+    return False
+
+
+def forbidden_changes(before: Run, after: Run, *, merged_into: bool) -> list[Change]:
+    """What changed from `before` to `after` (one row, read twice) that no clause lets change.
+    `merged_into`: a wake was reported merged into this row, which may take its payload."""
+    was, now = counted_toward(before), counted_toward(after)
+    changes: list[Change] = []
+    if was != now and not merged_into:
+        cites = (*((ADMITTED_CONSUME,) if now else ()), *((FREES_AFTER_WINDOW,) if was else ()))
+        changes.append(
+            Change(cites, f"counted toward {was!r}, now toward {now!r}: {after.payload}")
+        )
+    if (was or now) and after.requested_at != before.requested_at:
+        changes.append(
+            Change(
+                (FREES_AFTER_WINDOW,),
+                f"requested at {before.requested_at.isoformat()}, now at "
+                f"{after.requested_at.isoformat()}: its place would free at another time",
+            )
+        )
+    if (was or now) and before.dedup_key is not None and after.dedup_key != before.dedup_key:
+        changes.append(
+            Change(
+                (KEYED_ONCE,),
+                f"keyed {before.dedup_key!r}, now {after.dedup_key!r}: a redelivery of its "
+                "occurrence would no longer be found",
+            )
+        )
+    return changes
+
+
+def changes_in_store(
+    before: list[Run], after: list[Run], merged_into: set[str]
+) -> list[tuple[str, Change]]:
+    """Every forbidden change between two reads of the store, by run id (a run gone is judged
+    elsewhere: what may remove one is a question of its own)."""
+    now = {run.run_id: run for run in after}
+    return [
+        (run.run_id, change)
+        for run in before
+        if run.run_id in now
+        for change in forbidden_changes(run, now[run.run_id], merged_into=run.run_id in merged_into)
+    ]
+
+
+def expect_kept(
+    before: list[Run], after: list[Run], merged_into: set[str], also: tuple[str, ...] = ()
+) -> None:
+    """Every run of `before` reads in `after` as the spec lets it; `also`: the clauses the
+    action between the two reads adds to why (a restart keeps the store). A held check is
+    evidence only for what it looked at: the counted rows' instants and counts, their keys."""
+    changes = changes_in_store(before, after, merged_into)
+    cites = [cite for _, change in changes for cite in change.cites] or guarded(before)
+    if not cites:
+        return
+    expect(
+        not changes,
+        tuple(dict.fromkeys((*also, *cites))),
+        "stored runs changed: "
+        + "; ".join(f"{run_id} {change.account}" for run_id, change in changes),
+    )
+
+
+def guarded(runs: list[Run]) -> list[str]:
+    """The clauses a look at `runs` can break: none where no row counts."""
+    counted = [run for run in runs if counted_toward(run)]
+    keyed = [KEYED_ONCE] if any(run.dedup_key is not None for run in counted) else []
+    return [ADMITTED_CONSUME, FREES_AFTER_WINDOW, *keyed] if counted else []
