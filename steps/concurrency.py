@@ -258,6 +258,7 @@ def expect_explained(verdict: RaceVerdict, judged: Cite) -> None:
         verdict.broken or judged,
         lambda: f"the history's calls, in no order, explain every answer:\n{search}",
         observed=verdict.observed,
+        allows=verdict.allows,
     )
 
 

@@ -36,7 +36,12 @@ from conformance.reference.workreq.delegation import DelegationOrder
 from conformance.reference.workreq.lease import LeaseStatements, refuse_unless_current
 from conformance.reference.workreq.lease import claim as reference_claim
 from conformance.reference.workreq.lease import heartbeat as reference_heartbeat
-from conformance.reference.workreq.models import DelegationSession, State, WorkRequestRecord
+from conformance.reference.workreq.models import (
+    Campaign,
+    DelegationSession,
+    State,
+    WorkRequestRecord,
+)
 from conformance.reference.workreq.permissions import PermissionSet, ensure_narrowing
 from conformance.reference.workreq.service import LISTING_REFUSAL, WorkRequestService
 from conformance.reference.workreq.settings import WorkRequestSettings
@@ -164,7 +169,15 @@ def delegate_narrowed(
 def take_slot_in_campaign(
     tx: Session, originator: DelegationSession, settings: WorkRequestSettings
 ) -> None:
-    """One count cap for the whole campaign: its delegated sessions, whoever made them."""
+    """One count cap for the whole campaign: its delegated sessions, whoever made them. The
+    campaign's row is written first, so that delegations made at once count one after
+    another: a count read before any write lets them all find the cap unreached (found by
+    the race of twenty delegations, which admitted ten under a cap of four)."""
+    tx.execute(
+        update(Campaign)
+        .where(Campaign.campaign_id == originator.campaign_id)
+        .values(total=Campaign.total)
+    )
     made = tx.scalar(
         select(func.count())
         .select_from(DelegationSession)

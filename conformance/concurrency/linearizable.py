@@ -200,7 +200,8 @@ class _Stretch(Generic[M]):
         self.deepest_order: tuple[Operation, ...] = ()
         self.deepest_mismatches: list[Mismatch] = []
         self.placed_somewhere: set[int] = set()
-        self.first_mismatch: dict[int, Mismatch] = {}
+        self.latest_mismatch: dict[int, tuple[int, Mismatch]] = {}
+        """Each call's mismatch at the deepest point it was tried, with that depth."""
 
     def ends(self, configuration: Configuration[M]) -> Iterator[Configuration[M]]:
         """Every configuration the stretch can end in, from one it can start in."""
@@ -223,7 +224,7 @@ class _Stretch(Generic[M]):
             yield Configuration(model, unknown)
         mismatches: list[Mismatch] = []
         for index in self._ready(placed, unknown):
-            trial = self._try(model, index, mismatches)
+            trial = self._try(model, index, mismatches, len(placed))
             if trial is None:
                 continue
             following = (trial, placed | {index}, unknown - {index}, (*order, index))
@@ -235,8 +236,11 @@ class _Stretch(Generic[M]):
             yield from self._search(*following)
         self._note_dead_end(placed, order, mismatches)
 
-    def _try(self, model: M, index: int, mismatches: list[Mismatch]) -> M | None:
-        """The model after the call took effect next, or None (its mismatch noted) if it can't."""
+    def _try(self, model: M, index: int, mismatches: list[Mismatch], depth: int) -> M | None:
+        """The model after the call took effect next, or None (its mismatch noted) if it can't.
+        A call is blamed for its mismatch at the deepest point it was tried: the latest it
+        could have taken effect, with the most of what may justify its answer before it (a
+        retry refused as completed is judged after the completion it overlapped, not before)."""
         self.tries += 1
         if self.tries > MAX_TRIES:
             raise HistoryTooWide(f"more than {MAX_TRIES} tries for {len(self.definite)} calls")
@@ -244,7 +248,8 @@ class _Stretch(Generic[M]):
         mismatch = self.step(trial, self.history[index])
         if mismatch is not None:
             mismatches.append(mismatch)
-            self.first_mismatch.setdefault(index, mismatch)
+            if depth > self.latest_mismatch.get(index, (-1, mismatch))[0]:
+                self.latest_mismatch[index] = (depth, mismatch)
             return None
         self.placed_somewhere.add(index)
         return trial
@@ -288,7 +293,7 @@ class _Stretch(Generic[M]):
         can place (a heartbeat that renewed under a generation the model cannot give, then a
         publish refused as stale). Else the calls that could not come next at the deepest
         point any order reached."""
-        never = [m for i, m in self.first_mismatch.items() if i not in self.placed_somewhere]
+        never = [m for i, (_, m) in self.latest_mismatch.items() if i not in self.placed_somewhere]
         accepted = [m for m in never if m.operation.outcome == "ok"]
         return accepted or never or self.deepest_mismatches
 

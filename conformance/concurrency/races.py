@@ -22,6 +22,7 @@ from conformance.concurrency.checker import (
     check_definite_share,
 )
 from conformance.concurrency.history import HistoryRecorder, Operation
+from conformance.concurrency.linearizable import HistoryTooWide
 from conformance.concurrency.work_request_calls import judge_history
 from conformance.driver import (
     ConcurrentCall,
@@ -29,9 +30,11 @@ from conformance.driver import (
     OfficeConstants,
     Permissions,
     WorkRequest,
+    WorkRequestLimits,
 )
 from conformance.oracle.work_requests import WorkRequestOracle
 from conformance.spec.clause_check import port_requires, port_value
+from conformance.spec.registry import default_registry
 
 #: Result references the concurrent publishes of one request carry (an exact retry included).
 PUBLISHED_RESULTS = ("result-a", "result-a", "result-b", "result-c", "result-d", "result-e")
@@ -46,6 +49,9 @@ class RaceVerdict:
     broken: tuple[str, ...] = ()
     observed: str | None = None
     history: tuple[Operation, ...] = ()
+    allows: dict[str, set[str]] | None = None
+    """Where only readings are `broken`: the alternatives under which the search explained
+    the history."""
 
     @property
     def ok(self) -> bool:
@@ -230,16 +236,51 @@ def work_request_checks(recorder: HistoryRecorder) -> RaceVerdict:
     share = check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE)
     if not share.ok:
         return RaceVerdict((share,), history=tuple(history))
-    limits = port_value(recorder.driver.describe().work_requests, "work-request limits")
-    start = WorkRequestOracle(limits, history[0].clock or datetime.now(UTC))
-    search = judge_history(history, start)
+    described = recorder.driver.describe()
+    limits = port_value(described.work_requests, "work-request limits")
+    clock = history[0].clock or datetime.now(UTC)
+    declared = dict(described.readings)
+    search = judge_history(history, WorkRequestOracle(limits, clock, declared))
     counts = Counter(outcome_key(operation) for operation in history)
+    explaining = {} if search.ok else readings_explaining(history, limits, clock, declared)
+    account = search.explanation() + "".join(
+        f"\nexplained where {question} is read as {' or '.join(sorted(names))}"
+        for question, names in sorted(explaining.items())
+    )
     searched = CheckResult(
         "linearizable",
-        () if search.ok else (search.explanation(),),
+        () if search.ok else (account,),
         {**counts, "operations": len(history), "tries": search.tries},
     )
+    if explaining:
+        return RaceVerdict(
+            (searched, share), tuple(sorted(explaining)), None, tuple(history), explaining
+        )
     return RaceVerdict((searched, share), search.cites, search.observed, tuple(history))
+
+
+def readings_explaining(
+    history: list[Operation], limits: WorkRequestLimits, clock: datetime, declared: dict[str, str]
+) -> dict[str, set[str]]:
+    """Each registered alternative, not the one declared, from which the search explains the
+    history (one question read otherwise at a time): where one does, the answers break only
+    that question's reading, never a clause, and the alternative allows them."""
+    explaining: dict[str, set[str]] = {}
+    for interpretation in default_registry().active_interpretations():
+        for alternative in interpretation.alternatives:
+            question, name = interpretation.id, alternative.name
+            if not (alternative.followed and question.startswith("WR-")):
+                continue
+            if declared.get(question) == name:
+                continue
+            start = WorkRequestOracle(limits, clock, {**declared, question: name})
+            try:
+                explained = judge_history(history, start).ok
+            except HistoryTooWide:
+                continue
+            if explained:
+                explaining.setdefault(question, set()).add(name)
+    return explaining
 
 
 def outcome_key(operation: Operation) -> str:

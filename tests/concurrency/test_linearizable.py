@@ -20,7 +20,12 @@ from pydantic_core import to_jsonable_python
 from conformance.adapters.factory import open_driver
 from conformance.concurrency.history import HistoryRecorder, Operation
 from conformance.concurrency.linearizable import MAX_TRIES, stretches
-from conformance.concurrency.races import claim_race, delegation_race, publish_race, usage_race
+from conformance.concurrency.races import (
+    claim_race,
+    delegation_race,
+    publish_race,
+    usage_race,
+)
 from conformance.concurrency.work_request_calls import judge_history
 from conformance.driver import Completion, Driver, ErrorCode, Permissions, WorkRequestLimits
 from conformance.oracle.work_request_cites import (
@@ -33,6 +38,7 @@ from conformance.oracle.work_request_cites import (
     WITHIN_SLICE,
 )
 from conformance.oracle.work_requests import WorkRequestOracle
+from conformance.variants.variant import DECLARING_SUFFIX
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 LIMITS = WorkRequestLimits(max_depth=3, max_children_per_session=5, lease_seconds=60)
@@ -234,6 +240,23 @@ def test_two_different_completions_of_one_request_close_it_twice() -> None:
     assert not verdict.ok and CLOSES_ONCE in verdict.cites, verdict.explanation()
 
 
+def test_an_exact_retry_refused_while_its_completion_ran_is_blamed_on_the_retry_reading() -> None:
+    """The retry overlaps the publish it repeats: placed before it, nothing forbids the retry;
+    placed after it, only WR-10's kit reading does. It is judged where it was tried last, so
+    the search blames the reading (which an alternative allows), never the clause."""
+    history = (
+        History()
+        .publish((12, 20), "x", returned=None, error=ErrorCode.ALREADY_COMPLETED)
+        .publish((10, 30), "x", returned=100)
+    )
+
+    kit = judge_history(history.operations, world())
+    refusing = judge_history(history.operations, world({"WR-10": "retry-refused"}))
+
+    assert not kit.ok and kit.cites == ("WR-10",), kit.explanation()
+    assert refusing.ok, refusing.explanation()
+
+
 def test_a_loser_told_the_lease_is_held_and_one_grant_are_explained_two_grants_are_not() -> None:
     start = world(claimed=False)
     one = (
@@ -424,3 +447,22 @@ def test_twenty_delegations_that_lose_updates_are_judged_within_the_search_s_bou
     assert not verdict.ok, "more slices were taken than the budget holds"
     assert verdict.cites == (NO_BUDGET,), verdict.explanation()
     assert verdict.tries < MAX_TRIES // 4, verdict.tries
+
+
+@pytest.mark.parametrize("declares", [False, True], ids=["undeclared", "declared"])
+def test_refusals_only_another_reading_explains_are_charged_to_that_reading(
+    recorder: Callable[[str], HistoryRecorder], declares: bool
+) -> None:
+    """A count cap held for the whole campaign refuses delegations that a per-session cap
+    accepts: from the kit's reading no order explains them, from WR-18's alternative one does,
+    so the race breaks that reading alone, allowed by that alternative, and nothing where the
+    implementation declares it."""
+    suffix = DECLARING_SUFFIX if declares else ""
+    recorded = recorder(f"variant:count_cap_per_campaign{suffix}")
+    verdict = delegation_race(recorded, budget=1000, delegations=12, budget_slice=10, sessions=4)
+
+    assert not judge_history(recorded.operations(), empty_model(recorded)).ok
+    if declares:
+        assert verdict.ok, verdict
+    else:
+        assert (verdict.broken, verdict.allows) == (("WR-18",), {"WR-18": {"per-campaign"}})
