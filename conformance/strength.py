@@ -495,7 +495,7 @@ def _variant_verdict(variant: Legal, run: TargetRun, control: TargetRun) -> Vari
             continue
         explained = set(cited.get(key, [])) & variant.diverges
         charged = registry.criteria_of_readings(sorted(explained))
-        if status is Status.DIVERGED and explained and same_spec(criterion, charged):
+        if status is Status.DIVERGED and explained and same_spec(criterion or "", charged):
             diverged |= explained
             continue
         false.append(f"{key}: {status.value} {cited.get(key) or ''}".rstrip())
