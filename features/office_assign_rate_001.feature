@@ -267,6 +267,23 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And agent "ada" assigns task "T-1000" to "bob"
     Then the wake's outcome is "rate_limited"
 
+  @AC-OFFICE-ASSIGN-RATE-001.3 @clause:per-task
+  Scenario: Tasks whose ids differ from another's only in case or a trailing space keep allowances of their own
+    # A case-insensitive collation that pads with spaces (MySQL's and MariaDB's defaults) takes
+    # "t-100" and "T-100 " for "T-100": a count that compares task ids that way mixes the three.
+    Given a task "t-100" in workspace "acme" with no assignee
+    And a task "T-100 " in workspace "acme" with no assignee
+    And agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And agent "ada" assigns task "t-100" to "ada"
+    Then the wake's outcome is "queued"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100 " to "ada"
+    Then the wake's outcome is "queued"
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "bob"
+    Then the wake's outcome is "rate_limited"
+
   # ---------------------------------------------------------------------------
   # 001.4 Only admitted wakes use the allowance; each frees its place 10 minutes after itself.
   # ---------------------------------------------------------------------------

@@ -13,9 +13,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from prometheus_client import Counter
-from sqlalchemy import Select, func, select
+from sqlalchemy import ColumnElement, Select, func, select
 
 from conformance.adapters.patched import Capability, Patch
+from conformance.mutants.collation import folded
 from conformance.mutants.mutant import Mutant
 from conformance.mutants.office_count import counting_with
 from conformance.mutants.office_reporting import RATE_LIMIT_HELP, ReportingGate
@@ -75,15 +76,20 @@ def every_reason_count(task_id: str, now: datetime) -> Select[int]:
 
 def task_prefix_count(task_id: str, now: datetime) -> Select[int]:
     """Matches the task with LIKE 'id%', so T-1000's runs count against T-100."""
+    return _agent_runs_where(Run.task_key.startswith(task_id), now)
+
+
+def task_folded_count(task_id: str, now: datetime) -> Select[int]:
+    """Matches the task as a case-insensitive, space-padding collation does, so the runs of
+    "t-100" and "T-100 " count against T-100."""
+    return _agent_runs_where(folded(Run.task_key, task_id), now)
+
+
+def _agent_runs_where(task: ColumnElement[bool], now: datetime) -> Select[int]:
     return (
         select(func.count())
         .select_from(Run)
-        .where(
-            Run.task_key.startswith(task_id),
-            Run.reason == TASK_ASSIGNED,
-            Run.actor_type == AGENT_ACTOR,
-            *_window(now),
-        )
+        .where(task, Run.reason == TASK_ASSIGNED, Run.actor_type == AGENT_ACTOR, *_window(now))
     )
 
 
@@ -238,5 +244,13 @@ MUTANTS = [
         Capability.OFFICE,
         "matches the task by prefix (LIKE 'id%'), so task T-1000's wakes use up T-100's allowance",
         lambda: [_gate(counting_with(task_prefix_count))],
+    ),
+    Mutant(
+        "count_by_folded_task",
+        "AC-OFFICE-ASSIGN-RATE-001.3",
+        Capability.OFFICE,
+        'compares task ids as MySQL\'s default collation does, so "t-100" and "T-100 " share '
+        "T-100's allowance",
+        lambda: [_gate(counting_with(task_folded_count))],
     ),
 ]

@@ -11,10 +11,10 @@ are what catch them.
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, func, select
-from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy import select
 
 from conformance.adapters.patched import Capability, Patch
+from conformance.mutants.collation import folded
 from conformance.mutants.mutant import Mutant
 from conformance.reference import app
 from conformance.reference.errors import NotFound, PermissionEscalation
@@ -66,12 +66,6 @@ class PrefixListingService(WorkRequestService):
                 .order_by(WorkRequestRecord.seq)
             )
             return [request_view(record, now) for record in records]
-
-
-def folded(column: InstrumentedAttribute[str], value: str) -> ColumnElement[bool]:
-    """`column = value` as a case-insensitive collation that pads with spaces compares them
-    (MySQL's and MariaDB's defaults): "Studio" and "studio " are "studio"."""
-    return func.lower(func.rtrim(column)) == value.rstrip(" ").lower()
 
 
 class FoldedListingService(WorkRequestService):

@@ -13,6 +13,7 @@ from conformance.oracle.office_shapes import TASK_ASSIGNED, Shape, parse_payload
 from conformance.properties.hostile_data import (
     JUDGED_APART,
     NOT_AGENT_ACTOR_TYPES,
+    OFFICE_TASKS,
     OTHER_REASONS,
     UNATTRIBUTED_TASK_IDS,
     UNPARSEABLE_PAYLOADS,
@@ -95,3 +96,16 @@ def test_every_odd_value_of_the_features_is_in_the_models_pools() -> None:
         if not any(value is pooled or value == pooled for pooled in POOLS[kind])
     ]
     assert not stray, f"odd values the models never draw (add them to hostile_data): {stray}"
+
+
+def test_every_task_the_features_create_is_one_the_model_draws() -> None:
+    """The tasks the Gherkin creates (a number-like "42" apart: a task id written as a JSON
+    number names no task) come from the model's pool, collation twins included."""
+    created = {
+        text.split('"')[1]
+        for path in sorted(FEATURES.glob("office_*.feature"))
+        for text in path.read_text(encoding="utf-8").splitlines()
+        if 'a task "' in text and "with no assignee" in text
+    }
+    assert {"t-100", "T-100 "} <= created
+    assert created - {"42"} <= set(OFFICE_TASKS), created - set(OFFICE_TASKS)

@@ -21,8 +21,11 @@ OFFICE_WORKSPACE: Final = "acme"
 ACTING_AGENTS: Final = ("ada", "bob")
 """Agents who may assign tasks: they act on mutations, and are assigned as well."""
 ASSIGNEES: Final = ("ada", "bob", "cy", "dee")
-OFFICE_TASKS: Final = ("T-100", "T-1000", "T-200")
-"""T-100 is a prefix of T-1000: a count matching task ids by prefix (or `LIKE`) mixes them."""
+OFFICE_TASKS: Final = ("T-100", "T-1000", "T-200", "t-100", "T-100 ")
+"""T-100 is a prefix of T-1000: a count matching task ids by prefix (or `LIKE`) mixes them;
+"t-100" and "T-100 " are T-100 to a case-insensitive collation that pads with spaces (MySQL's
+and MariaDB's defaults): a count comparing ids that way mixes them too. The Gherkin creates
+no task outside this pool (tests/test_hostile_data.py)."""
 
 NOT_AGENT_ACTOR_TYPES: Final[tuple[Any, ...]] = (
     "user",

@@ -39,8 +39,9 @@ STYLE = {
     Status.DIVERGED: "yellow",
     Status.UNVERIFIED: "bold magenta",
 }
-ACCOUNT_LINES: Final = 60
-"""A terminal account's longest (a counterexample of a long program); the stream has it all."""
+ACCOUNT_LINES: Final = 100
+"""A terminal account's longest (a counterexample of a long program, a step checking the store
+after each wake); the stream has it all."""
 
 
 def print_verdicts(
