@@ -154,6 +154,19 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | devices "gpu-0"                |
       | devices "cam"                  |
 
+  @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-25 @interpretation:WR-4 @clause:no-wider-grant
+  Scenario Outline: A grant whose name differs from a held one only in case is another grant: <grants>
+    # The root holds tools "shell, browser" and devices "gpu, camera". Whether "Shell" names the
+    # grant "shell" the spec does not say (WR-25): the kit reads grant names exactly, as a
+    # collation that ignores case would not.
+    When session "root" tries to delegate "survey" by spawn with a slice of 100 granting <grants>
+    Then the child was granted nothing its originator lacks: the attempt was refused with "permission_escalation" and nothing changed, or the request narrowed the grant
+
+    Examples:
+      | grants          |
+      | tools "Shell"   |
+      | devices "GPU"   |
+
   @AC-ARMONIA-WORKREQ-001.2 @interpretation:WR-4 @clause:no-wider-grant
   Scenario: A child granted a longer name cannot pass on the shorter one it contains, nor a longer one
     Given session "root" has delegated "survey" by spawn with a slice of 100 granting tools "shell"

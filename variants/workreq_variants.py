@@ -17,6 +17,8 @@ from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
+from conformance.driver import Permissions
+from conformance.oracle.work_requests import folded_within
 from conformance.reference import app
 from conformance.reference.db import Database
 from conformance.reference.errors import (
@@ -164,6 +166,16 @@ def delegate_narrowed(
     )
     ensure_narrowing(narrowed, held)
     return reference_delegate(tx, replace(order, permissions=narrowed), settings, now)
+
+
+def ensure_folded_narrowing(requested: PermissionSet, held: PermissionSet) -> None:
+    """Compares grant names as a case-insensitive, space-padding collation does: "Shell" is the
+    held "shell" (reads WR-25 otherwise)."""
+    as_permissions = [
+        Permissions(tools=names.tools, devices=names.devices) for names in (requested, held)
+    ]
+    if not folded_within(*as_permissions):
+        ensure_narrowing(requested, held)
 
 
 def take_slot_in_campaign(
@@ -404,6 +416,13 @@ VARIANTS = [
         "applies the count cap to the whole campaign rather than to each session",
         lambda: [Patch(delegation, "_take_child_slot", take_slot_in_campaign)],
         readings={"WR-18": "per-campaign"},
+    ),
+    Variant(
+        "grant_names_folded",
+        Capability.WORK_REQUESTS,
+        "compares grant names ignoring case and trailing spaces, as MySQL's default collation does",
+        lambda: [Patch(delegation, "ensure_narrowing", ensure_folded_narrowing)],
+        readings={"WR-25": "names-folded"},
     ),
     Variant(
         "any_principal_as_assignee",

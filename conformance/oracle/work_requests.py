@@ -150,6 +150,18 @@ def within(inner: Permissions, outer: Permissions) -> bool:
     return inner.tools <= outer.tools and inner.devices <= outer.devices
 
 
+def folded_within(inner: Permissions, outer: Permissions) -> bool:
+    """Whether `inner` grants nothing `outer` lacks when names are compared as WR-25's
+    alternative compares them, case and trailing spaces aside."""
+
+    def folded(names: frozenset[str]) -> set[str]:
+        return {name.rstrip(" ").casefold() for name in names}
+
+    return folded(inner.tools) <= folded(outer.tools) and folded(inner.devices) <= folded(
+        outer.devices
+    )
+
+
 def applying(*conditions: tuple[bool, ErrorCode]) -> Refusals:
     """The codes whose condition holds."""
     return frozenset(code for holds, code in conditions if holds)
