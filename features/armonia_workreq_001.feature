@@ -749,6 +749,18 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And what "survey" spent and carved out for its own requests is 90, within its slice
     And the budget of "launch" is conserved
 
+  @AC-ARMONIA-WORKREQ-001.13 @clause:usage-draws-on-campaign
+  Scenario: Usages of sibling requests made at once each reach the campaign's account once
+    # Each usage draws on its own request's slice, and all of them on the one campaign: a charge
+    # that reads the campaign's spending and writes it back while a sibling's usage lands loses
+    # that usage from the campaign's account.
+    Given the implementation evaluates operations concurrently
+    And session "root" has delegated "survey" by spawn with a slice of 100
+    And session "root" has delegated "audit" by spawn with a slice of 100
+    When the child sessions of "survey" and "audit" each record usages of 10, 10, 10, 10 and 10, all at once
+    Then every usage and delegation made at once was accepted
+    And the budget of "launch" is 1000 in total, 800 available, 100 reserved and 100 spent
+
   @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
   Scenario: Usages made at once with the holder's publish are spent or given back, never both
     # A completion that reads what is left and writes it back later would give back a usage

@@ -7,7 +7,10 @@ spend beyond the slice; the other writes back the figure it read plus its own am
 usage told it was accepted but the last is lost. The checker's usage ledger catches both: the
 spent total never exceeds the slice, and equals what the accepted usages asked. A third reads
 what is left of the slice when a publish begins and records that as returned when it completes:
-a usage charged in between is both spent and given back. Each keeps a networked store's gap
+a usage charged in between is both spent and given back. A fourth charges each slice in one
+statement but writes back the campaign's spending it read: usages of sibling requests made at
+once each reach their own slice, and only the last reaches the campaign. Each keeps a networked
+store's gap
 between its read and its write (STORE_ROUND_TRIP_S), so that the race shows on busy cores too.
 """
 
@@ -23,10 +26,13 @@ from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
 from conformance.reference.errors import AlreadyCompleted, UsageExceedsSlice
 from conformance.reference.workreq import budget_ledger, lease
+from conformance.reference.workreq.budget_ledger import charge_usage as reference_charge_usage
 from conformance.reference.workreq.lease import Completion, completion_of, holds_live_lease
 from conformance.reference.workreq.liveness import live_in_sql
 from conformance.reference.workreq.models import (
     REQUESTS,
+    Campaign,
+    DelegationSession,
     State,
     WorkRequestRecord,
     remaining_expression,
@@ -74,6 +80,22 @@ def charge_by_writing_back(tx: Session, request_id: str, amount: int) -> None:
     )
 
 
+def charge_campaign_by_writing_back(tx: Session, session: DelegationSession, amount: int) -> None:
+    """Charges the child's slice as the reference does, then writes back the campaign's
+    spending it read before plus the usage, as `campaign.spent += amount` would."""
+    if session.request_id is None:
+        reference_charge_usage(tx, session, amount)
+        return
+    spent = tx.scalar(select(Campaign.spent).where(Campaign.campaign_id == session.campaign_id))
+    time.sleep(STORE_ROUND_TRIP_S)
+    budget_ledger._charge_request(tx, session.request_id, amount)
+    tx.execute(
+        update(Campaign)
+        .where(Campaign.campaign_id == session.campaign_id)
+        .values(spent=(spent or 0) + amount)
+    )
+
+
 RETURNING_WHAT_WAS_READ = lease.completion_statement(holds_live_lease(live_in_sql)).values(
     returned=bindparam("returned")
 )
@@ -112,6 +134,14 @@ MUTANTS = [
         "writes back the spending it read plus the usage: usages made at once are all accepted "
         "but only the last is charged",
         lambda: [Patch(budget_ledger, "_charge_request", charge_by_writing_back)],
+    ),
+    Mutant(
+        "campaign_spending_written_back",
+        "AC-ARMONIA-WORKREQ-001.13",
+        Capability.WORK_REQUESTS,
+        "writes back the campaign's spending it read plus the usage: of usages of sibling "
+        "requests made at once, only the last reaches the campaign",
+        lambda: [Patch(budget_ledger, "charge_usage", charge_campaign_by_writing_back)],
     ),
     Mutant(
         "remainder_read_before_completing",

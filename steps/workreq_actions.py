@@ -705,6 +705,28 @@ def spends_while_delegating(
 
 @when(
     parsers.re(
+        r'the child sessions of (?P<names>"[^"]+"(?:(?:, | and )"[^"]+")*) each record usages of '
+        r"(?P<amounts>\d+(?:(?:, | and )\d+)*), all at once"
+    )
+)
+def siblings_spend_at_once(workreq_world: WorkRequestWorld, names: str, amounts: str) -> None:
+    """The usages of several requests' children in one batch: each draws on its own slice, and
+    every one of them on the campaign's one account."""
+    asked = quoted(names)
+    sessions = [workreq_world.session_id(f'the child session of "{name}"') for name in asked]
+    recorder = HistoryRecorder(workreq_world.driver)
+    recorder.run_concurrently(
+        [
+            ConcurrentCall(operation="record_usage", arguments={"session_id": s, "amount": a})
+            for s in sessions
+            for a in numbers(amounts)
+        ]
+    )
+    workreq_world.racing = Racing(recorder, asked[0])
+
+
+@when(
+    parsers.re(
         _ORIGIN + r' delegates (?P<names>"[^"]+"(?:(?:, | and )"[^"]+")*) at once, each by '
         r"(?P<kind>spawn|subagent) with a slice of (?P<budget_slice>\d+)"
         r"(?: granting (?P<grants>.+))?"
