@@ -148,6 +148,11 @@ A grant compared by substring (a name looked up in the held names joined into on
 prefix, or as a namespace that covers longer names, lets a child have what its originator
 lacks. The Gherkin's grant names are drawn from here too (tests/test_workreq_hostile_data.py)."""
 
+GRANT_NAMES_JUDGED_APART: Final = ("Shell", "GPU")
+"""Held names written in other case, which the machine never draws: whether "Shell" is the
+grant "shell" is open (WR-25), and the machine predicts by the readings it can follow. The
+Gherkin judges them by the kit's reading, and an implementation that folds names diverges."""
+
 ENVIRONMENT_MEMBERS: Final = {
     "studio": ("alice", "bob", "carol"),
     "studio-annex": ("carol", "dave", "bobby"),
