@@ -739,6 +739,18 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And as WR-1 reads it, the attempt is refused with "insufficient_budget" and nothing changes
 
   @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
+  Scenario: Campaigns whose ids differ from another's only in case or a trailing space keep budgets of their own
+    # A case-insensitive collation that pads with spaces (MySQL's and MariaDB's defaults) takes
+    # "Launch" and "launch " for "launch": a budget read that looks campaigns up that way shows
+    # one campaign's figures as another's.
+    Given a campaign "Launch" in "lab" with a budget of 500
+    And a campaign "launch " in "lab" with a budget of 300
+    And session "root" has delegated "survey" by spawn with a slice of 100
+    Then the budget of "launch" is 1000 in total, 900 available, 100 reserved and 0 spent
+    And the budget of "Launch" is 500 in total, 500 available, 0 reserved and 0 spent
+    And the budget of "launch " is 300 in total, 300 available, 0 reserved and 0 spent
+
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
   Scenario: A child's usages and its own delegations made at once from one slice each take it once
     # A reservation that reads what is left and writes it back after a usage was charged (or a
     # usage that does so after a reservation) loses one of them: budget nobody had.

@@ -18,12 +18,18 @@ from conformance.mutants.collation import folded
 from conformance.mutants.mutant import Mutant
 from conformance.reference import app
 from conformance.reference.errors import NotFound, PermissionEscalation
-from conformance.reference.workreq import delegation
-from conformance.reference.workreq.models import EnvironmentMember, State, WorkRequestRecord
+from conformance.reference.workreq import budget_ledger, delegation
+from conformance.reference.workreq.budget_ledger import snapshot as reference_snapshot
+from conformance.reference.workreq.models import (
+    Campaign,
+    EnvironmentMember,
+    State,
+    WorkRequestRecord,
+)
 from conformance.reference.workreq.permissions import PermissionSet
 from conformance.reference.workreq.service import LISTING_REFUSAL, WorkRequestService
-from conformance.reference.workreq.store import is_member
-from conformance.reference.workreq.views import RequestView, request_view
+from conformance.reference.workreq.store import Executor, is_member
+from conformance.reference.workreq.views import BudgetView, RequestView, request_view
 
 
 def _refuse(excess: list[str]) -> None:
@@ -66,6 +72,18 @@ class PrefixListingService(WorkRequestService):
                 .order_by(WorkRequestRecord.seq)
             )
             return [request_view(record, now) for record in records]
+
+
+def folded_snapshot(tx: Executor, campaign_id: str) -> BudgetView:
+    """Looks the campaign up as a case-insensitive, space-padding collation does, then reads
+    that campaign's budget: "Launch" and "launch " read the budget of whichever sorts first."""
+    found = tx.execute(
+        select(Campaign.campaign_id)
+        .where(folded(Campaign.campaign_id, campaign_id))
+        .order_by(Campaign.campaign_id)
+        .limit(1)
+    ).scalar()
+    return reference_snapshot(tx, campaign_id if found is None else found)
 
 
 class FoldedListingService(WorkRequestService):
@@ -143,6 +161,14 @@ MUTANTS = [
         "lists the requests of every environment the principal belongs to, not only the one "
         "asked for",
         lambda: [Patch(app, "WorkRequestService", MembershipListingService)],
+    ),
+    Mutant(
+        "budget_by_folded_campaign",
+        "AC-ARMONIA-WORKREQ-001.9",
+        Capability.WORK_REQUESTS,
+        "looks the campaign of a budget read up as a case-insensitive, space-padding collation "
+        'does: "Launch" reads the budget of "launch"',
+        lambda: [Patch(budget_ledger, "snapshot", folded_snapshot)],
     ),
     Mutant(
         "listing_by_folded_names",
