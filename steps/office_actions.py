@@ -26,6 +26,7 @@ from conformance.driver import (
 )
 from conformance.oracle.office_shapes import (
     Shape,
+    parse_payload,
     shape_of,
 )
 from conformance.running.pytest_plugin import require
@@ -75,7 +76,7 @@ def assign(office: OfficeScene, task_id: str, assignee: str, acting: str, *, key
     office.series_generations.append((task_id, result.generation))
     if not assignee:
         return Wake(result.wake, Shape.UNASSIGNMENT)
-    return office.evaluate(Shape.AGENT if acting else Shape.USER, result.wake)
+    return office.evaluate(Shape.AGENT if acting else Shape.USER, result.wake, task_id)
 
 
 def check_assignee_committed(result: AssignmentResult, assignee: str) -> None:
@@ -97,7 +98,8 @@ def deliver(office: OfficeScene, delivery: tuple[str, str, str, str | None]) -> 
     agent_id, reason, payload, dedup_key = delivery
     office.last_delivery = delivery
     result = office.driver.enqueue_wake(agent_id, reason, payload, dedup_key=dedup_key)
-    return office.evaluate(shape_of(reason, payload), result)
+    task_id = (parse_payload(payload) or {}).get("task_id")
+    return office.evaluate(shape_of(reason, payload), result, task_id)
 
 
 def produce(office: OfficeScene, producer: str, task_id: str, agent_id: str) -> Wake:
@@ -275,7 +277,7 @@ def concurrent_assignments(office: OfficeScene, acting: str, task_id: str, names
         for answer in office.driver.run_concurrently(calls):
             port_requires(answer.ok, f"a concurrent assignment failed: {answer.message}")
             result = AssignmentResult.model_validate(answer.result)
-            wakes.append(office.evaluate(Shape.AGENT, result.wake))
+            wakes.append(office.evaluate(Shape.AGENT, result.wake, task_id))
         return wakes
 
     office.act(batch)

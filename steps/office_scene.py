@@ -38,6 +38,7 @@ from conformance.oracle.office_shapes import (
     Shape,
 )
 from conformance.oracle.office_telemetry import Telemetry
+from conformance.oracle.stored_runs import PER_TASK, counted_toward
 from conformance.running.failure_evidence import harness_doing
 from conformance.running.pytest_plugin import require
 from conformance.spec.clause_check import (
@@ -66,6 +67,9 @@ class Wake:
     after_restart: bool = False
     """Whether the implementation restarted earlier in the scenario: then its allowance
     decision is also what 002.4/restart says a restart leaves."""
+    among_other_tasks: bool = False
+    """Whether rows counting toward other tasks were stored when it came: then its decision
+    also rests on each task having an allowance of its own (001.3), as the model's does."""
 
     @property
     def outcome(self) -> str:
@@ -77,8 +81,12 @@ AFTER_RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
 
 def outcome_cites(wake: Wake, expected: Iterable[str]) -> tuple[str, ...]:
     """The clauses a check that `wake` ended as one of `expected` enforces."""
-    cites: list[str] = [AFTER_RESTART] if wake.after_restart and wake.shape is Shape.AGENT else []
-    for outcome in expected:
+    agent = wake.shape is Shape.AGENT
+    cites: list[str] = [AFTER_RESTART] if wake.after_restart and agent else []
+    wanted = tuple(expected)
+    counted = {Outcome.QUEUED.value, Outcome.RATE_LIMITED.value} & set(wanted)
+    cites += [PER_TASK] if wake.among_other_tasks and agent and counted else []
+    for outcome in wanted:
         if outcome == Outcome.QUEUED.value:
             cites += FAIL_OPEN_CLAUSES if wake.fault_armed else cites_for(ADMITTED_CLAUSES, wake)
         elif outcome == Outcome.RATE_LIMITED.value and wake.outcome in REFUSAL_MISREPORTED:
@@ -199,12 +207,15 @@ class OfficeScene:
         scenario_requires(bool(self.wakes), "no wake has been produced yet in this scenario")
         return self.wakes[-1]
 
-    def evaluate(self, shape: Shape, result: WakeResult | None) -> Wake:
-        """The wake record of an answer; an in-scope attributed wake spends an armed fault."""
+    def evaluate(self, shape: Shape, result: WakeResult | None, task_id: object = None) -> Wake:
+        """The wake record of an answer for `task_id`; an in-scope attributed wake spends an
+        armed fault."""
         armed = self.fault_armed and shape is Shape.AGENT
         if armed:
             self.fault_armed = False
-        return Wake(result, shape, armed, self.restarted)
+        stored = self.before_action.runs if self.before_action else []
+        others = any(counted_toward(run) not in (None, task_id) for run in stored)
+        return Wake(result, shape, armed, self.restarted, others)
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ from conformance.spec.clause_check import expect
 ADMITTED_CONSUME = "AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume"
 FREES_AFTER_WINDOW = "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window"
 KEYED_ONCE = "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once"
+PER_TASK = "AC-OFFICE-ASSIGN-RATE-001.3/per-task"
+"""What a decision rests on while rows counting toward other tasks are stored."""
 
 STORED_DIGITS = range(7)
 """The fractional digits of a second a store may keep (the protocol allows 0 to 6)."""

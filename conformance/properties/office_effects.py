@@ -47,6 +47,7 @@ from conformance.oracle.stored_runs import (
     ADMITTED_CONSUME,
     FREES_AFTER_WINDOW,
     KEYED_ONCE,
+    PER_TASK,
     counted_toward,
     expect_kept,
     stored_at,
@@ -56,7 +57,6 @@ from conformance.properties.hostile_data import ASSIGNEES, OFFICE_TASKS, OFFICE_
 from conformance.properties.office_model import (
     NEVER_REFUSE_EARLY,
     ODD_ROW_CLAUSES,
-    PER_TASK,
     REFUSAL,
     RESTART,
     SERIAL_BOUND,

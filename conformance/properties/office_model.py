@@ -30,7 +30,12 @@ from conformance.oracle.office_shapes import (
     shape_of,
 )
 from conformance.oracle.office_telemetry import MOVE_CLAUSES
-from conformance.oracle.stored_runs import ADMITTED_CONSUME, FREES_AFTER_WINDOW, KEYED_ONCE
+from conformance.oracle.stored_runs import (
+    ADMITTED_CONSUME,
+    FREES_AFTER_WINDOW,
+    KEYED_ONCE,
+    PER_TASK,
+)
 from conformance.properties.hostile_data import TASK_ASSIGNED
 from conformance.properties.office_operations import Assign, Produce, Raw
 
@@ -38,7 +43,6 @@ OF4_COUNTED = "counted-unattributed"
 """OF-4's alternative: a payload that is no object is in scope with no task."""
 
 ANY_ASSIGNEE = "AC-OFFICE-ASSIGN-RATE-001.3/any-assignee"
-PER_TASK = "AC-OFFICE-ASSIGN-RATE-001.3/per-task"
 KEYLESS_BOUNDED = "AC-OFFICE-ASSIGN-RATE-001.8/keyless-bounded"
 SERIAL_BOUND = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
 NEVER_REFUSE_EARLY = "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early"
