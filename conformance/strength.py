@@ -469,21 +469,13 @@ def _blamed(run: TargetRun) -> frozenset[str]:
     return frozenset(v.criterion.id for v in verdicts if v.status is Status.FAILED)
 
 
-def same_spec(criterion: str, others: set[str]) -> bool:
-    """Whether one of `others` is a criterion of the spec `criterion` belongs to."""
-    spec = criterion.rsplit("-", 1)[0]
-    return any(other.rsplit("-", 1)[0] == spec for other in others)
-
-
 def _variant_verdict(variant: Legal, run: TargetRun, control: TargetRun) -> VariantVerdict:
     """Every trusted scenario passed, or diverged on an interpretation the variant names and
-    that is registered under a criterion of the scenario's own spec.
+    on a criterion that interpretation is registered under (never on another criterion).
 
     A divergence cites every reading its check rests on; any one of them read otherwise
-    explains it, so one named by the variant is enough. It is charged to that reading's
-    criteria, whichever scenario met it (a race of delegations, a 001.9 scenario, meets the
-    count cap's WR-18, registered under 001.8); a reading of the other spec never explains it.
-    A variant that declares its readings names none it may diverge on: it must pass outright.
+    explains it, so one named by the variant is enough. A variant that declares its readings
+    names none it may diverge on: it must pass outright.
     """
     trusted = _trusted(control)
     cited = run.violated()
@@ -495,7 +487,7 @@ def _variant_verdict(variant: Legal, run: TargetRun, control: TargetRun) -> Vari
             continue
         explained = set(cited.get(key, [])) & variant.diverges
         charged = registry.criteria_of_readings(sorted(explained))
-        if status is Status.DIVERGED and explained and same_spec(criterion or "", charged):
+        if status is Status.DIVERGED and explained and criterion in charged:
             diverged |= explained
             continue
         false.append(f"{key}: {status.value} {cited.get(key) or ''}".rstrip())

@@ -167,7 +167,7 @@ MUTANTS = [
         "AC-ARMONIA-WORKREQ-001.9",
         Capability.WORK_REQUESTS,
         "looks the campaign of a budget read up as a case-insensitive, space-padding collation "
-        'does: "Launch" reads the budget of "launch"',
+        'does: "launch" and "launch " read the budget of "Launch", which sorts first',
         lambda: [Patch(budget_ledger, "snapshot", folded_snapshot)],
     ),
     Mutant(

@@ -21,7 +21,7 @@ from conformance.oracle.office_shapes import (
     counts_as_agent_run,
     parse_payload,
 )
-from conformance.oracle.stored_runs import expect_kept
+from conformance.oracle.stored_runs import KEPT_STEP, expect_kept
 from conformance.spec.clause_check import (
     expect,
     port_requires,
@@ -242,12 +242,7 @@ def queue_unchanged(office: OfficeScene) -> None:
     )
 
 
-@then(
-    parsers.re(
-        r"every run stored before (?:that wake|those wakes) still reads as it did, "
-        r"but for the payload of a run (?:it|they) merged into"
-    )
-)
+@then(parsers.re(KEPT_STEP.format(that="(?:that wake|those wakes)", it="(?:it|they)")))
 def stored_runs_kept(office: OfficeScene) -> None:
     """Only a merge may rewrite a stored run's payload; its instant and key stay."""
     before = office.baseline("by that wake").runs

@@ -155,7 +155,7 @@ def folded_within(inner: Permissions, outer: Permissions) -> bool:
     alternative compares them, case and trailing spaces aside."""
 
     def folded(names: frozenset[str]) -> set[str]:
-        return {name.rstrip(" ").casefold() for name in names}
+        return {name.rstrip(" ").lower() for name in names}
 
     return folded(inner.tools) <= folded(outer.tools) and folded(inner.devices) <= folded(
         outer.devices

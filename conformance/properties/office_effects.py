@@ -46,6 +46,7 @@ from conformance.oracle.office_telemetry import (
 from conformance.oracle.stored_runs import (
     ADMITTED_CONSUME,
     FREES_AFTER_WINDOW,
+    KEPT_STEP,
     KEYED_ONCE,
     PER_TASK,
     counted_toward,
@@ -58,7 +59,6 @@ from conformance.properties.office_model import (
     NEVER_REFUSE_EARLY,
     ODD_ROW_CLAUSES,
     REFUSAL,
-    RESTART,
     SERIAL_BOUND,
     Expected,
     ExpectedWarning,
@@ -80,7 +80,13 @@ from conformance.properties.office_operations import (
 )
 from conformance.properties.surprises import Surprises
 from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
-from conformance.spec.clause_check import ClauseViolation, expect, port_requires, port_value
+from conformance.spec.clause_check import (
+    ClauseViolation,
+    expect,
+    port_requires,
+    port_value,
+    violated,
+)
 
 NO_ROW = "AC-OFFICE-ASSIGN-RATE-001.6/no-row"
 NO_MERGE = "AC-OFFICE-ASSIGN-RATE-001.6/no-merge"
@@ -96,10 +102,6 @@ REFUSAL_LOGGED = LOGGED_CLAUSES[REFUSAL]
 OVER_ADMISSION = "AC-OFFICE-ASSIGN-RATE-002.1/over-admission-bounded"
 LABEL_SCAN = (
     "no label of the rate-limit counter holds an identifier of a workspace, agent, task or run"
-)
-STORE_KEPT = (
-    "every run stored before {that} still reads as it did, but for the payload of a run "
-    "{it} merged into"
 )
 
 
@@ -203,7 +205,10 @@ class OfficeEffects:
             merged = self.wake(self.redelivery(op))
         elif isinstance(op, Assign | Produce | Raw):
             merged = self.wake(op)
-        self.check_store(merged, (RESTART,) if isinstance(op, Restart) else ())
+        if isinstance(op, Restart | DeleteNewest):
+            self.store = self.driver.list_runs()
+        else:
+            self.check_store(merged)
 
     def redelivery(self, op: Redeliver) -> Raw:
         """The stored run's wake as it reads now (its agent, reason, payload and key), the way
@@ -239,7 +244,7 @@ class OfficeEffects:
             self.check_warning(before, expected.warning)
         self.check_labels(after)
         if before.runs:  # a check of stored rows needs rows
-            self.steps.add("Then", STORE_KEPT.format(that="that wake", it="it"))
+            self.steps.add("Then", KEPT_STEP.format(that="that wake", it="it"))
         self.check_rows(before, after, expected, result, op)
         return {result.run_id} if merged and result and result.run_id else set()
 
@@ -446,36 +451,35 @@ class OfficeEffects:
 
     def check_stored_as_asked(self, op: Operation, stored: Run, expected: Expected) -> None:
         """An admitted row holds what later decisions read: the task it counts toward, the
-        instant it frees its place from (at whatever precision the store keeps), its key."""
+        instant it frees its place from (at whatever precision the store keeps), its key. Like
+        the store's check, these only ever break: a row stored right proves no clause."""
         counts = counted_toward(stored)
         if counts != expected.counts_for:
-            expect(
-                False,
+            raise violated(
                 counting_cites(counts, expected),
                 f"the admitted row counts toward {counts!r}, the model says "
                 f"{expected.counts_for!r}: {stored.payload}",
             )
         if expected.counts_for is None:
             return
-        expect(
-            stored_at(op.at, stored.requested_at),
-            FREES_AFTER_WINDOW,
-            f"a wake admitted at {instant_text(op.at)} is stored as requested at "
-            f"{instant_text(stored.requested_at)}",
-        )
-        if isinstance(op, Raw) and op.dedup_key is not None:
-            expect(
-                stored.dedup_key == op.dedup_key,
-                KEYED_ONCE,
-                f"a wake keyed {op.dedup_key!r} is stored keyed {stored.dedup_key!r}",
+        if not stored_at(op.at, stored.requested_at):
+            raise violated(
+                FREES_AFTER_WINDOW,
+                f"a wake admitted at {instant_text(op.at)} is stored as requested at "
+                f"{instant_text(stored.requested_at)}",
+            )
+        if isinstance(op, Raw) and op.dedup_key not in (None, stored.dedup_key):
+            raise violated(
+                KEYED_ONCE, f"a wake keyed {op.dedup_key!r} is stored keyed {stored.dedup_key!r}"
             )
 
-    def check_store(self, merged: set[str], also: tuple[str, ...]) -> None:
-        """After every operation, every run stored before it reads as it did, but for what the
-        spec lets change (see `conformance.oracle.stored_runs`); `also`: what the operation's
-        kind adds to why (a restart keeps the store)."""
+    def check_store(self, merged: set[str]) -> None:
+        """After every wake or batch, every run stored before it reads as it did, but for what
+        the spec lets change (see `conformance.oracle.stored_runs`); the scenario's step makes
+        the same check. After a restart or a deletion the store is only read again: no step of
+        the features compares it across them."""
         before, self.store = self.store, self.driver.list_runs()
-        expect_kept(before, self.store, merged, also)
+        expect_kept(before, self.store, merged)
 
     # -- concurrency ------------------------------------------------------
 
@@ -551,7 +555,7 @@ class OfficeEffects:
         targets = merge_targets(results)
         self.model.recount({t: counted_toward(run) for t in targets if (run := after.run(t))})
         if before.runs:  # a check of stored rows needs rows
-            self.steps.add("Then", STORE_KEPT.format(that="those wakes", it="they"))
+            self.steps.add("Then", KEPT_STEP.format(that="those wakes", it="they"))
         self.settle_every_run(after.runs, added, op.settle_as)
         return targets
 

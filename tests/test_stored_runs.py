@@ -1,0 +1,88 @@
+"""What a stored office run may become between two reads (conformance/oracle/stored_runs.py):
+the changes a clause forbids, the one a merge is allowed, and the precision a store may keep."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from conformance.driver import Run
+from conformance.oracle.stored_runs import (
+    ADMITTED_CONSUME,
+    FREES_AFTER_WINDOW,
+    KEYED_ONCE,
+    changes_in_store,
+    expect_kept,
+    forbidden_changes,
+    stored_at,
+)
+from conformance.spec.clause_check import ClauseViolation
+
+AT = datetime(2026, 3, 2, 9, 0, 0, 123456, tzinfo=UTC)
+
+
+def run(actor: str = "agent", *, key: str | None = "k1", at: datetime = AT) -> Run:
+    payload = {"task_id": "T-100", "workspace_id": "acme", "actor_type": actor, "actor_id": "ada"}
+    return Run(
+        run_id="1",
+        agent_id="bob",
+        reason="task_assigned",
+        payload=json.dumps(payload),
+        dedup_key=key,
+        requested_at=at,
+        status="queued",
+        coalesced_count=0,
+    )
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [AT, AT.replace(microsecond=123000), AT.replace(microsecond=0), AT + timedelta(microseconds=4)],
+    ids=["microseconds", "milliseconds", "seconds truncated", "rounded up to 10 us"],
+)
+def test_a_store_may_keep_any_number_of_fractional_digits(stored: datetime) -> None:
+    assert stored_at(AT, stored)
+
+
+def test_an_instant_a_second_off_is_not_the_wake_s() -> None:
+    assert not stored_at(AT, AT + timedelta(seconds=1))
+    assert not stored_at(AT, AT.replace(microsecond=123440))
+
+
+def test_a_row_that_stops_counting_without_a_merge_frees_its_place_early() -> None:
+    (change,) = forbidden_changes(run(), run("user"), merged_into=False)
+    assert change.cites == (FREES_AFTER_WINDOW,)
+    (change,) = forbidden_changes(run("user"), run(), merged_into=False)
+    assert change.cites == (ADMITTED_CONSUME,)
+
+
+def test_a_merge_may_relabel_the_row_it_was_reported_merged_into() -> None:
+    assert forbidden_changes(run(), run("user"), merged_into=True) == []
+
+
+def test_a_counted_row_keeps_its_instant_and_its_key_even_through_a_merge() -> None:
+    later = run(at=AT + timedelta(seconds=3))
+    assert [c.cites for c in forbidden_changes(run(), later, merged_into=True)] == [
+        (FREES_AFTER_WINDOW,)
+    ]
+    rekeyed = run(key="k2")
+    assert [c.cites for c in forbidden_changes(run(), rekeyed, merged_into=True)] == [(KEYED_ONCE,)]
+
+
+def test_what_the_count_never_reads_may_change() -> None:
+    """A row that counts for nothing may move and change its key; a gone row is judged elsewhere."""
+    user = run("user")
+    assert (
+        forbidden_changes(user, run("user", key=None, at=AT + timedelta(1)), merged_into=False)
+        == []
+    )
+    assert changes_in_store([run()], [], set()) == []
+
+
+def test_a_forbidden_change_breaks_its_clauses_and_a_kept_store_proves_none() -> None:
+    expect_kept([run()], [run()], set())
+    with pytest.raises(ClauseViolation) as raised:
+        expect_kept([run()], [run("user")], set())
+    assert raised.value.cites == (FREES_AFTER_WINDOW,)
