@@ -97,6 +97,9 @@ class ImplementationProcess:
         self._killed = False
         self._stdout: Queue[bytes | _Signal] = Queue(maxsize=STDOUT_LINES_WAITING)
         self._stderr: deque[str] = deque(maxlen=stderr_lines)
+        self._stderr_taken = 0
+        """Lines the reader has taken off the pipe; `_stderr_kept` of them are in the tail."""
+        self._stderr_kept = 0
         try:
             with process_tree.launching():
                 self._popen = subprocess.Popen(
@@ -233,15 +236,16 @@ class ImplementationProcess:
 
     def settled_stderr_tail(self) -> tuple[str, ...]:
         """The tail once what the process has written so far is read (a killed one's readers
-        are drained already): it writes before it answers, but the pipes are read apart."""
+        are drained already): it writes before it answers, but the pipes are read apart. Read
+        means off the pipe and into the tail: the reader counts the lines it took and those it
+        kept, so a line taken but not yet kept is waited for (it once was lost on busy cores)."""
         pipe = self._popen.stderr
         deadline = time.monotonic() + STDERR_SETTLE_SECONDS
         while not self._killed and pipe is not None and time.monotonic() < deadline:
             written, _, _ = select.select([pipe], [], [], 0)
-            if not written:
+            if not written and self._stderr_kept == self._stderr_taken:
                 break
             time.sleep(STDERR_SETTLE_POLL_SECONDS)
-        time.sleep(0)  # let the reader append the line it has just read
         return self.stderr_tail()
 
     def forget_stderr(self) -> None:
@@ -303,8 +307,10 @@ class ImplementationProcess:
     def _read_stderr(self, stream: IO[bytes]) -> None:
         """Each line is cleaned of control sequences and redacted before it is cut to length."""
         while raw := stream.readline(STDERR_READ_BYTES):
+            self._stderr_taken += 1
             text = REDACT.text(_CONTROL.sub("", raw.decode("utf-8", errors="replace")).rstrip())
             self._stderr.append(text[:MAX_STDERR_LINE_CHARS])
+            self._stderr_kept += 1
 
 
 def _start_thread(target: Any, stream: IO[bytes], name: str) -> threading.Thread:
