@@ -23,6 +23,7 @@ from conformance.reference import __version__ as reference_version
 from conformance.reference.app import Coordinator
 from conformance.reference.clock import ManualClock
 from conformance.reference.errors import DomainError
+from conformance.reference.office.gate import CountReadFault
 from conformance.reference.office.telemetry import render_summed
 
 T = TypeVar("T")
@@ -60,7 +61,8 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations, ConcurrencyOperat
         self._logger = logging.getLogger("reference")
         self._logger.addHandler(self._capture)
         self._logger.setLevel(logging.INFO)
-        self.coordinator = Coordinator(url, self.clock)
+        self.count_fault = CountReadFault()
+        self.coordinator = Coordinator(url, self.clock, count_fault=self.count_fault)
 
     # -- plumbing used by the operation mixins -------------------------------
     def call(self, operation: Callable[[], T]) -> T:
@@ -96,7 +98,8 @@ class InProcessDriver(OfficeOperations, WorkRequestOperations, ConcurrencyOperat
     def restart(self) -> None:
         self.release_workers()
         self.coordinator.close()
-        self.coordinator = Coordinator(self.url, self.clock)
+        self.count_fault = CountReadFault()
+        self.coordinator = Coordinator(self.url, self.clock, count_fault=self.count_fault)
 
     def close(self) -> None:
         try:

@@ -30,6 +30,7 @@ from conformance.driver import (
 )
 from conformance.reference.app import Coordinator
 from conformance.reference.clock import ManualClock
+from conformance.reference.office.gate import CountReadFault
 
 T = TypeVar("T")
 
@@ -59,6 +60,8 @@ class ConcurrencyOperations:
 
     url: str
     clock: ManualClock
+    count_fault: CountReadFault
+    """The deployment's count-read fault hook, which its workers share (see CountReadFault)."""
     _workers: tuple[_Worker, ...] = ()
 
     if TYPE_CHECKING:
@@ -92,7 +95,12 @@ class ConcurrencyOperations:
         missing = count - len(self._workers)
         if missing > 0:
             added = tuple(
-                _Worker(Coordinator(self.url, self.clock, own_engines=True), self.call)
+                _Worker(
+                    Coordinator(
+                        self.url, self.clock, own_engines=True, count_fault=self.count_fault
+                    ),
+                    self.call,
+                )
                 for _ in range(missing)
             )
             self._workers = self._workers + added

@@ -8,6 +8,7 @@ degraded admission is counted and logged; ordinary admissions are not.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -27,14 +28,21 @@ logger = logging.getLogger("reference.office")
 
 
 class CountReadFault:
-    """A fault hook: when armed, the next count read fails, once."""
+    """A fault hook: when armed, the next count read fails, once, whichever thread makes it
+    (coordinators standing in for other processes may share one, as they share a store)."""
 
     def __init__(self) -> None:
-        self.armed = False
+        self._armed = False
+        self._lock = threading.Lock()
+
+    def arm(self) -> None:
+        with self._lock:
+            self._armed = True
 
     def trip(self) -> None:
-        if self.armed:
-            self.armed = False
+        with self._lock:
+            armed, self._armed = self._armed, False
+        if armed:
             raise CountReadError("injected failure of the allowance count read")
 
 

@@ -29,11 +29,11 @@ from conformance.reference.office.wake import EnqueueResult, Wake
 
 
 class OfficeService:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, count_fault: CountReadFault) -> None:
         self._db = db
         self.telemetry = OfficeTelemetry()
         self.effects = EffectLog()
-        self._count_fault = CountReadFault()
+        self._count_fault = count_fault
         gate = AllowanceGate(self.telemetry, self._count_fault)
         self._queue = RunQueue(db, clock, self.telemetry, gate)
         self._mutation = AssigneeMutation(db, self._queue, self.telemetry, self.effects)
@@ -122,7 +122,7 @@ class OfficeService:
             session.delete(fetch(session, Run, _run_key(run_id), "run"))
 
     def fail_next_count_read(self) -> None:
-        self._count_fault.armed = True
+        self._count_fault.arm()
 
     # -- observation ----------------------------------------------------------
     def get_task(self, task_id: str) -> Task:

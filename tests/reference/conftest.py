@@ -13,6 +13,7 @@ import pytest
 
 from conformance.reference.clock import ManualClock
 from conformance.reference.db import Database
+from conformance.reference.office.gate import CountReadFault
 from conformance.reference.office.service import OfficeService
 from conformance.reference.schema import create_schema, drop_schema
 from tests.conftest import SchemaFactory
@@ -52,7 +53,7 @@ def clock() -> ManualClock:
 @pytest.fixture
 def office(database: Database, clock: ManualClock) -> OfficeService:
     """An Office with workspace w, agents a and b (may assign), c (may not), and task t."""
-    service = OfficeService(database, clock)
+    service = OfficeService(database, clock, CountReadFault())
     service.create_workspace("w")
     for agent, may_assign in [("a", True), ("b", True), ("c", False)]:
         service.create_agent("w", agent, can_assign_tasks=may_assign)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,9 +17,11 @@ from conformance.reference.db import Database
 from conformance.reference.office.allowance_count import (
     AllowanceCounter,
     CompiledCount,
+    CountReadError,
     allowance_count,
 )
 from conformance.reference.office.constants import ASSIGNMENT_WINDOW
+from conformance.reference.office.gate import CountReadFault
 from conformance.reference.office.models import Agent, Run, Workspace
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -125,3 +128,27 @@ def test_the_count_binds_an_instant_exactly_as_the_column_stores_it(
     stored = Run.__table__.c.requested_at.type.impl.dialect_impl(dialect).bind_processor(dialect)
     expected = instant if stored is None else stored(instant)
     assert CompiledCount.for_dialect(dialect).process_instant(instant) == expected
+
+
+def test_an_armed_count_fault_fails_one_read_whichever_of_many_threads_makes_it() -> None:
+    """Coordinators standing in for one deployment's processes share the hook: armed once, it
+    fails the deployment's next read, not one read per coordinator."""
+    fault = CountReadFault()
+    fault.arm()
+    failed: list[CountReadError] = []
+    start = threading.Barrier(8)
+
+    def read() -> None:
+        start.wait()
+        try:
+            fault.trip()
+        except CountReadError as error:
+            failed.append(error)
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(failed) == 1
+    fault.trip()
