@@ -210,13 +210,16 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then every request, listing, budget and session reads as it did before the restart
 
   @AC-ARMONIA-WORKREQ-001.3 @clause:lease-survives
-  Scenario: A live lease still keeps other claimants out after a restart
+  Scenario: A live lease still keeps other claimants out after a restart, and lets them in once it runs out
     Given session "root" has delegated "survey" by spawn with a slice of 100
     And "bob" has claimed "survey"
     When the implementation restarts
     And "carol" tries to claim "survey"
     Then the attempt is refused with "lease_held" and nothing changes
     And "bob" holds "survey" under his current lease
+    When the lease runs out
+    And "carol" claims "survey"
+    Then "carol" holds "survey" under a newer generation than "bob" held
 
   @AC-ARMONIA-WORKREQ-001.3 @interpretation:WR-3 @clause:lease-survives @clause:request-survives
   Scenario: A restart between every two steps of a claim, heartbeat and publish loses nothing

@@ -128,6 +128,18 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
       | allowance                 | 5     |
     And that warning has a non-empty "error" field
 
+  # Whether a read inside wakes evaluated at once meets a failure armed before them is the
+  # implementation's to say; each one that does is admitted, counted and logged, and the
+  # others find the allowance used up.
+  @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
+  Scenario: Of wakes evaluated at once, one that meets a failed count read is admitted, counted and logged
+    Given the implementation evaluates operations concurrently
+    And agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And the next count read fails
+    And agent "bob" assigns task "T-100" to "ada" and "bob" at once
+    Then each of those wakes that met the failed count read was admitted, counted and logged, and each other was refused, counted and logged
+
   @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
   Scenario: A keyless wake whose count cannot be read is admitted, counted and logged too
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued

@@ -59,6 +59,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     When 1 minute passes
     And agent "bob" assigns task "T-100" to "ada" with its generation unresolvable
     Then the wake's outcome is "rate_limited"
+    And the run queue is exactly as it was before that wake
     And the rate-limit counters moved by that wake by: allowance_exhausted +1
     And a warning logged by that wake names the refusal with:
       | field                     | value |
@@ -75,6 +76,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     When 1 minute passes
     And agent "bob" assigns task "T-100" to "ada", "bob" and "ada" at once
     Then each of those wakes was "rate_limited"
+    And the run queue is exactly as it was before those wakes
     And every refusal among those wakes moved the rate-limit counter and was logged
 
   # A coalescing merge may relabel the row the count reads (one high or one low per mixed-actor
@@ -164,6 +166,59 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | acting_agent_id           | ada   |
       | observed_count            | 5     |
       | allowance                 | 5     |
+
+  # Whatever came before it, a refusal is reported as one, writes no run, and is counted and
+  # logged: an implementation that reports refusals on one path only fails on the others.
+  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
+  Scenario Outline: A refusal is reported, leaves no run, and is counted and logged: <case>
+    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When <before>
+    And 1 minute passes
+    And <refused wake>
+    Then the wake's outcome is "rate_limited"
+    And the run queue is exactly as it was before that wake
+    And the rate-limit counters moved by that wake by: allowance_exhausted +1
+    And a warning logged by that wake names the refusal with:
+      | field     | value |
+      | task_id   | T-100 |
+      | allowance | 5     |
+
+    Examples:
+      | case                               | before                                                                                                                   | refused wake                                                                                                                                             |
+      | after a restart                    | the implementation restarts                                                                                              | agent "ada" assigns task "T-100" to "bob"                                                                                                                |
+      | after an out-of-scope wake         | a "task_comment" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"} | agent "ada" assigns task "T-100" to "bob"                                                                                                                |
+      | a wake handed straight to the queue | 1 minute passes                                                                                                          | a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"} |
+
+  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
+  Scenario: A refusal after a run was deleted is reported, leaves no run, and is counted and logged
+    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    When the newest run is deleted
+    And agent "ada" assigns task "T-100" to "bob"
+    And 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+    And the run queue is exactly as it was before that wake
+    And the rate-limit counters moved by that wake by: allowance_exhausted +1
+    And a warning logged by that wake names the refusal with:
+      | field     | value |
+      | task_id   | T-100 |
+      | allowance | 5     |
+
+  @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
+  Scenario: A refusal after an admission whose count could not be read is reported, leaves no run, and is counted and logged
+    Given agent "ada" has assigned task "T-100" to "ada" 4 times, 1 minute apart, each wake queued
+    When 1 minute passes
+    And the next count read fails
+    And agent "bob" assigns task "T-100" to "bob"
+    And 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+    And the run queue is exactly as it was before that wake
+    And the rate-limit counters moved by that wake by: allowance_exhausted +1
+    And a warning logged by that wake names the refusal with:
+      | field     | value |
+      | task_id   | T-100 |
+      | allowance | 5     |
 
   @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: Refusals in a burst seconds apart are each counted and logged

@@ -225,7 +225,7 @@ def wake_names_no_run(office: OfficeScene) -> None:
     )
 
 
-@then("the run queue is exactly as it was before that wake")
+@then(parsers.re("the run queue is exactly as it was before (?:that wake|those wakes)"))
 def queue_unchanged(office: OfficeScene) -> None:
     before = office.baseline("by that wake").runs
     after = office.driver.list_runs()

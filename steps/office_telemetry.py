@@ -14,7 +14,8 @@ import re
 
 from pytest_bdd import parsers, then
 
-from conformance.driver import RateLimitReason, WarningLog
+from conformance.driver import Outcome, RateLimitReason, WarningLog
+from conformance.oracle.office_shapes import FAIL_OPEN_CLAUSES
 from conformance.oracle.office_telemetry import (
     COUNTED_BY_REASON,
     LOGGED_CLAUSES,
@@ -27,7 +28,7 @@ from conformance.oracle.office_telemetry import (
     without_field,
 )
 from conformance.spec.clause_check import expect, scenario_requires
-from conformance.steps.office_scene import SINCE, OfficeScene, quiet_cites
+from conformance.steps.office_scene import SINCE, OfficeScene, outcome_cites, quiet_cites
 
 _MOVE = re.compile(r"(\w+) \+(\d+)")
 
@@ -169,10 +170,60 @@ def one_surface(office: OfficeScene, reason: str) -> None:
 def refusals_counted_and_logged(office: OfficeScene) -> None:
     """Each refusal of a batch counted once and logged (003.1, 003.3), however many there were:
     which of the wakes a concurrent batch refuses is the race's, not the scenario's."""
-    refused = sum(1 for wake in office.wakes if wake.outcome == "rate_limited")
-    check_moves(
-        office, "by those wakes", {RateLimitReason.ALLOWANCE_EXHAUSTED: refused} if refused else {}
-    )
+    refused = [wake for wake in office.wakes if wake.outcome == Outcome.RATE_LIMITED.value]
+    check_refusals(office, len(refused), {})
+
+
+@then(
+    "each of those wakes that met the failed count read was admitted, counted and logged, "
+    "and each other was refused, counted and logged"
+)
+def batch_meets_the_failed_read(office: OfficeScene) -> None:
+    """Whether a read inside a batch meets an armed failure is the implementation's (the
+    port's hook leaves it so): a degraded count or a degraded warning tells that one did, and
+    such a wake goes through; every other wake, the allowance used up, is a refusal."""
+    telemetry = office.telemetry()
+    moved = moves_between(office.baseline("by those wakes").telemetry, telemetry)
+    counted = int(moved.get(telemetry.label_of(RateLimitReason.COUNT_READ_FAILED), 0.0))
+    logged = len(degraded_warnings(office.warnings_since_action()))
+    met = max(counted, logged)
+    admitted = [wake for wake in office.wakes if wake.outcome == Outcome.QUEUED.value]
+    if met:
+        expect(
+            len(admitted) >= met,
+            FAIL_OPEN_CLAUSES,
+            f"{met} of the wakes evaluated at once met the failed count read (counted "
+            f"{counted}, logged {logged}), so {met} were to be admitted; observed "
+            f"{[wake.outcome for wake in office.wakes]}",
+        )
+        expect(
+            logged >= met,
+            LOGGED_CLAUSES["degraded admission"],
+            f"{met} admissions without a count, {logged} warnings naming one",
+        )
+    others = admitted[met:] + [wake for wake in office.wakes if wake not in admitted]
+    for number, wake in enumerate(others, start=1):
+        expect(
+            wake.outcome == Outcome.RATE_LIMITED.value,
+            outcome_cites(wake, [Outcome.RATE_LIMITED.value]),
+            f"wake {number} of those at once that met no failed read was to be refused, the "
+            f"allowance being used up; observed {wake.outcome!r}",
+        )
+    degraded = {RateLimitReason.COUNT_READ_FAILED: float(met)} if met else {}
+    check_refusals(office, len(office.wakes) - len(admitted), degraded)
+
+
+def degraded_warnings(warnings: list[WarningLog]) -> list[WarningLog]:
+    """Warnings that name a failed read: an error, and no count (002.2's own warning)."""
+    return [w for w in warnings if str(w.fields.get("error") or "").strip()]
+
+
+def check_refusals(
+    office: OfficeScene, refused: int, besides: dict[RateLimitReason, float]
+) -> None:
+    """The batch's refusals each counted and logged; `besides`, the batch's other moves."""
+    expected = {RateLimitReason.ALLOWANCE_EXHAUSTED: float(refused)} if refused else {}
+    check_moves(office, "by those wakes", expected | besides)
     logged = [
         warning
         for warning in office.warnings_since_action()
@@ -212,7 +263,7 @@ def matching_warnings(office: OfficeScene, table: list[list[str]]) -> list[Warni
 
 @then(
     parsers.re(
-        r"a warning logged by that wake names the "
+        r"a warning logged by (?:that wake|those wakes) names the "
         r"(?P<what>refusal|degraded admission|unattributed admission) with:"
     )
 )

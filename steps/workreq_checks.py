@@ -701,13 +701,18 @@ def holds_newer(
         workreq_world.first_grant(name, holder) if own else workreq_world.granted(name, other or "")
     )
     current = request(workreq_world, name)
+    held = current.state is RequestState.IN_PROGRESS and current.lease.holder == holder
     expect(
-        current.state is RequestState.IN_PROGRESS
-        and current.lease.holder == holder
-        and current.lease.generation > older.generation,
+        held,
+        CLAIMABLE_AGAIN if other not in (None, holder) else FENCED,
+        f"expected {holder!r} to hold {name!r} after {other or holder!r} held it, observed "
+        f"{current.state.value} {current.lease}",
+    )
+    expect(
+        current.lease.generation > older.generation,
         FENCED,
         f"expected {holder!r} to hold {name!r} under a generation above {older.generation}, "
-        f"observed {current.state.value} {current.lease}",
+        f"observed {current.lease}",
     )
 
 
