@@ -47,6 +47,9 @@ def module_paths() -> list[str]:
     return sorted(str(PROPERTIES_DIR / module) for module in MODULE_TITLES)
 
 
+CI_EXAMPLES: Final = 15
+"""The examples each search of the `ci` budget tries (its Hypothesis profile's)."""
+
 RESTARTS_PER_EXAMPLE: Final = {Budget.NONE: 1, Budget.CI: 1, Budget.THOROUGH: 3}
 """How many restarts one example may ask for (None: no limit). A restart through `exec:` costs
 a process launch and a handshake (about 0.35 s, as much as a hundred reads), the dearest thing

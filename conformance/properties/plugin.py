@@ -39,7 +39,7 @@ from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.adapters.faults import stderr_of
 from conformance.driver import Driver
-from conformance.properties import PROPERTIES_DIR, Budget, draw_seed
+from conformance.properties import CI_EXAMPLES, PROPERTIES_DIR, Budget, draw_seed
 from conformance.running.pytest_plugin import containment_of
 from conformance.running.recorder import SEARCH
 
@@ -81,7 +81,7 @@ settings.register_profile(
     Budget.CI.value,
     parent=settings.get_profile("default"),
     derandomize=False,
-    max_examples=15,
+    max_examples=CI_EXAMPLES,
     stateful_step_count=40,
     deadline=timedelta(seconds=30),
     print_blob=True,

@@ -1,21 +1,21 @@
 """The inventory of paths: which paths each observable office effect arises on.
 
-The data lives in `conformance/data/paths.toml`, which also says which path each scenario takes
-(`[scenarios]`); what it checks there is its `@clause:` tags. The office effects model's share
-is measured, not declared (see `conformance.properties.office_path_coverage`).
+The data lives in `conformance/data/paths.toml`, which also says which paths each scenario takes
+(`[scenarios]`). What a scenario checks there is read from a run's evidence (`walked_pairs`), and
+the office effects model's share is measured at the `ci` budget, not declared (see
+`conformance.properties.office_path_coverage`).
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from conformance.spec.registry import CLAUSE_TAG_PREFIX
-from conformance.spec.scenario_keys import ScenarioEntry
+from conformance.spec.evidence import Tally
 
 PATHS_FILE: Final = Path(__file__).resolve().parents[1] / "data" / "paths.toml"
 
@@ -41,12 +41,6 @@ def effects() -> tuple[Effect, ...]:
     )
 
 
-def beyond_the_model() -> set[str]:
-    """Paths the office effects model's schedules never take, each with its reason in the
-    file: only scenarios check them."""
-    return set(_data().get("model", {}).get("beyond", []))
-
-
 def required_pairs() -> set[Pair]:
     return {(effect.clause, path) for effect in effects() for path in effect.paths}
 
@@ -56,25 +50,33 @@ def known_paths() -> set[str]:
 
 
 def scenario_paths() -> dict[str, tuple[str, ...]]:
-    """The paths each scenario takes, by `<feature file>::<scenario name>`."""
+    """The paths each scenario takes, by `<feature file>::<scenario name>` (an outline's row by
+    its title, its placeholders filled, where its rows take different paths)."""
     return {key: tuple(paths) for key, paths in _data().get("scenarios", {}).items()}
 
 
-def scenario_name(entry: ScenarioEntry) -> str:
-    """How `[scenarios]` names a scenario: an outline by its name, whatever its row."""
-    return f"{entry.feature_file}::{entry.name}"
+class Walked(Protocol):
+    """What a scenario's record says of where it went and what held (a results-stream record)."""
+
+    @property
+    def feature(self) -> str: ...
+    @property
+    def scenario(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def checks(self) -> Mapping[str, Tally]: ...
 
 
-def tagged_pairs(entries: Iterable[ScenarioEntry]) -> set[Pair]:
-    """(clause, path) for every scenario's `@clause:` tags crossed with the paths it takes."""
+def walked_pairs(records: Iterable[Walked]) -> set[Pair]:
+    """(clause, path) for every clause a check held, and none broke, in a scenario of a run,
+    crossed with the paths that scenario takes: what the run walked, not what a tag promised."""
     taken = scenario_paths()
     pairs: set[Pair] = set()
-    for entry in entries:
-        if not entry.criteria:
-            continue
-        clauses = [
-            t.removeprefix(CLAUSE_TAG_PREFIX) for t in entry.tags if t.startswith(CLAUSE_TAG_PREFIX)
-        ]
-        paths = taken.get(scenario_name(entry), ())
-        pairs |= {(f"{entry.criteria[0]}/{clause}", path) for clause in clauses for path in paths}
+    for record in records:
+        paths = taken.get(f"{record.feature}::{record.scenario}") or taken.get(
+            f"{record.feature}::{record.title}", ()
+        )
+        held = [cite for cite, tally in record.checks.items() if tally.held and not tally.broken]
+        pairs |= {(cite, path) for cite in held for path in paths}
     return pairs
