@@ -947,11 +947,14 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
       | subagent |
 
   @AC-ARMONIA-WORKREQ-001.11 @clause:spawn-creates @clause:subagent-creates
-  Scenario Outline: A request made by <kind> is durable: it reads the same after a restart
+  Scenario Outline: A request made by <kind> is durable: it reads the same after a restart, and the next is a request of its own
     Given session "root" has delegated "survey" by <kind> with a slice of 100
     When the implementation restarts
     Then every request, listing, budget and session reads as it did before the restart
     And "survey" was made by <kind>
+    When session "root" delegates "second" by <kind> with a slice of 10
+    Then "second" is open
+    And "survey" and "second" have distinct ids and distinct new child sessions
 
     Examples:
       | kind     |

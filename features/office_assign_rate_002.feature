@@ -132,7 +132,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   # implementation's to say; each one that does is admitted, counted and logged, and the
   # others find the allowance used up.
   @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
-  Scenario: Of wakes evaluated at once, one that meets a failed count read is admitted, counted and logged
+  Scenario: Of wakes evaluated at once after a count read was armed to fail, one that meets it is admitted, counted and logged
     Given the implementation evaluates operations concurrently
     And agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When 1 minute passes

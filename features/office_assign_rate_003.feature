@@ -179,9 +179,12 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     And the run queue is exactly as it was before that wake
     And the rate-limit counters moved by that wake by: allowance_exhausted +1
     And a warning logged by that wake names the refusal with:
-      | field     | value |
-      | task_id   | T-100 |
-      | allowance | 5     |
+      | field                     | value |
+      | task_id                   | T-100 |
+      | assignee_agent_profile_id | bob   |
+      | acting_agent_id           | ada   |
+      | observed_count            | 5     |
+      | allowance                 | 5     |
 
     Examples:
       | case                               | before                                                                                                                   | refused wake                                                                                                                                             |
@@ -194,15 +197,19 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When the newest run is deleted
     And agent "ada" assigns task "T-100" to "bob"
-    And 1 minute passes
+    Then the wake's outcome is "queued"
+    When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
     And the run queue is exactly as it was before that wake
     And the rate-limit counters moved by that wake by: allowance_exhausted +1
     And a warning logged by that wake names the refusal with:
-      | field     | value |
-      | task_id   | T-100 |
-      | allowance | 5     |
+      | field                     | value |
+      | task_id                   | T-100 |
+      | assignee_agent_profile_id | ada   |
+      | acting_agent_id           | ada   |
+      | observed_count            | 5     |
+      | allowance                 | 5     |
 
   @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: A refusal after an admission whose count could not be read is reported, leaves no run, and is counted and logged
@@ -210,15 +217,19 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     When 1 minute passes
     And the next count read fails
     And agent "bob" assigns task "T-100" to "bob"
-    And 1 minute passes
+    Then the wake's outcome is "queued"
+    When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
     And the run queue is exactly as it was before that wake
     And the rate-limit counters moved by that wake by: allowance_exhausted +1
     And a warning logged by that wake names the refusal with:
-      | field     | value |
-      | task_id   | T-100 |
-      | allowance | 5     |
+      | field                     | value |
+      | task_id                   | T-100 |
+      | assignee_agent_profile_id | ada   |
+      | acting_agent_id           | ada   |
+      | observed_count            | 5     |
+      | allowance                 | 5     |
 
   @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: Refusals in a burst seconds apart are each counted and logged

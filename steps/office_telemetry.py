@@ -27,7 +27,7 @@ from conformance.oracle.office_telemetry import (
     moves_between,
     without_field,
 )
-from conformance.spec.clause_check import expect, scenario_requires
+from conformance.spec.clause_check import expect, port_requires, scenario_requires
 from conformance.steps.office_scene import SINCE, OfficeScene, outcome_cites, quiet_cites
 
 _MOVE = re.compile(r"(\w+) \+(\d+)")
@@ -180,42 +180,52 @@ def refusals_counted_and_logged(office: OfficeScene) -> None:
 )
 def batch_meets_the_failed_read(office: OfficeScene) -> None:
     """Whether a read inside a batch meets an armed failure is the implementation's (the
-    port's hook leaves it so): a degraded count or a degraded warning tells that one did, and
-    such a wake goes through; every other wake, the allowance used up, is a refusal."""
+    port's hook leaves it so): a degraded count or a degraded warning tells that a wake did, and
+    that wake goes through; every other wake, the allowance used up, is a refusal. An admission
+    that neither explains is judged as the over-admission it shows (a failed read kept silent
+    looks the same from outside, and 002.2's scenarios of one wake catch that one)."""
     telemetry = office.telemetry()
     moved = moves_between(office.baseline("by those wakes").telemetry, telemetry)
     counted = int(moved.get(telemetry.label_of(RateLimitReason.COUNT_READ_FAILED), 0.0))
     logged = len(degraded_warnings(office.warnings_since_action()))
     met = max(counted, logged)
+    port_requires(met <= 1, f"the hook fails one count read, once; {met} wakes met a failed one")
     admitted = [wake for wake in office.wakes if wake.outcome == Outcome.QUEUED.value]
     if met:
         expect(
-            len(admitted) >= met,
+            bool(admitted),
             FAIL_OPEN_CLAUSES,
-            f"{met} of the wakes evaluated at once met the failed count read (counted "
-            f"{counted}, logged {logged}), so {met} were to be admitted; observed "
-            f"{[wake.outcome for wake in office.wakes]}",
+            f"a wake evaluated at once met the failed count read (counted {counted}, logged "
+            f"{logged}), so it was to be admitted; observed {outcomes(office)}",
         )
-        expect(
-            logged >= met,
-            LOGGED_CLAUSES["degraded admission"],
-            f"{met} admissions without a count, {logged} warnings naming one",
-        )
-    others = admitted[met:] + [wake for wake in office.wakes if wake not in admitted]
-    for number, wake in enumerate(others, start=1):
+        expect(logged > 0, LOGGED_CLAUSES["degraded admission"], "the admission was not logged")
+    for number, wake in enumerate(office.wakes, start=1):
+        if wake in admitted[:met]:
+            continue
         expect(
             wake.outcome == Outcome.RATE_LIMITED.value,
             outcome_cites(wake, [Outcome.RATE_LIMITED.value]),
-            f"wake {number} of those at once that met no failed read was to be refused, the "
-            f"allowance being used up; observed {wake.outcome!r}",
+            f"wake {number} of those at once met no failed read that was counted or logged, so "
+            f"it was to be refused, the allowance being used up; observed {outcomes(office)}",
         )
     degraded = {RateLimitReason.COUNT_READ_FAILED: float(met)} if met else {}
     check_refusals(office, len(office.wakes) - len(admitted), degraded)
 
 
+def outcomes(office: OfficeScene) -> list[str | None]:
+    return [wake.outcome for wake in office.wakes]
+
+
 def degraded_warnings(warnings: list[WarningLog]) -> list[WarningLog]:
-    """Warnings that name a failed read: an error, and no count (002.2's own warning)."""
-    return [w for w in warnings if str(w.fields.get("error") or "").strip()]
+    """Warnings of admissions without a count: 002.2's own, which name the task and an error,
+    and carry no count (a store's own warning of the failed query names no task)."""
+    return [
+        warning
+        for warning in warnings
+        if "task_id" in warning.fields
+        and "observed_count" not in warning.fields
+        and str(warning.fields.get("error") or "").strip()
+    ]
 
 
 def check_refusals(

@@ -112,14 +112,15 @@ def test_every_effect_names_a_registered_clause() -> None:
 
 
 def test_every_scenario_s_paths_are_known_paths() -> None:
-    for scenario, paths in scenario_paths().items():
-        assert set(paths) <= known_paths(), f"{scenario}: {set(paths) - known_paths()}"
+    for scenario, taken in scenario_paths().items():
+        paths = {path.path for path in taken}
+        assert paths <= known_paths(), f"{scenario}: {paths - known_paths()}"
 
 
 @pytest.mark.no_cover
 def test_every_scenario_named_for_its_paths_ran(reference_run: ResultsRun) -> None:
-    """A renamed scenario would silently credit nothing: each name is a scenario's, or an
-    outline row's title, of the run."""
+    """A renamed scenario or a reworded step would silently credit nothing: each name is a
+    scenario's, or an outline row's title, of the run, and each `from` begins one of its steps."""
     ran = {
         f"{r.feature}::{name}" for r in reference_run.scenarios for name in (r.scenario, r.title)
     }
@@ -162,17 +163,43 @@ def test_every_clause_and_path_pair_is_walked_at_the_ci_budget(reference_run: Re
     assert not missing, f"(clause, path) pairs walked nowhere at the ci budget: {missing}"
 
 
-def test_a_pair_walked_only_by_a_broken_check_is_not_walked() -> None:
-    """A scenario credits only the clauses a check of held there, and none that also broke."""
-    scenario, paths = next(iter(scenario_paths().items()))
-    feature, name = scenario.split("::", 1)
-    record = SimpleNamespace(
+def a_record(name: str, *steps: tuple[str, dict[str, Tally]]) -> SimpleNamespace:
+    feature, scenario = name.split("::", 1)
+    return SimpleNamespace(
         feature=feature,
-        scenario=name,
-        title=name,
-        checks={"held": Tally(held=2), "broke": Tally(held=1, broken=1), "idle": Tally()},
+        scenario=scenario,
+        title=scenario,
+        steps=[
+            SimpleNamespace(keyword=w.split()[0], text=w.split(" ", 1)[1], checks=c)
+            for w, c in steps
+        ],
     )
-    assert walked_pairs([record]) == {("held", path) for path in paths}
+
+
+def test_a_scenario_credits_the_clauses_its_checks_held_and_none_broke() -> None:
+    name, taken = next((n, t) for n, t in scenario_paths().items() if all(not p.since for p in t))
+    record = a_record(
+        name,
+        ("Given a setup", {"held": Tally(held=1)}),
+        ("Then a check", {"broke": Tally(held=1, broken=1), "idle": Tally()}),
+    )
+    assert walked_pairs([record]) == {("held", path.path) for path in taken}
+
+
+def test_a_path_taken_part_way_credits_only_the_checks_from_its_step_on() -> None:
+    name, taken = next(
+        (n, t) for n, t in scenario_paths().items() if len(t) == 1 and t[0].since == "When"
+    )
+    record = a_record(
+        name,
+        ("Given a root delegation", {"before": Tally(held=1)}),
+        ("When the call under test", {}),
+        ("Then a check", {"after": Tally(held=1)}),
+    )
+    assert walked_pairs([record]) == {("after", taken[0].path)}
+    assert (
+        walked_pairs([a_record(name, ("Given only a setup", {"before": Tally(held=1)}))]) == set()
+    )
 
 
 def test_the_strength_doc_lists_every_effect_and_path() -> None:

@@ -193,3 +193,18 @@ def test_the_living_page_shows_each_clause_s_verdict_and_why_one_went_unexercise
     page = render_html(run, REGISTRY)
     assert f"(unexercised: {MISSING_HOOK})" in page
     assert "(verified)" in page
+
+
+def test_a_step_s_evidence_is_what_the_ledger_gained_while_it_ran() -> None:
+    ledger = Ledger()
+    ledger.held(["a", "b"])
+    before = ledger.snapshot()
+    ledger.held(["a"])
+    ledger.broken(["c"])
+    ledger.diverged("d", ["WR-1=from-campaign"])
+    assert ledger.since(before) == {
+        "a": Tally(held=1),
+        "c": Tally(broken=1),
+        "d": Tally(diverged=["WR-1=from-campaign"]),
+    }
+    assert ledger.since(ledger.snapshot()) == {}

@@ -106,6 +106,8 @@ class _Pending:
     """When the scenario's setup began; None if pytest never announced its start."""
     steps: list[StepResult] = field(default_factory=list)
     step_started: float | None = None
+    ledger_at_step: dict[str, Tally] = field(default_factory=dict)
+    """The ledger as the running step found it, to tell that step's evidence apart."""
     """When the running step began; None between steps (an undefined step never began)."""
     status: Status | None = None
     evidence: str | None = None
@@ -400,6 +402,7 @@ class ResultsRecorder:
         pending = self._pending.get(request.node.nodeid)
         if pending is not None:
             pending.step_started = self.clock()
+            pending.ledger_at_step = pending.ledger.snapshot()
             if pending.readings is not None:
                 pending.readings.step = FailedStep(
                     keyword=step.keyword.strip(),
@@ -434,6 +437,7 @@ class ResultsRecorder:
                 line=step.line_number,
                 status=status,
                 duration_s=round(elapsed, 6),
+                checks=pending.ledger.since(pending.ledger_at_step),
             )
         )
         pending.step_started = None

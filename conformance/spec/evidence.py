@@ -73,6 +73,21 @@ class Ledger:
     def snapshot(self) -> dict[str, Tally]:
         return {cite: tally.model_copy() for cite, tally in sorted(self.tallies.items())}
 
+    def since(self, before: Mapping[str, Tally]) -> dict[str, Tally]:
+        """What the checks judged after `before` (an earlier snapshot): one step's evidence."""
+        moved: dict[str, Tally] = {}
+        for cite, tally in sorted(self.tallies.items()):
+            old = before.get(cite, Tally())
+            step = Tally(
+                held=tally.held - old.held,
+                broken=tally.broken - old.broken,
+                diverged=sorted(set(tally.diverged) - set(old.diverged)),
+                set_aside=tally.set_aside - old.set_aside,
+            )
+            if step != Tally():
+                moved[cite] = step
+        return moved
+
 
 _LEDGER: ContextVar[Ledger | None] = ContextVar("evidence_ledger", default=None)
 

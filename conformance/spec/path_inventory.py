@@ -1,4 +1,4 @@
-"""The inventory of paths: which paths each observable office effect arises on.
+"""The inventory of paths: which paths each observable effect of either spec arises on.
 
 The data lives in `conformance/data/paths.toml`, which also says which paths each scenario takes
 (`[scenarios]`). What a scenario checks there is read from a run's evidence (`walked_pairs`), and
@@ -9,13 +9,13 @@ the office effects model's share is measured at the `ci` budget, not declared (s
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from conformance.spec.evidence import Tally
+from conformance.spec.evidence import Tally, merged_tallies
 
 PATHS_FILE: Final = Path(__file__).resolve().parents[1] / "data" / "paths.toml"
 
@@ -49,10 +49,36 @@ def known_paths() -> set[str]:
     return {path for effect in effects() for path in effect.paths}
 
 
-def scenario_paths() -> dict[str, tuple[str, ...]]:
+@dataclass(frozen=True)
+class Taken:
+    """A path a scenario takes: from its first step, or from the first step that begins with
+    `since` (a restart, a lease running out, the call under test), so that checks made before it
+    do not count as made on it."""
+
+    path: str
+    since: str | None = None
+
+
+def scenario_paths() -> dict[str, tuple[Taken, ...]]:
     """The paths each scenario takes, by `<feature file>::<scenario name>` (an outline's row by
     its title, its placeholders filled, where its rows take different paths)."""
-    return {key: tuple(paths) for key, paths in _data().get("scenarios", {}).items()}
+    return {
+        key: tuple(_taken(path) for path in paths)
+        for key, paths in _data().get("scenarios", {}).items()
+    }
+
+
+def _taken(entry: str | dict[str, str]) -> Taken:
+    return Taken(entry) if isinstance(entry, str) else Taken(entry["path"], entry["from"])
+
+
+class Step(Protocol):
+    @property
+    def keyword(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def checks(self) -> Mapping[str, Tally]: ...
 
 
 class Walked(Protocol):
@@ -65,18 +91,35 @@ class Walked(Protocol):
     @property
     def title(self) -> str: ...
     @property
-    def checks(self) -> Mapping[str, Tally]: ...
+    def steps(self) -> Sequence[Step]: ...
 
 
 def walked_pairs(records: Iterable[Walked]) -> set[Pair]:
-    """(clause, path) for every clause a check held, and none broke, in a scenario of a run,
-    crossed with the paths that scenario takes: what the run walked, not what a tag promised."""
+    """(clause, path) for every clause a check held, and none broke, in a scenario of a run on
+    a path it takes: what the run walked, not what a tag promised."""
     taken = scenario_paths()
     pairs: set[Pair] = set()
     for record in records:
         paths = taken.get(f"{record.feature}::{record.scenario}") or taken.get(
             f"{record.feature}::{record.title}", ()
         )
-        held = [cite for cite, tally in record.checks.items() if tally.held and not tally.broken]
-        pairs |= {(cite, path) for cite in held for path in paths}
+        for path in paths:
+            checks = checks_since(record, path.since)
+            held = [cite for cite, tally in checks.items() if tally.held and not tally.broken]
+            pairs |= {(cite, path.path) for cite in held}
     return pairs
+
+
+def checks_since(record: Walked, since: str | None) -> dict[str, Tally]:
+    """The evidence the steps' checks left from the first step that begins with `since` (its
+    keyword and text, as the feature writes them) on, or from the first; none where no step
+    does. Only what a check judged: not the held a passing scenario's tags add to its record."""
+    steps = record.steps
+    if since is None:
+        return merged_tallies(step.checks for step in steps)
+    first = next(
+        (i for i, s in enumerate(steps) if f"{s.keyword} {s.text}".startswith(since)), None
+    )
+    if first is None:
+        return {}
+    return merged_tallies(step.checks for step in steps[first:])

@@ -142,6 +142,8 @@ class StepResult(Record):
     status: Literal["passed", "failed", "undefined", "skipped"]
     """`skipped`: the step never ran (an earlier one failed, or the scenario was not applicable)."""
     duration_s: float
+    checks: dict[str, Tally] = {}
+    """The evidence the step's own checks left (its share of the record's `checks`)."""
 
 
 class FailedStep(BaseModel):
