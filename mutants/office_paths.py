@@ -102,6 +102,25 @@ class SilentKeylessRefusalGate(AllowanceGate):
             super()._report_refusal(wake, subject, observed)
 
 
+class LazilyReportingGate(AllowanceGate):
+    """Reports refusals only once its process has admitted a wake: the reporter is set up by
+    the first admission, so a process that starts out refusing (restarted with the task's
+    window full) refuses silently."""
+
+    def __init__(self, *arguments: Any, **keywords: Any) -> None:
+        super().__init__(*arguments, **keywords)
+        self._reporting = False
+
+    def admits(self, session: Any, wake: Wake, now: datetime) -> bool:
+        admitted = super().admits(session, wake, now)
+        self._reporting = self._reporting or admitted
+        return admitted
+
+    def _report_refusal(self, wake: Wake, subject: GateSubject, observed: int) -> None:
+        if self._reporting:
+            super()._report_refusal(wake, subject, observed)
+
+
 class ThrottledRefusalLogGate(ReportingGate):
     """Logs at most one refusal per task a minute (the counter still moves), to keep a burst
     from flooding the log."""
@@ -204,6 +223,14 @@ MUTANTS = [
         Capability.OFFICE,
         "refuses a wake without a dedup key but neither counts nor logs the refusal",
         lambda: [_gate(SilentKeylessRefusalGate)],
+    ),
+    Mutant(
+        "refusal_unreported_after_restart",
+        "AC-OFFICE-ASSIGN-RATE-003.1",
+        Capability.OFFICE,
+        "reports refusals only once its process has admitted a wake, so after a restart with "
+        "the window full the first refusals are neither counted nor logged",
+        lambda: [_gate(LazilyReportingGate)],
     ),
     Mutant(
         "refusal_warnings_throttled",

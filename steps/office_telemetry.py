@@ -231,9 +231,23 @@ def degraded_warnings(warnings: list[WarningLog]) -> list[WarningLog]:
 def check_refusals(
     office: OfficeScene, refused: int, besides: dict[RateLimitReason, float]
 ) -> None:
-    """The batch's refusals each counted and logged; `besides`, the batch's other moves."""
+    """The batch's refusals each counted and logged; `besides`, the batch's other moves. Each
+    reason that was to move, or moved, is judged apart, so a count missing for one reason
+    blames that reason's clauses only."""
     expected = {RateLimitReason.ALLOWANCE_EXHAUSTED: float(refused)} if refused else {}
-    check_moves(office, "by those wakes", expected | besides)
+    expected |= besides
+    telemetry = office.telemetry()
+    moved = moves_between(office.baseline("by those wakes").telemetry, telemetry)
+    for reason in RateLimitReason:
+        label = telemetry.label_of(reason)
+        want, got = expected.get(reason, 0.0), moved.get(label, 0.0)
+        if want or got:
+            expect(
+                got == want,
+                MOVE_CLAUSES[reason],
+                f"expected {office.vocabulary.rate_limit_counter}{{{label}}} to move by {want:g} "
+                f"by those wakes, observed {got:g}",
+            )
     logged = [
         warning
         for warning in office.warnings_since_action()
