@@ -25,7 +25,6 @@ from conformance.concurrency.checker import CheckResult, over_admission_evidence
 from conformance.concurrency.history import HistoryRecorder
 from conformance.concurrency.process_pool import ProcessPool
 from conformance.concurrency.races import (
-    MINIMUM_DEFINITE_SHARE,
     PUBLISHED_RESULTS,
     RaceVerdict,
     claim_race,
@@ -49,7 +48,6 @@ from conformance.running.recorder import NOT_APPLICABLE_PREFIX
 from conformance.spec.clause_check import (
     Cite,
     expect,
-    port_requires,
     scenario_requires,
     scenario_value,
 )
@@ -96,11 +94,7 @@ class Race:
     def judged(self, verdict: RaceVerdict) -> RaceVerdict:
         """Keep the verdict, put every check's counts into the evidence, refuse unknowns."""
         self.verdict = verdict
-        self.evidence.extend(
-            f"{check.check}: {check.operations_checked} operations checked, counts "
-            f"{dict(check.counts)}"
-            for check in verdict.checks
-        )
+        self.evidence.extend(verdict.evidence())
         if self.pool is not None:
             self.evidence.append(
                 f"{len(self.pool.processes)} processes on one store; "
@@ -110,12 +104,7 @@ class Race:
                 self.pool.kills > 0 or not self.pool.killing,
                 "a process was to be killed in each batch, but no batch was large enough",
             )
-        share = verdict.check("definite_share")
-        port_requires(
-            share.ok,
-            "the concurrent batches left too many outcomes unknown to judge anything "
-            f"(at least {MINIMUM_DEFINITE_SHARE:.0%} of each batch must be definite):\n{share}",
-        )
+        verdict.expect_definite()
         return verdict
 
 
@@ -230,7 +219,7 @@ def one_winner_per_request(race: Race, losers: int) -> None:
     """Some order of the claims explains every answer (the first claim of an open request wins,
     the live lease refuses the rest); an unknown outcome may stand for a winner or a loser."""
     verdict = the_verdict(race)
-    expect_explained(verdict, CHECK_CLAUSES["claims"])
+    verdict.expect_explained(CHECK_CLAUSES["claims"])
     for request_id, outcomes in outcomes_by_request(verdict, "claim").items():
         won, held = outcomes["ok"], outcomes[f"refused_{ErrorCode.LEASE_HELD}"]
         expect(
@@ -249,19 +238,6 @@ def outcomes_by_request(verdict: RaceVerdict, operation: str) -> dict[str, Count
     return dict(ended)
 
 
-def expect_explained(verdict: RaceVerdict, judged: Cite) -> None:
-    """The linearizability search explained the history; where it did not, the clauses it
-    blamed are broken (`judged`, what it checks, are credited where it did)."""
-    search = verdict.check("linearizable")
-    expect(
-        search.ok,
-        verdict.broken or judged,
-        lambda: f"the history's calls, in no order, explain every answer:\n{search}",
-        observed=verdict.observed,
-        allows=verdict.allows,
-    )
-
-
 @when(
     parsers.parse(
         "the holder of each of {requests:d} claimed requests publishes it several times at once"
@@ -278,7 +254,7 @@ def completed_once(race: Race) -> None:
     batch, and the budget read at the end: one completion per request, every other publish
     answering it or refused as completed, each slice given back once."""
     verdict = the_verdict(race)
-    expect_explained(verdict, CHECK_CLAUSES["publishes"])
+    verdict.expect_explained(CHECK_CLAUSES["publishes"])
     completed = sum(1 for ended in outcomes_by_request(verdict, "publish").values() if ended["ok"])
     race.evidence.append(f"requests whose completion a publish acknowledged: {completed}")
 
@@ -311,7 +287,7 @@ def budget_held_under_race(race: Race, most: int) -> None:
     """Some order of the delegations explains every answer and every budget read (each slice
     taken once, none taken from budget that was no longer there)."""
     verdict = the_verdict(race)
-    expect_explained(verdict, CHECK_CLAUSES["budget"])
+    verdict.expect_explained(CHECK_CLAUSES["budget"])
     succeeded = verdict.check("linearizable").counts.get("delegate_ok", 0)
     expect(
         0 < succeeded <= most,

@@ -16,7 +16,6 @@ from datetime import timedelta
 
 from pytest_bdd import given, parsers, when
 
-from conformance.concurrency.history import HistoryRecorder
 from conformance.driver import (
     Completion,
     ConcurrentCall,
@@ -566,7 +565,7 @@ def tries_to_list(workreq_world: WorkRequestWorld, principal: str, environment: 
 
 
 # --------------------------------------------------------------------------
-# Batches made at once (judged by the history checker in the Then steps)
+# Batches made at once (judged by the linearizability search in the Then steps)
 # --------------------------------------------------------------------------
 
 
@@ -599,7 +598,7 @@ def records_usages_at_once(
     asked = [int(amount or 0)] * int(count) if count else numbers(amounts or "")
     name = served_request(origin)
     batch = UsageBatch.begin(workreq_world, origin, name)
-    batch.recorder.run_concurrently(batch.calls(asked))
+    workreq_world.driver.run_concurrently(batch.calls(asked))
     batch.end(workreq_world)
 
 
@@ -611,17 +610,17 @@ class UsageBatch:
     name: str
     session: str
     request_id: str
-    recorder: HistoryRecorder
+    since: int
     rooms: dict[str, int]
 
     @classmethod
     def begin(cls, world: WorkRequestWorld, origin: str, name: str) -> UsageBatch:
         session, request_id = world.session_id(origin), world.request_id(name)
-        recorder = HistoryRecorder(world.driver)
-        before: WorkRequest = recorder.invoke("get_request", request_id=request_id)
+        since = world.race_begins()
+        before = world.driver.get_request(request_id)
         carved = any(r.originating_session_id == session for r in world.requests.values())
         rooms = {} if carved else {request_id: before.budget_slice - before.budget_spent}
-        return cls(name, session, request_id, recorder, rooms)
+        return cls(name, session, request_id, since, rooms)
 
     def calls(self, amounts: list[int]) -> list[ConcurrentCall]:
         return [
@@ -632,8 +631,8 @@ class UsageBatch:
         ]
 
     def end(self, world: WorkRequestWorld) -> None:
-        self.recorder.invoke("get_request", request_id=self.request_id)
-        world.racing = Racing(self.recorder, self.name, self.rooms)
+        world.driver.get_request(self.request_id)
+        world.racing = Racing(self.name, self.since, self.rooms)
 
 
 @when(
@@ -659,7 +658,7 @@ def spends_while_publishing(
     generation = workreq_world.granted(name, holder).generation
     fence = {"request_id": batch.request_id, "holder": holder, "generation": generation}
     publish = ConcurrentCall(operation="publish", arguments={**fence, "result_ref": result})
-    *_, published = batch.recorder.run_concurrently([*batch.calls(numbers(amounts)), publish])
+    *_, published = workreq_world.driver.run_concurrently([*batch.calls(numbers(amounts)), publish])
     batch.end(workreq_world)
     if published.ok:
         workreq_world.completions.setdefault(name, Completion.model_validate(published.result))
@@ -696,7 +695,7 @@ def spends_while_delegating(
     }
     asked = quoted(names)
     delegations = [ConcurrentCall(operation="delegate", arguments=delegation)] * len(asked)
-    outcomes = batch.recorder.run_concurrently([*batch.calls(numbers(amounts)), *delegations])
+    outcomes = workreq_world.driver.run_concurrently([*batch.calls(numbers(amounts)), *delegations])
     batch.end(workreq_world)
     made = [outcome for outcome in outcomes[-len(asked) :] if outcome.ok]
     for named, outcome in zip(asked, made, strict=False):
@@ -714,15 +713,15 @@ def siblings_spend_at_once(workreq_world: WorkRequestWorld, names: str, amounts:
     every one of them on the campaign's one account."""
     asked = quoted(names)
     sessions = [workreq_world.session_id(f'the child session of "{name}"') for name in asked]
-    recorder = HistoryRecorder(workreq_world.driver)
-    recorder.run_concurrently(
+    since = workreq_world.race_begins()
+    workreq_world.driver.run_concurrently(
         [
             ConcurrentCall(operation="record_usage", arguments={"session_id": s, "amount": a})
             for s in sessions
             for a in numbers(amounts)
         ]
     )
-    workreq_world.racing = Racing(recorder, asked[0])
+    workreq_world.racing = Racing(asked[0], since)
 
 
 @when(
@@ -785,8 +784,8 @@ def publishes_at_once(
     """The holder's publishes of one request, all in one batch (exact retries among them)."""
     presented = int(generation) if generation else workreq_world.granted(name, holder).generation
     request_id = workreq_world.request_id(name)
-    recorder = HistoryRecorder(workreq_world.driver)
-    outcomes = recorder.run_concurrently(
+    since = workreq_world.race_begins()
+    outcomes = workreq_world.driver.run_concurrently(
         [
             ConcurrentCall(
                 operation="publish",
@@ -800,8 +799,8 @@ def publishes_at_once(
             for result in quoted(results)
         ]
     )
-    recorder.invoke("get_request", request_id=request_id)
-    workreq_world.racing = Racing(recorder, name)
+    workreq_world.driver.get_request(request_id)
+    workreq_world.racing = Racing(name, since)
     accepted = [outcome for outcome in outcomes if outcome.ok]
     if accepted:
         workreq_world.completions.setdefault(name, Completion.model_validate(accepted[0].result))
@@ -818,21 +817,20 @@ def claim_then_race(
     workreq_world: WorkRequestWorld, holder: str, name: str, rivals: str, result: str
 ) -> None:
     """A claim, then in one batch: other principals' claims, the holder's heartbeat and its
-    publish under the lease just granted. The claim is in the batch's history, so that the
-    checker knows the lease its rivals met."""
+    publish under the lease just granted."""
     request_id = workreq_world.request_id(name)
-    recorder = HistoryRecorder(workreq_world.driver)
+    since = workreq_world.race_begins()
     lease: Lease | None = workreq_world.perform(
         "claim",
         f"{holder!r}'s claim of {name!r}",
         claim_clause(workreq_world, name),
-        lambda: recorder.invoke("claim", request_id=request_id, holder=holder),
+        lambda: workreq_world.driver.claim(request_id, holder),
     )
     if lease is None:
         return
     workreq_world.remember_lease(name, holder, lease)
     fence = {"request_id": request_id, "holder": holder, "generation": lease.generation}
-    outcomes = recorder.run_concurrently(
+    outcomes = workreq_world.driver.run_concurrently(
         [
             *(
                 ConcurrentCall(operation="claim", arguments={"request_id": request_id, "holder": r})
@@ -842,8 +840,8 @@ def claim_then_race(
             ConcurrentCall(operation="publish", arguments={**fence, "result_ref": result}),
         ]
     )
-    recorder.invoke("get_request", request_id=request_id)
-    workreq_world.racing = Racing(recorder, name)
+    workreq_world.driver.get_request(request_id)
+    workreq_world.racing = Racing(name, since)
     *_, renewed, published = outcomes
     if renewed.ok:
         workreq_world.remember_renewal(name, holder, Lease.model_validate(renewed.result))

@@ -15,16 +15,8 @@ from datetime import UTC, datetime
 
 from pytest_bdd import parsers, then
 
-from conformance.concurrency.checker import (
-    CheckResult,
-    check_claims,
-    check_definite_share,
-    check_publishes,
-    check_usage,
-    check_usage_exact,
-)
 from conformance.concurrency.history import Operation
-from conformance.concurrency.races import MINIMUM_DEFINITE_SHARE
+from conformance.concurrency.races import RaceVerdict, work_request_checks
 from conformance.driver import (
     BudgetSnapshot,
     DelegationKind,
@@ -446,37 +438,34 @@ def spent_within_slice(workreq_world: WorkRequestWorld, name: str) -> None:
 
 
 # --------------------------------------------------------------------------
-# Batches made at once, judged by the history checker
+# Batches made at once, judged by the linearizability search
 # --------------------------------------------------------------------------
 
 USAGE_LEDGER = (USAGE_DRAWS, "AC-ARMONIA-WORKREQ-001.13/usage-within-slice")
 """The usage ledger: what accepted usages asked drawn from the slice, and never beyond it."""
 
 
-def judged_race(world: WorkRequestWorld, name: str, evidence: list[str]) -> list[Operation]:
-    """The last batch's history, about `name`: it must have left enough definite outcomes to
-    judge anything (the race steps' bound), and its checks' counts go into the evidence."""
+def race_verdict(world: WorkRequestWorld, evidence: list[str]) -> RaceVerdict:
+    """The scenario's whole history, from the world's creation, judged by the search over the
+    pure model (`conformance.concurrency.races.work_request_checks`): some order of its calls,
+    consistent with when each began and ended, explains every answer and every read. The last
+    batch must have left enough definite outcomes to judge anything."""
+    scenario_value(world.racing, "no batch was made at once in this scenario")
+    scenario_requires(
+        not world.recorded.partial,
+        "the store changed where no history shows it (a crash): the search cannot judge it",
+    )
+    verdict = work_request_checks(world.recorded.recorder)
+    evidence.extend(verdict.evidence())
+    verdict.expect_definite()
+    return verdict
+
+
+def race_about(world: WorkRequestWorld, name: str) -> list[Operation]:
+    """The last race's calls, which the scenario says were about `name`."""
     racing = scenario_value(world.racing, "no batch was made at once in this scenario")
     scenario_requires(racing.name == name, f"the last batch was about {racing.name!r}")
-    history = racing.recorder.operations()
-    share = check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE)
-    port_requires(
-        share.ok,
-        f"the batch left too many outcomes unknown to judge anything (at least "
-        f"{MINIMUM_DEFINITE_SHARE:.0%} must be definite):\n{share}",
-    )
-    return history
-
-
-def expect_clean_check(
-    check: CheckResult, cites: Cite, evidence: list[str], observed: str | None = None
-) -> None:
-    """A history check held; `observed` is the kind of answer its failure shows, for the
-    readings it cites (see `expect`)."""
-    evidence.append(
-        f"{check.check}: {check.operations_checked} operations checked, counts {dict(check.counts)}"
-    )
-    expect(check.ok, cites, lambda: f"the history checker found:\n{check}", observed=observed)
+    return world.race_calls()
 
 
 @then(
@@ -488,12 +477,12 @@ def expect_clean_check(
 def usages_charged_what_was_accepted(
     workreq_world: WorkRequestWorld, name: str, evidence: list[str]
 ) -> None:
-    """Whatever a race did, the slice's spending never exceeds it, and moved by what the
-    accepted usages asked, up to what was left (refused beyond it, or charged up to it: both
-    readings of WR-2); a usage whose answer is unknown may or may not count."""
-    history = judged_race(workreq_world, name, evidence)
-    racing = scenario_value(workreq_world.racing, "no batch was made at once")
-    expect_clean_check(check_usage(history, rooms=racing.rooms), USAGE_LEDGER, evidence)
+    """Whatever a race did, some order of its calls explains what the reads after it show:
+    the slice moved by what the accepted usages asked (refused beyond what was left, or
+    charged up to it, as WR-2's readings say), and a usage whose answer is unknown may or may
+    not count."""
+    race_about(workreq_world, name)
+    race_verdict(workreq_world, evidence).expect_explained(USAGE_LEDGER)
 
 
 @then(
@@ -505,10 +494,9 @@ def usages_charged_what_was_accepted(
 def usages_charged_in_full(
     workreq_world: WorkRequestWorld, reading: str | None, name: str, evidence: list[str]
 ) -> None:
-    history = judged_race(workreq_world, name, evidence)
-    expect_clean_check(
-        check_usage_exact(history), cite_or_reading(reading, "WR-2"), evidence, "other-figures"
-    )
+    race_about(workreq_world, name)
+    verdict = race_verdict(workreq_world, evidence)
+    verdict.expect_explained(cite_or_reading(reading, "WR-2"))
 
 
 @then(
@@ -522,7 +510,7 @@ def spent_or_returned_never_both(
 ) -> None:
     """Under every reading a usage is charged before the completion closes the slice or
     refused after it: charged and given back both, it is budget nobody had."""
-    operations = judged_race(workreq_world, name, evidence)
+    operations = race_about(workreq_world, name)
     racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
     request_id = workreq_world.request_id(name)
     room = scenario_value(racing.rooms.get(request_id), f"what {name!r} had left is unknown")
@@ -546,11 +534,10 @@ def spent_or_returned_never_both(
 
 
 @then("every usage and delegation made at once was accepted")
-def every_call_at_once_accepted(workreq_world: WorkRequestWorld, evidence: list[str]) -> None:
+def every_call_at_once_accepted(workreq_world: WorkRequestWorld) -> None:
     """The scenario asks only what fits together, whichever order the calls take effect in,
     so every one of them must be accepted."""
-    racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
-    made = [op for op in judged_race(workreq_world, racing.name, evidence) if op.batch is not None]
+    made = [op for op in workreq_world.race_calls() if op.batch is not None]
     refused = [f"{op.operation}: {op.error}" for op in made if op.outcome != "ok"]
     expect(
         not refused,
@@ -586,9 +573,11 @@ def spent_and_carved(workreq_world: WorkRequestWorld, name: str, total: str) -> 
 def at_most_accepted(
     workreq_world: WorkRequestWorld, reading: str | None, most: str, evidence: list[str]
 ) -> None:
-    racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
-    usage = check_usage(judged_race(workreq_world, racing.name, evidence))
-    accepted = usage.counts.get("accepted", 0)
+    accepted = sum(
+        1
+        for op in workreq_world.race_calls()
+        if op.batch is not None and op.operation == "record_usage" and op.outcome == "ok"
+    )
     evidence.append(f"usages accepted at once: {accepted} (at most {most} fit the slice)")
     expect(
         accepted <= int(most),
@@ -608,8 +597,8 @@ def at_most_accepted(
 def publishes_completed_once(
     workreq_world: WorkRequestWorld, name: str, evidence: list[str]
 ) -> None:
-    history = judged_race(workreq_world, name, evidence)
-    expect_clean_check(check_publishes(history), (RECORDS_RESULT, CLOSES_ONCE), evidence)
+    race_about(workreq_world, name)
+    race_verdict(workreq_world, evidence).expect_explained((RECORDS_RESULT, CLOSES_ONCE))
 
 
 @then(
@@ -623,9 +612,9 @@ def lease_race_kept_one_lease(
 ) -> None:
     """No rival got the live lease (every refusal one a lease or a completion explains), and
     the holder's publish completed the request once."""
-    history = judged_race(workreq_world, name, evidence)
-    expect_clean_check(check_claims(history), (FENCED, STALE_REJECTED), evidence)
-    expect_clean_check(check_publishes(history), (RECORDS_RESULT, CLOSES_ONCE), evidence)
+    race_about(workreq_world, name)
+    verdict = race_verdict(workreq_world, evidence)
+    verdict.expect_explained((FENCED, STALE_REJECTED, RECORDS_RESULT, CLOSES_ONCE))
 
 
 # --------------------------------------------------------------------------

@@ -21,11 +21,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pytest
 
-from conformance.concurrency.history import HistoryRecorder
+from conformance.concurrency.history import Operation, RecordedDriver, operations
 from conformance.driver import (
     BudgetSnapshot,
     Capability,
@@ -160,11 +160,12 @@ class Attempt:
 
 @dataclass
 class Racing:
-    """The history of the scenario's last batch made at once, for the checker to judge."""
+    """The scenario's last batch made at once: where its calls begin in the scenario's history."""
 
-    recorder: HistoryRecorder
     name: str
     """The request the batch was about."""
+    since: int
+    """How many events the history held before the race's first call (its read before)."""
     rooms: dict[str, int] = field(default_factory=dict)
     """What was left of the slice when the batch began, where the scenario knows it (its
     child delegated nothing the scenario made)."""
@@ -175,6 +176,8 @@ class WorkRequestWorld:
     """Per-scenario memory of the steps: names, leases, completions, the last attempt."""
 
     driver: Driver
+    """The implementation, every work-request call recorded (`recorded`)."""
+    recorded: RecordedDriver
     environments: dict[str, list[str]] = field(default_factory=dict)
     campaigns: dict[str, int] = field(default_factory=dict)
     session_permissions: dict[str, Permissions] = field(default_factory=dict)
@@ -199,6 +202,15 @@ class WorkRequestWorld:
     """The originating session of the last delegation tried."""
     last_listing: tuple[str, str] | None = None
     racing: Racing | None = None
+
+    def race_begins(self) -> int:
+        """Where a race about to be made begins in the scenario's history."""
+        return len(self.recorded.recorder.events)
+
+    def race_calls(self) -> list[Operation]:
+        """The last race's calls, its reads before and after included."""
+        racing = scenario_value(self.racing, "no batch was made at once in this scenario")
+        return operations(self.recorded.recorder.events[racing.since :])
 
     # -- names and leases ----------------------------------------------------------
     def request_id(self, name: str) -> str:
@@ -373,7 +385,8 @@ class WorkRequestWorld:
 @pytest.fixture
 def workreq_world(driver: Driver, request: pytest.FixtureRequest) -> WorkRequestWorld:
     require(driver, Capability.WORK_REQUESTS)
-    world = WorkRequestWorld(driver)
+    recorded = RecordedDriver(driver)
+    world = WorkRequestWorld(cast(Driver, recorded), recorded)
     request.node.stash.setdefault(BEFORE_THEN, []).append(world.settle)
     request.node.stash.setdefault(BEFORE_RESTART, []).append(world.note_before_restart)
     return world

@@ -12,6 +12,7 @@ from conformance.concurrency.history import (
     Event,
     HistoryError,
     HistoryRecorder,
+    RecordedDriver,
     operations,
     read_jsonl,
 )
@@ -150,3 +151,33 @@ def test_an_invocation_without_completion_is_unknown() -> None:
 def test_malformed_histories_are_refused(events: list[Event]) -> None:
     with pytest.raises(HistoryError):
         operations(events)
+
+
+def test_a_recorded_driver_records_judged_calls_at_the_instant_the_clock_shows() -> None:
+    """Positional arguments are named as the port names them, and a clock moved behind the
+    recorder's back is read before each recorded call; other calls pass straight through."""
+    fake = _FakeDriver([_outcome(True, 0, 1)])
+    recorded = RecordedDriver(cast(Driver, fake))
+    with pytest.raises(DriverError):
+        recorded.claim("r", "h1")
+    fake.set_clock(T0 + timedelta(minutes=5))
+    recorded.run_concurrently([_claim_call("h2")])
+    recorded.set_clock(T0 + timedelta(minutes=9))
+    (refused, raced) = recorded.recorder.operations()
+    assert (refused.operation, refused.arguments, refused.clock) == (
+        "claim",
+        {"request_id": "r", "holder": "h1"},
+        T0,
+    )
+    assert (raced.outcome, raced.clock) == ("ok", T0 + timedelta(minutes=5))
+    assert fake.now == T0 + timedelta(minutes=9)
+    assert not recorded.partial
+
+
+def test_a_recorded_driver_says_its_history_is_partial_after_a_crash_it_cannot_record() -> None:
+    fake = _FakeDriver([])
+    fake.crash_during = lambda calls, after: None  # type: ignore[attr-defined]
+    recorded = RecordedDriver(cast(Driver, fake))
+    recorded.crash_during([], after=timedelta(0))
+    assert recorded.partial
+    assert recorded.recorder.operations() == []

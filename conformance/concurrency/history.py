@@ -14,12 +14,13 @@ implementation's histories can be checked offline by `conformance.concurrency.ch
 
 from __future__ import annotations
 
+import inspect
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic_core import to_jsonable_python
 
@@ -147,6 +148,10 @@ class HistoryRecorder:
         self.driver.set_clock(instant)
         self._clock = instant
 
+    def note_clock(self, instant: datetime) -> None:
+        """The controlled clock moved elsewhere: the events from here carry `instant`."""
+        self._clock = instant
+
     def advance_clock(self, delta: timedelta) -> datetime:
         self._clock = self.driver.advance_clock(delta)
         return self._clock
@@ -253,3 +258,59 @@ class HistoryRecorder:
 
     def _now(self) -> int:
         return time.monotonic_ns() - self._origin
+
+
+JUDGED_CALLS: Final = frozenset(
+    {
+        "create_environment",
+        "create_campaign",
+        "create_session",
+        "delegate",
+        "claim",
+        "heartbeat",
+        "publish",
+        "record_usage",
+        "get_request",
+        "budget",
+    }
+)
+"""The work-request calls the pure model judges (`conformance.concurrency.work_request_calls`)."""
+
+UNRECORDED_CHANGES: Final = frozenset({"crash_during"})
+"""Calls that change the store in ways no history records: after one, the history is partial."""
+
+
+class RecordedDriver:
+    """A driver whose work-request calls and batches are recorded from a world's creation, so
+    that a race is judged with everything before it (the search starts from an empty world).
+
+    Every other call passes straight through. The controlled clock may move outside it (a
+    step that speaks to the driver itself), so each recorded call first reads the instant.
+    """
+
+    def __init__(self, driver: Driver) -> None:
+        self.recorder = HistoryRecorder(driver)
+        self.partial = False
+        """Whether a call changed the store where no history shows it (see UNRECORDED_CHANGES)."""
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.recorder.driver, name)
+        if name in UNRECORDED_CHANGES:
+            self.partial = True
+        if name not in JUDGED_CALLS:
+            return method
+        return self._recorded(name, inspect.signature(method))
+
+    def _recorded(self, name: str, signature: inspect.Signature) -> Callable[..., Any]:
+        def call(*arguments: Any, **keywords: Any) -> Any:
+            self._read_clock()
+            return self.recorder.invoke(name, **signature.bind(*arguments, **keywords).arguments)
+
+        return call
+
+    def run_concurrently(self, calls: Sequence[ConcurrentCall]) -> list[CallOutcome]:
+        self._read_clock()
+        return self.recorder.run_concurrently(calls)
+
+    def _read_clock(self) -> None:
+        self.recorder.note_clock(self.recorder.driver.advance_clock(timedelta()))

@@ -11,7 +11,7 @@ so any implementation is judged by the same checks as the reference.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -33,7 +33,7 @@ from conformance.driver import (
     WorkRequestLimits,
 )
 from conformance.oracle.work_requests import WorkRequestOracle
-from conformance.spec.clause_check import port_requires, port_value
+from conformance.spec.clause_check import Cite, expect, port_requires, port_value
 from conformance.spec.registry import default_registry
 
 #: Result references the concurrent publishes of one request carry (an exact retry included).
@@ -62,6 +62,35 @@ class RaceVerdict:
 
     def __str__(self) -> str:
         return "\n".join(str(check) for check in self.checks)
+
+    def evidence(self) -> list[str]:
+        """What each check counted, for the scenario's record whether it passes or fails."""
+        return [
+            f"{check.check}: {check.operations_checked} operations checked, counts "
+            f"{dict(check.counts)}"
+            for check in self.checks
+        ]
+
+    def expect_definite(self) -> None:
+        """Too many unknown outcomes judge nothing: the port's fault, never a pass."""
+        share = self.check("definite_share")
+        port_requires(
+            share.ok,
+            "the concurrent batches left too many outcomes unknown to judge anything "
+            f"(at least {MINIMUM_DEFINITE_SHARE:.0%} of each batch must be definite):\n{share}",
+        )
+
+    def expect_explained(self, judged: Cite) -> None:
+        """The linearizability search explained the history; where it did not, the clauses it
+        blamed are broken (`judged`, what it checks, are credited where it did)."""
+        search = self.check("linearizable")
+        expect(
+            search.ok,
+            self.broken or judged,
+            lambda: f"the history's calls, in no order, explain every answer:\n{search}",
+            observed=self.observed,
+            allows=self.allows,
+        )
 
 
 # -- Office -------------------------------------------------------------------
@@ -236,6 +265,15 @@ def work_request_checks(recorder: HistoryRecorder) -> RaceVerdict:
     share = check_definite_share(history, minimum=MINIMUM_DEFINITE_SHARE)
     if not share.ok:
         return RaceVerdict((share,), history=tuple(history))
+    searched = search_history(recorder)
+    return replace(searched, checks=(*searched.checks, share))
+
+
+def search_history(recorder: HistoryRecorder) -> RaceVerdict:
+    """The search alone, whatever share of the calls ended unknown (a harness that killed a
+    process itself knows why they did), from the readings the implementation declares; where
+    no order explains the history, each registered alternative it could follow is tried."""
+    history = recorder.operations()
     described = recorder.driver.describe()
     limits = port_value(described.work_requests, "work-request limits")
     clock = history[0].clock or datetime.now(UTC)
@@ -253,10 +291,8 @@ def work_request_checks(recorder: HistoryRecorder) -> RaceVerdict:
         {**counts, "operations": len(history), "tries": search.tries},
     )
     if explaining:
-        return RaceVerdict(
-            (searched, share), tuple(sorted(explaining)), None, tuple(history), explaining
-        )
-    return RaceVerdict((searched, share), search.cites, search.observed, tuple(history))
+        return RaceVerdict((searched,), tuple(sorted(explaining)), None, tuple(history), explaining)
+    return RaceVerdict((searched,), search.cites, search.observed, tuple(history))
 
 
 def readings_explaining(

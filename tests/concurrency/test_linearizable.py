@@ -27,12 +27,21 @@ from conformance.concurrency.races import (
     usage_race,
 )
 from conformance.concurrency.work_request_calls import judge_history
-from conformance.driver import Completion, Driver, ErrorCode, Permissions, WorkRequestLimits
+from conformance.driver import (
+    BudgetSnapshot,
+    Completion,
+    Driver,
+    ErrorCode,
+    Permissions,
+    WorkRequestLimits,
+)
 from conformance.oracle.work_request_cites import (
     CLOSES_ONCE,
+    CREATES,
     FENCED,
     NO_BUDGET,
     NO_NEGATIVE,
+    RECORDS_RESULT,
     USAGE_DRAWS,
     USAGE_FROM_SLICE,
     WITHIN_SLICE,
@@ -466,3 +475,47 @@ def test_refusals_only_another_reading_explains_are_charged_to_that_reading(
         assert verdict.ok, verdict
     else:
         assert (verdict.broken, verdict.allows) == (("WR-18",), {"WR-18": {"per-campaign"}})
+
+
+# -- the classes the history checker's rules once judged, judged by the search -----------------
+
+
+def test_an_acknowledged_result_the_request_does_not_record_is_explained_by_no_order() -> None:
+    history = History().publish((10, 20), "s3://acknowledged", 100)
+    closed = {"state": "completed", "result_ref": "s3://other", "lease": lease_of("a", 1, T0)}
+    history.read((30, 40), 0, world(), **closed)
+    verdict = judge_history(history.operations, world())
+    assert not verdict.ok
+    assert set(verdict.cites) == {RECORDS_RESULT, CLOSES_ONCE}
+
+
+def test_a_delegation_refused_for_budget_the_campaign_has_is_explained_by_no_order() -> None:
+    refused = History().call(
+        "delegate",
+        (10, 20),
+        "fail",
+        error=ErrorCode.INSUFFICIENT_BUDGET,
+        originating_session_id="s",
+        kind="spawn",
+        deliverable="a report",
+        acceptance_checks=[],
+        budget_slice=10,
+        permissions=Permissions(),
+        assignee=None,
+    )
+    verdict = judge_history(refused.operations, world())
+    assert not verdict.ok
+    assert CREATES in verdict.cites
+
+
+@pytest.mark.parametrize(("available", "explained"), [(900, True), (950, False)])
+def test_a_budget_read_holding_more_than_the_campaign_has_breaks_no_budget_created(
+    available: int, explained: bool
+) -> None:
+    snapshot = BudgetSnapshot(
+        campaign_id="camp", total=1000, available=available, reserved=100, spent=0
+    )
+    read = History().call("budget", (10, 20), value=snapshot, campaign_id="camp")
+    verdict = judge_history(read.operations, world())
+    assert verdict.ok is explained
+    assert verdict.cites == (() if explained else (NO_BUDGET,))

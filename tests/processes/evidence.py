@@ -1,8 +1,9 @@
-"""What a process test leaves behind: its history, the checker's verdicts, and a printed summary.
+"""What a process test leaves behind: its history, the verdicts, and a printed summary.
 
-Each test writes history.jsonl (every operation, replayable by
-conformance.concurrency.checker) and evidence.json (the verdicts and their counts) into
-its pytest tmp dir, and prints the figures docs/concurrency.md reports.
+Each test writes history.jsonl (every operation, replayable offline: the office's by
+conformance.concurrency.checker, the work requests' by the linearizability search) and
+evidence.json (the verdicts and their counts) into its pytest tmp dir, and prints the figures
+docs/concurrency.md reports.
 """
 
 from __future__ import annotations
@@ -10,14 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.concurrency.checker import (
-    CheckResult,
-    check_budget,
-    check_claims,
-    check_publishes,
-    over_admission_evidence,
-)
+from conformance.concurrency.checker import CheckResult, over_admission_evidence
 from conformance.concurrency.history import HistoryRecorder
+from conformance.concurrency.races import search_history
 
 from .pool import CoordinatorPool
 
@@ -49,7 +45,12 @@ def assert_holds(*results: CheckResult, unknown: int = 0) -> None:
         assert result.counts.get("unknown", 0) == unknown, str(result)
 
 
-def work_request_checks(recorder: HistoryRecorder) -> tuple[CheckResult, CheckResult, CheckResult]:
-    """The claims, publishes and budget checks on everything recorded so far."""
-    history = recorder.operations()
-    return check_claims(history), check_publishes(history), check_budget(history)
+def searched(recorder: HistoryRecorder, *, unknown: int = 0) -> CheckResult:
+    """Everything recorded so far, judged by the linearizability search over the pure model:
+    it explains every answer and every read, and exactly `unknown` calls ended unknown (the
+    processes the test killed: no share of definite outcomes is asked of it)."""
+    search = search_history(recorder).check("linearizable")
+    assert search.ok, str(search)
+    left_unknown = sum(n for key, n in search.counts.items() if key.endswith("_unknown"))
+    assert left_unknown == unknown, str(search)
+    return search
