@@ -651,10 +651,13 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Then the attempt is refused with "lease_held" and nothing changes
     And "bob" holds "survey" under his current lease
 
+  # The slice is spent first, so that the publish gives back nothing whichever way WR-3 is
+  # read: the race is about the lease, and the search judges every answer of it.
   @AC-ARMONIA-WORKREQ-001.7 @clause:fenced
   Scenario: Claims made at once with the holder's heartbeat and publish never take its live lease
     Given the implementation evaluates operations concurrently
     And session "root" has delegated "survey" by spawn with a slice of 100
+    And the child session of "survey" has recorded usage of 100
     When "bob" claims "survey", then at once "carol" and "alice" claim it while "bob" heartbeats and publishes it with result "s3://reports/survey"
     Then the claims, heartbeat and publish made at once on "survey" granted no second lease and completed it at most once
 
