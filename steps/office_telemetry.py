@@ -248,6 +248,13 @@ def check_refusals(
                 f"expected {office.vocabulary.rate_limit_counter}{{{label}}} to move by {want:g} "
                 f"by those wakes, observed {got:g}",
             )
+    stray = set(moved) - {telemetry.label_of(reason) for reason in RateLimitReason}
+    expect(
+        not stray,
+        COUNTED_BY_REASON,
+        f"those wakes moved {office.vocabulary.rate_limit_counter} under labels that are no "
+        f"declared reason: {sorted(stray)}",
+    )
     logged = [
         warning
         for warning in office.warnings_since_action()

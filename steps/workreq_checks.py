@@ -449,16 +449,18 @@ def race_verdict(world: WorkRequestWorld, evidence: list[str]) -> RaceVerdict:
     """The scenario's whole history, from the world's creation, judged by the search over the
     pure model (`conformance.concurrency.races.work_request_checks`): some order of its calls,
     consistent with when each began and ended, explains every answer and every read. The last
-    batch must have left enough definite outcomes to judge anything."""
-    scenario_value(world.racing, "no batch was made at once in this scenario")
+    batch must have left enough definite outcomes to judge anything. Searched once a race: the
+    steps after the first read its verdict."""
+    racing = scenario_value(world.racing, "no batch was made at once in this scenario")
     scenario_requires(
         not world.recorded.partial,
         "the store changed where no history shows it (a crash): the search cannot judge it",
     )
-    verdict = work_request_checks(world.recorded.recorder)
-    evidence.extend(verdict.evidence())
-    verdict.expect_definite()
-    return verdict
+    if racing.verdict is None:
+        racing.verdict = work_request_checks(world.recorded.recorder)
+        evidence.extend(racing.verdict.evidence())
+    racing.verdict.expect_definite()
+    return racing.verdict
 
 
 def race_about(world: WorkRequestWorld, name: str) -> list[Operation]:
@@ -494,6 +496,8 @@ def usages_charged_what_was_accepted(
 def usages_charged_in_full(
     workreq_world: WorkRequestWorld, reading: str | None, name: str, evidence: list[str]
 ) -> None:
+    """The same search, credited to WR-2's reading: the model it explains the race by charges
+    each accepted usage in full (the kit's reading, or the one declared)."""
     race_about(workreq_world, name)
     verdict = race_verdict(workreq_world, evidence)
     verdict.expect_explained(cite_or_reading(reading, "WR-2"))
@@ -511,6 +515,7 @@ def spent_or_returned_never_both(
     """Under every reading a usage is charged before the completion closes the slice or
     refused after it: charged and given back both, it is budget nobody had."""
     operations = race_about(workreq_world, name)
+    race_verdict(workreq_world, evidence).expect_explained((NO_BUDGET_CREATED, RECORDS_RESULT))
     racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
     request_id = workreq_world.request_id(name)
     room = scenario_value(racing.rooms.get(request_id), f"what {name!r} had left is unknown")
@@ -573,6 +578,7 @@ def spent_and_carved(workreq_world: WorkRequestWorld, name: str, total: str) -> 
 def at_most_accepted(
     workreq_world: WorkRequestWorld, reading: str | None, most: str, evidence: list[str]
 ) -> None:
+    race_verdict(workreq_world, evidence)
     accepted = sum(
         1
         for op in workreq_world.race_calls()

@@ -26,6 +26,8 @@ from typing import Any, TypeVar, cast
 import pytest
 
 from conformance.concurrency.history import Operation, RecordedDriver, operations
+from conformance.concurrency.races import RaceVerdict
+from conformance.concurrency.work_request_calls import JUDGES
 from conformance.driver import (
     BudgetSnapshot,
     Capability,
@@ -169,6 +171,8 @@ class Racing:
     rooms: dict[str, int] = field(default_factory=dict)
     """What was left of the slice when the batch began, where the scenario knows it (its
     child delegated nothing the scenario made)."""
+    verdict: RaceVerdict | None = None
+    """The search's verdict on the history as it stood after the race, once a step asked."""
 
 
 @dataclass
@@ -385,7 +389,7 @@ class WorkRequestWorld:
 @pytest.fixture
 def workreq_world(driver: Driver, request: pytest.FixtureRequest) -> WorkRequestWorld:
     require(driver, Capability.WORK_REQUESTS)
-    recorded = RecordedDriver(driver)
+    recorded = RecordedDriver(driver, frozenset(JUDGES))
     world = WorkRequestWorld(cast(Driver, recorded), recorded)
     request.node.stash.setdefault(BEFORE_THEN, []).append(world.settle)
     request.node.stash.setdefault(BEFORE_RESTART, []).append(world.note_before_restart)

@@ -157,7 +157,7 @@ def test_a_recorded_driver_records_judged_calls_at_the_instant_the_clock_shows()
     """Positional arguments are named as the port names them, and a clock moved behind the
     recorder's back is read before each recorded call; other calls pass straight through."""
     fake = _FakeDriver([_outcome(True, 0, 1)])
-    recorded = RecordedDriver(cast(Driver, fake))
+    recorded = RecordedDriver(cast(Driver, fake), frozenset({"claim"}))
     with pytest.raises(DriverError):
         recorded.claim("r", "h1")
     fake.set_clock(T0 + timedelta(minutes=5))
@@ -177,7 +177,9 @@ def test_a_recorded_driver_records_judged_calls_at_the_instant_the_clock_shows()
 def test_a_recorded_driver_says_its_history_is_partial_after_a_crash_it_cannot_record() -> None:
     fake = _FakeDriver([])
     fake.crash_during = lambda calls, after: None  # type: ignore[attr-defined]
-    recorded = RecordedDriver(cast(Driver, fake))
-    recorded.crash_during([], after=timedelta(0))
+    recorded = RecordedDriver(cast(Driver, fake), frozenset({"claim"}))
+    crash = recorded.crash_during
+    assert not recorded.partial, "looked up, not yet called"
+    crash([], after=timedelta(0))
     assert recorded.partial
     assert recorded.recorder.operations() == []

@@ -8,8 +8,9 @@ Times are monotonic nanoseconds since the recorder started, so that a checker
 can tell which operations overlapped; `clock` is the instant the harness's
 controlled clock showed when the operation was invoked.
 
-Histories are written as JSON lines, one event a line, so that any
-implementation's histories can be checked offline by `conformance.concurrency.checker`.
+Histories are written as JSON lines, one event a line, so that any implementation's
+histories can be judged offline: the work requests' by the linearizability search
+(`conformance.concurrency.work_request_calls`), the office's by `conformance.concurrency.checker`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Final, Literal
 from pydantic_core import to_jsonable_python
 
 from conformance.driver import CallOutcome, ConcurrentCall, Driver, DriverError, ErrorCode, Value
+from conformance.spec.clause_check import PortViolation
 
 EventType = Literal["invoke", "ok", "fail", "info"]
 
@@ -260,51 +262,47 @@ class HistoryRecorder:
         return time.monotonic_ns() - self._origin
 
 
-JUDGED_CALLS: Final = frozenset(
-    {
-        "create_environment",
-        "create_campaign",
-        "create_session",
-        "delegate",
-        "claim",
-        "heartbeat",
-        "publish",
-        "record_usage",
-        "get_request",
-        "budget",
-    }
-)
-"""The work-request calls the pure model judges (`conformance.concurrency.work_request_calls`)."""
-
 UNRECORDED_CHANGES: Final = frozenset({"crash_during"})
 """Calls that change the store in ways no history records: after one, the history is partial."""
 
 
 class RecordedDriver:
-    """A driver whose work-request calls and batches are recorded from a world's creation, so
-    that a race is judged with everything before it (the search starts from an empty world).
+    """A driver whose calls named in `recorded`, and its batches, are recorded from a world's
+    creation, so that a race is judged with everything before it (the search starts from an
+    empty world). Every other call passes straight through.
 
-    Every other call passes straight through. The controlled clock may move outside it (a
-    step that speaks to the driver itself), so each recorded call first reads the instant.
+    The controlled clock may move outside it (a step that speaks to the driver itself), so
+    each recorded call first reads the instant. Arguments are named as the port names them.
     """
 
-    def __init__(self, driver: Driver) -> None:
+    def __init__(self, driver: Driver, recorded: frozenset[str]) -> None:
         self.recorder = HistoryRecorder(driver)
+        self.recorded = recorded
         self.partial = False
         """Whether a call changed the store where no history shows it (see UNRECORDED_CHANGES)."""
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.recorder.driver, name)
         if name in UNRECORDED_CHANGES:
-            self.partial = True
-        if name not in JUDGED_CALLS:
+            return self._unrecorded(method)
+        if name not in self.recorded:
             return method
-        return self._recorded(name, inspect.signature(method))
+        return self._recorded(name, inspect.signature(getattr(Driver, name)))
 
-    def _recorded(self, name: str, signature: inspect.Signature) -> Callable[..., Any]:
+    def _unrecorded(self, method: Callable[..., Any]) -> Callable[..., Any]:
         def call(*arguments: Any, **keywords: Any) -> Any:
+            self.partial = True
+            return method(*arguments, **keywords)
+
+        return call
+
+    def _recorded(self, name: str, port: inspect.Signature) -> Callable[..., Any]:
+        def call(*arguments: Any, **keywords: Any) -> Any:
+            bound = port.bind(self, *arguments, **keywords)
+            bound.apply_defaults()
+            named = {key: value for key, value in bound.arguments.items() if key != "self"}
             self._read_clock()
-            return self.recorder.invoke(name, **signature.bind(*arguments, **keywords).arguments)
+            return self.recorder.invoke(name, **named)
 
         return call
 
@@ -313,4 +311,9 @@ class RecordedDriver:
         return self.recorder.run_concurrently(calls)
 
     def _read_clock(self) -> None:
-        self.recorder.note_clock(self.recorder.driver.advance_clock(timedelta()))
+        """The harness's own read: refused, it is the port's fault, never the call's refusal."""
+        try:
+            instant = self.recorder.driver.advance_clock(timedelta())
+        except DriverError as error:
+            raise PortViolation(f"reading the controlled clock was refused: {error}") from error
+        self.recorder.note_clock(instant)

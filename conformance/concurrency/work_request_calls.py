@@ -406,7 +406,8 @@ def judge_usage(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | N
 
 def judge_read_request(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
     """A request read at its point in the order: what the race decides (who holds it under
-    which generation, whether and how it completed, what its child spent) as the model has it."""
+    which generation, whether and how it completed and when its lease closed, what its child
+    spent) as the model has it."""
     predicted = oracle.get_request(operation.arguments["request_id"])
     if operation.outcome != "ok":
         expected_missing = predicted is ErrorCode.NOT_FOUND
@@ -435,6 +436,13 @@ def judge_read_request(oracle: WorkRequestOracle, operation: Operation) -> Misma
             "other-generation",
         ),
         ("state", view.state, predicted.state, state_cites, state_kind),
+        (
+            "lease closing",
+            view.lease.closed_at,
+            predicted.lease.closed_at,
+            (CLOSES_ONCE,),
+            "other-state",
+        ),
         (
             "budget spent",
             view.budget_spent,

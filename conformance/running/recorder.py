@@ -106,9 +106,9 @@ class _Pending:
     """When the scenario's setup began; None if pytest never announced its start."""
     steps: list[StepResult] = field(default_factory=list)
     step_started: float | None = None
+    """When the running step began; None between steps (an undefined step never began)."""
     ledger_at_step: dict[str, Tally] = field(default_factory=dict)
     """The ledger as the running step found it, to tell that step's evidence apart."""
-    """When the running step began; None between steps (an undefined step never began)."""
     status: Status | None = None
     evidence: str | None = None
     interpretations: list[str] = field(default_factory=list)

@@ -519,3 +519,19 @@ def test_a_budget_read_holding_more_than_the_campaign_has_breaks_no_budget_creat
     verdict = judge_history(read.operations, world())
     assert verdict.ok is explained
     assert verdict.cites == (() if explained else (NO_BUDGET,))
+
+
+@pytest.mark.parametrize(
+    ("closed_at", "explained"), [(T0, True), (None, False), (T0 + timedelta(hours=5), False)]
+)
+def test_a_completed_request_s_lease_reads_closed_at_the_completion_s_instant(
+    closed_at: datetime | None, explained: bool
+) -> None:
+    """Closed once, when the completion was recorded: a lease left open, or closed at another
+    instant, is a second close or none."""
+    history = History().publish((10, 20), "s3://report", 100)
+    closed = {"state": "completed", "result_ref": "s3://report"}
+    history.read((30, 40), 0, world(), **closed, lease=lease_of("a", 1, closed_at))
+    verdict = judge_history(history.operations, world())
+    assert verdict.ok is explained
+    assert verdict.cites == (() if explained else (CLOSES_ONCE,))
