@@ -26,6 +26,9 @@ from bench.stats import median
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 WITHOUT_MODEL = "not test_every_operation_shows_what_the_model_says"
+IN_PROCESS_UNVERIFIED = "AC-OFFICE-ASSIGN-RATE-002.4"
+"""In-process, nothing can kill the implementation mid-batch: 002.4's crash clause alone stays
+unverified, which the run allows by name."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class Subject:
 def timed_run(folder: Path, subject: Subject, seed: int) -> tuple[float, str]:
     """Seconds of one run, and its verdict line; a run that does not pass measures nothing."""
     command = [sys.executable, "-c", "from conformance.cli import main; main()", "run"]
-    command += ["--quiet", "--properties", "ci"]
+    command += ["--quiet", "--properties", "ci", "--allow-unverified", IN_PROCESS_UNVERIFIED]
     command += ["--seed", str(seed), "--results", str(folder / "results.jsonl")]
     command += ["-k", subject.deselect] if subject.deselect else []
     environment = dict(os.environ)

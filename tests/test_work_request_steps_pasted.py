@@ -93,7 +93,6 @@ def every_step_scenario() -> str:
     scenario.claim("a", "bob", ACCEPTED)
     scenario.publish("a", "alice", 1, "late", refused(ErrorCode.STALE_GENERATION))
     scenario.publish("a", "bob", 2, "done", ACCEPTED)
-    scenario.retry("a", "bob", "done")
     scenario.restart()
     scenario.listing("studio", "alice", refused=False)
     scenario.listing("studio", "dave", refused=True)
@@ -105,6 +104,9 @@ def every_step_scenario() -> str:
     scenario.lease_race("c", "carol", ["bob"], "raced")
     scenario.claim("d", "alice", ACCEPTED)
     scenario.publish_race("d", "alice", 1, ["first", "second"])
+    # The exact retry comes last: a race's check searches the whole history before it, so a
+    # retry that gives back twice would show at the next race's check, not at the closing one.
+    scenario.retry("a", "bob", "done")
     return tagged(scenario, "AC-ARMONIA-WORKREQ-001.12")
 
 
@@ -166,8 +168,7 @@ BROKEN_AT = [
     ),
     (
         "unspent_returned_twice",
-        'the publishes made at once completed "r4" at most once, and every one accepted answered '
-        "that completion",
+        '"bob" publishes "r1" with result "done" again',
         'the budget of "camp" is conserved',
         "AC-ARMONIA-WORKREQ-001.9",
     ),
