@@ -244,7 +244,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   Scenario: A restart neither resets nor stretches the allowance
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When the implementation restarts
-    And 1 minute passes
+    Then every run stored before the restart still reads as it did
+    When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
     When the implementation restarts
@@ -256,7 +257,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   Scenario: Deleting a run gives its place back at once
     Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
     When the newest run is deleted
-    And 1 minute passes
+    Then every other run stored before the deletion still reads as it did
+    When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "queued"
     When 1 minute passes

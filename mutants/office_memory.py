@@ -1,7 +1,8 @@
-"""Mutants of a gate that remembers: refusals that count, stretched windows, counts in memory.
+"""Mutants of a gate that remembers: refusals that count, stretched windows, counts in memory;
+and a queue that rewrites what it stored when its process starts.
 
 The reference gate keeps nothing between wakes; each of these keeps one thing
-in process memory, which a restart loses.
+in process memory, which a restart loses, or treats a start as a moment to repair the store.
 """
 
 from __future__ import annotations
@@ -9,16 +10,20 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
 from conformance.mutants.office_count import count_within
+from conformance.reference.clock import Clock
+from conformance.reference.db import Database
 from conformance.reference.office import service as office_service
 from conformance.reference.office.classifier import Scope, gate_subject
 from conformance.reference.office.constants import ASSIGNMENT_WINDOW
 from conformance.reference.office.gate import AllowanceGate, CountReadFault
 from conformance.reference.office.models import Run
+from conformance.reference.office.run_queue import RunQueue
 from conformance.reference.office.telemetry import OfficeTelemetry
 from conformance.reference.office.wake import Wake
 
@@ -73,6 +78,20 @@ class InMemoryCountGate(RememberingGate):
         return self.in_window(task_id, now)
 
 
+class RestampingQueue(RunQueue):
+    """On its process's start, puts every queued run back at the head of the queue with a
+    fresh request instant: a recovery that treats runs left queued as requested anew."""
+
+    def __init__(
+        self, db: Database, clock: Clock, telemetry: OfficeTelemetry, gate: AllowanceGate
+    ) -> None:
+        super().__init__(db, clock, telemetry, gate)
+        with db.transaction() as session:
+            session.execute(
+                update(Run).where(Run.status == "queued").values(requested_at=clock.now())
+            )
+
+
 def _gate(replacement: type[AllowanceGate]) -> Patch:
     return Patch(office_service, "AllowanceGate", replacement)
 
@@ -98,5 +117,13 @@ MUTANTS = [
         Capability.OFFICE,
         "counts admissions in process memory: a restart resets it, a deleted run is still counted",
         lambda: [_gate(InMemoryCountGate)],
+    ),
+    Mutant(
+        "restart_restamps_queued_runs",
+        "AC-OFFICE-ASSIGN-RATE-002.4",
+        Capability.OFFICE,
+        "on start, gives every queued run a fresh request instant, so a restart stretches the "
+        "window of every task with runs still queued",
+        lambda: [Patch(office_service, "RunQueue", RestampingQueue)],
     ),
 ]

@@ -362,6 +362,7 @@ def crash_during_wakes(office: OfficeScene, count: str, task_id: str) -> None:
 
     def crash() -> list[Wake]:
         crash_during(office.driver, calls, batch_takes)
+        office.crashed = True
         return []
 
     office.act(crash)

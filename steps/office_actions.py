@@ -414,6 +414,7 @@ def mark_the_wake_s_run(office: OfficeScene, status: RunStatus) -> None:
 def delete_newest_run(office: OfficeScene) -> None:
     runs = office.driver.list_runs()
     scenario_value(runs or None, "there is no run to delete")
+    office.runs_before_deletion = (runs, runs[-1].run_id)
     office.driver.delete_run(runs[-1].run_id)
 
 

@@ -21,7 +21,13 @@ from conformance.oracle.office_shapes import (
     counts_as_agent_run,
     parse_payload,
 )
-from conformance.oracle.stored_runs import KEPT_STEP, expect_kept
+from conformance.oracle.stored_runs import (
+    DELETION_KEPT_STEP,
+    KEPT_STEP,
+    RESTART_KEPT_STEP,
+    expect_all_kept,
+    expect_kept,
+)
 from conformance.spec.clause_check import (
     expect,
     port_requires,
@@ -252,6 +258,22 @@ def stored_runs_kept(office: OfficeScene) -> None:
         if wake.result is not None and wake.result.outcome is Outcome.COALESCED
     }
     expect_kept(before, office.driver.list_runs(), {m for m in merged if m})
+
+
+@then(RESTART_KEPT_STEP)
+def stored_runs_kept_across_restart(office: OfficeScene) -> None:
+    before = scenario_value(
+        office.runs_before_restart,
+        "no restart found the implementation running to read its runs before",
+    )
+    expect_all_kept(before, office.driver.list_runs(), "restart")
+
+
+@then(DELETION_KEPT_STEP)
+def stored_runs_kept_across_deletion(office: OfficeScene) -> None:
+    runs, deleted = scenario_value(office.runs_before_deletion, "no run has been deleted")
+    kept = [run for run in runs if run.run_id != deleted]
+    expect_all_kept(kept, office.driver.list_runs(), "deletion")
 
 
 @then(

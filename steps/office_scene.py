@@ -158,9 +158,20 @@ class OfficeScene:
     pending: list[Callable[[], None]] = field(default_factory=list)
     """Checks of what an action answered, left for the next Then step to make."""
     restarted: bool = False
+    crashed: bool = False
+    """Whether the implementation was killed and not yet restarted: nothing can be read."""
+    runs_before_restart: list[Run] | None = None
+    """The runs as the last restart found them; None after a crash, when none could be read."""
+    runs_before_deletion: tuple[list[Run], str] | None = None
+    """The runs as the last deletion found them, and the id it deleted."""
 
     def note_restart(self) -> None:
         self.restarted = True
+        if self.crashed:
+            self.crashed, self.runs_before_restart = False, None
+            return
+        with harness_doing(OBSERVING):
+            self.runs_before_restart = self.driver.list_runs()
 
     def settle(self) -> None:
         """Make the checks the actions since the last Then step left pending."""

@@ -11,9 +11,12 @@ import pytest
 from conformance.driver import Run
 from conformance.oracle.stored_runs import (
     ADMITTED_CONSUME,
+    DELETED_ROW,
     FREES_AFTER_WINDOW,
     KEYED_ONCE,
+    RESTART,
     changes_in_store,
+    expect_all_kept,
     expect_kept,
     forbidden_changes,
     stored_at,
@@ -86,3 +89,19 @@ def test_a_forbidden_change_breaks_its_clauses_and_a_kept_store_proves_none() ->
     with pytest.raises(ClauseViolation) as raised:
         expect_kept([run()], [run("user")], set())
     assert raised.value.cites == (FREES_AFTER_WINDOW,)
+
+
+def test_a_restart_that_loses_a_counted_run_gives_a_place_back_by_itself() -> None:
+    kept, user = run(), run("user").model_copy(update={"run_id": "2"})
+    with pytest.raises(ClauseViolation) as lost:
+        expect_all_kept([kept, user], [user], "restart")
+    assert set(lost.value.cites) == {RESTART, ADMITTED_CONSUME}
+    expect_all_kept([kept, user], [kept], "restart")  # a user's run counts toward nothing
+
+
+def test_a_run_restamped_across_a_deletion_breaks_the_deletion_s_clause_and_its_own() -> None:
+    restamped = run().model_copy(update={"requested_at": AT + timedelta(minutes=5)})
+    with pytest.raises(ClauseViolation) as moved:
+        expect_all_kept([run()], [restamped], "deletion")
+    assert set(moved.value.cites) == {DELETED_ROW, FREES_AFTER_WINDOW}
+    expect_all_kept([run()], [run()], "deletion")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
 from conformance.driver import Run
 from conformance.oracle.office_shapes import counts_as_agent_run, parse_payload
@@ -30,6 +31,13 @@ KEPT_STEP = (
     "{it} merged into"
 )
 """The Gherkin step that makes this check, for one wake or a batch."""
+
+RESTART_KEPT_STEP = "every run stored before the restart still reads as it did"
+DELETION_KEPT_STEP = "every other run stored before the deletion still reads as it did"
+"""The Gherkin steps that make it across a restart (nothing lost) and a deletion (nothing else
+lost): both leave every other row as it was."""
+RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
+DELETED_ROW = "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row"
 
 STORED_DIGITS = range(7)
 """The fractional digits of a second a store may keep (the protocol allows 0 to 6)."""
@@ -116,3 +124,20 @@ def expect_kept(
             "stored runs changed: "
             + "; ".join(f"{run_id} {change.account}" for run_id, change in changes),
         )
+
+
+def expect_all_kept(
+    before: list[Run], after: list[Run], across: Literal["restart", "deletion"]
+) -> None:
+    """Across a restart, or a deletion of another run (`before` without it): every run reads
+    as it did, and none that counted is gone (a place that came back by itself). Like the
+    other stored-run checks, this one only ever breaks."""
+    clause = RESTART if across == "restart" else DELETED_ROW
+    now = {run.run_id for run in after}
+    lost = [run.run_id for run in before if counted_toward(run) and run.run_id not in now]
+    if lost:
+        raise violated(
+            (clause, ADMITTED_CONSUME),
+            f"across the {across}, counted runs are gone from the store: {', '.join(lost)}",
+        )
+    expect_kept(before, after, set(), (clause,))

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Literal
 
 from hypothesis import note
 
@@ -45,11 +46,14 @@ from conformance.oracle.office_telemetry import (
 )
 from conformance.oracle.stored_runs import (
     ADMITTED_CONSUME,
+    DELETION_KEPT_STEP,
     FREES_AFTER_WINDOW,
     KEPT_STEP,
     KEYED_ONCE,
     PER_TASK,
+    RESTART_KEPT_STEP,
     counted_toward,
+    expect_all_kept,
     expect_kept,
     stored_at,
 )
@@ -197,18 +201,20 @@ class OfficeEffects:
         if isinstance(op, Restart):
             self.driver.restart()
             self.model.restart()
-        elif isinstance(op, DeleteNewest):
-            self.delete_newest()
-        elif isinstance(op, Batch):
+            self.check_store_across(self.store, "restart")
+            return
+        if isinstance(op, DeleteNewest):
+            deleted = self.delete_newest()
+            kept = [run for run in self.store if run.run_id != deleted]
+            self.check_store_across(kept, "deletion")
+            return
+        if isinstance(op, Batch):
             merged = self.batch(op)
         elif isinstance(op, Redeliver):
             merged = self.wake(self.redelivery(op))
         elif isinstance(op, Assign | Produce | Raw):
             merged = self.wake(op)
-        if isinstance(op, Restart | DeleteNewest):
-            self.store = self.driver.list_runs()
-        else:
-            self.check_store(merged)
+        self.check_store(merged)
 
     def redelivery(self, op: Redeliver) -> Raw:
         """The stored run's wake as it reads now (its agent, reason, payload and key), the way
@@ -217,11 +223,14 @@ class OfficeEffects:
         run = runs[-1] if op.newest else runs[0]
         return Raw(op.at, op.settle_as, run.agent_id, run.reason, run.payload, run.dedup_key)
 
-    def delete_newest(self) -> None:
+    def delete_newest(self) -> str | None:
+        """The id of the run deleted, if there was one."""
         runs = self.driver.list_runs()
-        if runs:
-            self.driver.delete_run(runs[-1].run_id)
-            self.model.delete(runs[-1].run_id)
+        if not runs:
+            return None
+        self.driver.delete_run(runs[-1].run_id)
+        self.model.delete(runs[-1].run_id)
+        return runs[-1].run_id
 
     def wake(self, op: Assign | Produce | Raw) -> set[str]:
         """One wake and its checks; the run it was reported merged into, if any."""
@@ -476,10 +485,18 @@ class OfficeEffects:
     def check_store(self, merged: set[str]) -> None:
         """After every wake or batch, every run stored before it reads as it did, but for what
         the spec lets change (see `conformance.oracle.stored_runs`); the scenario's step makes
-        the same check. After a restart or a deletion the store is only read again: no step of
-        the features compares it across them."""
+        the same check."""
         before, self.store = self.store, self.driver.list_runs()
         expect_kept(before, self.store, merged)
+
+    def check_store_across(self, kept: list[Run], across: Literal["restart", "deletion"]) -> None:
+        """Across a restart every run stored before reads as it did, across a deletion every
+        other one, and none that counted is gone; the scenario's step makes the same check."""
+        self.store = self.driver.list_runs()
+        if kept:
+            step = RESTART_KEPT_STEP if across == "restart" else DELETION_KEPT_STEP
+            self.steps.add("Then", step)
+        expect_all_kept(kept, self.store, across)
 
     # -- concurrency ------------------------------------------------------
 
