@@ -201,6 +201,7 @@ class OfficeScene:
         """One action step: note what the implementation shows, then act; its wakes are the
         ones later steps speak of."""
         self.before_action = self.observe()
+        self.runs_before_restart = self.runs_before_deletion = None  # compared right after only
         self.generation_before_action = dict(self.generations)
         self.series_generations = []
         self.wakes = action()

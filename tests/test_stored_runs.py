@@ -91,17 +91,29 @@ def test_a_forbidden_change_breaks_its_clauses_and_a_kept_store_proves_none() ->
     assert raised.value.cites == (FREES_AFTER_WINDOW,)
 
 
-def test_a_restart_that_loses_a_counted_run_gives_a_place_back_by_itself() -> None:
+OPENED = AT - timedelta(minutes=10)
+"""When the window that ends ten minutes after AT opened: AT's run still counts in it."""
+
+
+def test_a_restart_that_loses_a_run_still_counting_gives_a_place_back_by_itself() -> None:
     kept, user = run(), run("user").model_copy(update={"run_id": "2"})
     with pytest.raises(ClauseViolation) as lost:
-        expect_all_kept([kept, user], [user], "restart")
-    assert set(lost.value.cites) == {RESTART, ADMITTED_CONSUME}
-    expect_all_kept([kept, user], [kept], "restart")  # a user's run counts toward nothing
+        expect_all_kept([kept, user], [user], "restart", OPENED)
+    assert set(lost.value.cites) == {RESTART, FREES_AFTER_WINDOW}
+    expect_all_kept([kept, user], [kept], "restart", OPENED)  # a user's run counts for nothing
+    expect_all_kept([kept, user], [user], "restart", AT)  # the window has passed it: it may go
+
+
+def test_a_store_that_keeps_fewer_digits_may_read_them_back_after_a_restart_only() -> None:
+    reloaded = run(at=AT.replace(microsecond=0))
+    expect_all_kept([run()], [reloaded], "restart", OPENED)
+    with pytest.raises(ClauseViolation):
+        expect_all_kept([run()], [reloaded], "deletion", OPENED)
 
 
 def test_a_run_restamped_across_a_deletion_breaks_the_deletion_s_clause_and_its_own() -> None:
     restamped = run().model_copy(update={"requested_at": AT + timedelta(minutes=5)})
     with pytest.raises(ClauseViolation) as moved:
-        expect_all_kept([run()], [restamped], "deletion")
+        expect_all_kept([run()], [restamped], "deletion", OPENED)
     assert set(moved.value.cites) == {DELETED_ROW, FREES_AFTER_WINDOW}
-    expect_all_kept([run()], [run()], "deletion")
+    expect_all_kept([run()], [run()], "deletion", OPENED)

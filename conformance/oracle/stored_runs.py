@@ -18,11 +18,13 @@ from typing import Literal
 
 from conformance.driver import Run
 from conformance.oracle.office_shapes import counts_as_agent_run, parse_payload
-from conformance.spec.clause_check import violated
+from conformance.spec.clause_check import ClauseViolation, violated
 
 ADMITTED_CONSUME = "AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume"
 FREES_AFTER_WINDOW = "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window"
 KEYED_ONCE = "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once"
+RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
+DELETED_ROW = "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row"
 PER_TASK = "AC-OFFICE-ASSIGN-RATE-001.3/per-task"
 """What a decision rests on while rows counting toward other tasks are stored."""
 
@@ -33,11 +35,9 @@ KEPT_STEP = (
 """The Gherkin step that makes this check, for one wake or a batch."""
 
 RESTART_KEPT_STEP = "every run stored before the restart still reads as it did"
+"""The Gherkin step that makes the check across a restart."""
 DELETION_KEPT_STEP = "every other run stored before the deletion still reads as it did"
-"""The Gherkin steps that make it across a restart (nothing lost) and a deletion (nothing else
-lost): both leave every other row as it was."""
-RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
-DELETED_ROW = "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row"
+"""The Gherkin step that makes it across a deletion, for every row but the one deleted."""
 
 STORED_DIGITS = range(7)
 """The fractional digits of a second a store may keep (the protocol allows 0 to 6)."""
@@ -69,9 +69,13 @@ def stored_at(instant: datetime, stored: datetime) -> bool:
     return False
 
 
-def forbidden_changes(before: Run, after: Run, *, merged_into: bool) -> list[Change]:
+def forbidden_changes(
+    before: Run, after: Run, *, merged_into: bool, reloaded: bool = False
+) -> list[Change]:
     """What changed from `before` to `after` (one row, read twice) that no clause lets change.
-    `merged_into`: a wake was reported merged into this row, which may take its payload."""
+    `merged_into`: a wake was reported merged into this row, which may take its payload;
+    `reloaded`: read again after a restart, from a store that may keep fewer digits of a second
+    than the process answered from before."""
     was, now = counted_toward(before), counted_toward(after)
     changes: list[Change] = []
     if was != now and not merged_into:
@@ -79,7 +83,10 @@ def forbidden_changes(before: Run, after: Run, *, merged_into: bool) -> list[Cha
         changes.append(
             Change(cites, f"counted toward {was!r}, now toward {now!r}: {after.payload}")
         )
-    if (was or now) and after.requested_at != before.requested_at:
+    moved = after.requested_at != before.requested_at
+    if reloaded:
+        moved = not stored_at(before.requested_at, after.requested_at)
+    if (was or now) and moved:
         changes.append(
             Change(
                 (FREES_AFTER_WINDOW,),
@@ -99,7 +106,7 @@ def forbidden_changes(before: Run, after: Run, *, merged_into: bool) -> list[Cha
 
 
 def changes_in_store(
-    before: list[Run], after: list[Run], merged_into: set[str]
+    before: list[Run], after: list[Run], merged_into: set[str], *, reloaded: bool = False
 ) -> list[tuple[str, Change]]:
     """Every forbidden change between two reads of the store, by run id (a run gone is judged
     elsewhere: what may remove one is a question of its own)."""
@@ -108,7 +115,9 @@ def changes_in_store(
         (run.run_id, change)
         for run in before
         if run.run_id in now
-        for change in forbidden_changes(run, now[run.run_id], merged_into=run.run_id in merged_into)
+        for change in forbidden_changes(
+            run, now[run.run_id], merged_into=run.run_id in merged_into, reloaded=reloaded
+        )
     ]
 
 
@@ -119,25 +128,34 @@ def expect_kept(
     action between the two reads adds to why."""
     changes = changes_in_store(before, after, merged_into)
     if changes:
-        raise violated(
-            tuple(dict.fromkeys((*also, *(c for _, change in changes for c in change.cites)))),
-            "stored runs changed: "
-            + "; ".join(f"{run_id} {change.account}" for run_id, change in changes),
-        )
+        raise broken_store(changes, also)
 
 
 def expect_all_kept(
-    before: list[Run], after: list[Run], across: Literal["restart", "deletion"]
+    before: list[Run],
+    after: list[Run],
+    across: Literal["restart", "deletion"],
+    window_opens: datetime,
 ) -> None:
     """Across a restart, or a deletion of another run (`before` without it): every run reads
-    as it did, and none that counted is gone (a place that came back by itself). Like the
-    other stored-run checks, this one only ever breaks."""
-    clause = RESTART if across == "restart" else DELETED_ROW
+    as it did, and none that still counts in the window (which opened at `window_opens`) is
+    gone; a run the window has passed may go, since it counts for nothing. Like the other
+    stored-run checks, this one only ever breaks."""
     now = {run.run_id for run in after}
-    lost = [run.run_id for run in before if counted_toward(run) and run.run_id not in now]
-    if lost:
-        raise violated(
-            (clause, ADMITTED_CONSUME),
-            f"across the {across}, counted runs are gone from the store: {', '.join(lost)}",
-        )
-    expect_kept(before, after, set(), (clause,))
+    lost = [
+        (run.run_id, Change((FREES_AFTER_WINDOW,), "is gone while it still counts"))
+        for run in before
+        if counted_toward(run) and run.requested_at > window_opens and run.run_id not in now
+    ]
+    reloaded = across == "restart"
+    changes = lost + changes_in_store(before, after, set(), reloaded=reloaded)
+    if changes:
+        raise broken_store(changes, (RESTART if reloaded else DELETED_ROW,))
+
+
+def broken_store(changes: list[tuple[str, Change]], also: tuple[str, ...]) -> ClauseViolation:
+    return violated(
+        tuple(dict.fromkeys((*also, *(c for _, change in changes for c in change.cites)))),
+        "stored runs changed: "
+        + "; ".join(f"{run_id} {change.account}" for run_id, change in changes),
+    )

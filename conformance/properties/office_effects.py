@@ -199,14 +199,13 @@ class OfficeEffects:
             self.steps.add("When", text)
         merged: set[str] = set()
         if isinstance(op, Restart):
+            before = self.driver.list_runs()
             self.driver.restart()
             self.model.restart()
-            self.check_store_across(self.store, "restart")
+            self.check_store_across(before, "restart", op.at)
             return
         if isinstance(op, DeleteNewest):
-            deleted = self.delete_newest()
-            kept = [run for run in self.store if run.run_id != deleted]
-            self.check_store_across(kept, "deletion")
+            self.check_store_across(self.delete_newest(), "deletion", op.at)
             return
         if isinstance(op, Batch):
             merged = self.batch(op)
@@ -223,14 +222,13 @@ class OfficeEffects:
         run = runs[-1] if op.newest else runs[0]
         return Raw(op.at, op.settle_as, run.agent_id, run.reason, run.payload, run.dedup_key)
 
-    def delete_newest(self) -> str | None:
-        """The id of the run deleted, if there was one."""
+    def delete_newest(self) -> list[Run]:
+        """The other runs, as read just before the newest was deleted (none if none was)."""
         runs = self.driver.list_runs()
-        if not runs:
-            return None
-        self.driver.delete_run(runs[-1].run_id)
-        self.model.delete(runs[-1].run_id)
-        return runs[-1].run_id
+        for newest in runs[-1:]:
+            self.driver.delete_run(newest.run_id)
+            self.model.delete(newest.run_id)
+        return runs[:-1]
 
     def wake(self, op: Assign | Produce | Raw) -> set[str]:
         """One wake and its checks; the run it was reported merged into, if any."""
@@ -489,14 +487,16 @@ class OfficeEffects:
         before, self.store = self.store, self.driver.list_runs()
         expect_kept(before, self.store, merged)
 
-    def check_store_across(self, kept: list[Run], across: Literal["restart", "deletion"]) -> None:
+    def check_store_across(
+        self, kept: list[Run], across: Literal["restart", "deletion"], at: datetime
+    ) -> None:
         """Across a restart every run stored before reads as it did, across a deletion every
-        other one, and none that counted is gone; the scenario's step makes the same check."""
+        other one, and none still in the window is gone; the scenario's step checks the same."""
         self.store = self.driver.list_runs()
-        if kept:
-            step = RESTART_KEPT_STEP if across == "restart" else DELETION_KEPT_STEP
-            self.steps.add("Then", step)
-        expect_all_kept(kept, self.store, across)
+        if not kept:
+            return
+        self.steps.add("Then", RESTART_KEPT_STEP if across == "restart" else DELETION_KEPT_STEP)
+        expect_all_kept(kept, self.store, across, at - self.model.window)
 
     # -- concurrency ------------------------------------------------------
 
