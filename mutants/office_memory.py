@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from sqlalchemy import update
+from sqlalchemy import Executable, delete, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
@@ -78,18 +78,34 @@ class InMemoryCountGate(RememberingGate):
         return self.in_window(task_id, now)
 
 
-class RestampingQueue(RunQueue):
-    """On its process's start, puts every queued run back at the head of the queue with a
-    fresh request instant: a recovery that treats runs left queued as requested anew."""
+class RecoveringQueue(RunQueue):
+    """A queue that repairs the store when its process starts, with what `recovery` says."""
 
     def __init__(
         self, db: Database, clock: Clock, telemetry: OfficeTelemetry, gate: AllowanceGate
     ) -> None:
         super().__init__(db, clock, telemetry, gate)
         with db.transaction() as session:
-            session.execute(
-                update(Run).where(Run.status == "queued").values(requested_at=clock.now())
-            )
+            session.execute(self.recovery(clock.now()))
+
+    def recovery(self, now: datetime) -> Executable:
+        raise NotImplementedError
+
+
+class RestampingQueue(RecoveringQueue):
+    """Puts every queued run back at the head of the queue with a fresh request instant: a
+    recovery that treats runs left queued as requested anew."""
+
+    def recovery(self, now: datetime) -> Executable:
+        return update(Run).where(Run.status == "queued").values(requested_at=now)
+
+
+class PurgingQueue(RecoveringQueue):
+    """Drops every run left queued: a recovery that takes them for stale leftovers of the
+    process that died, and so gives their places in the window back."""
+
+    def recovery(self, now: datetime) -> Executable:
+        return delete(Run).where(Run.status == "queued")
 
 
 def _gate(replacement: type[AllowanceGate]) -> Patch:
@@ -125,5 +141,13 @@ MUTANTS = [
         "on start, gives every queued run a fresh request instant, so a restart stretches the "
         "window of every task with runs still queued",
         lambda: [Patch(office_service, "RunQueue", RestampingQueue)],
+    ),
+    Mutant(
+        "restart_purges_queued_runs",
+        "AC-OFFICE-ASSIGN-RATE-002.4",
+        Capability.OFFICE,
+        "on start, drops every run left queued, so a restart gives back the places of every "
+        "task with runs still queued",
+        lambda: [Patch(office_service, "RunQueue", PurgingQueue)],
     ),
 ]
