@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from itertools import combinations
 from typing import Any
 
 from conformance.concurrency.checker import (
@@ -34,7 +35,7 @@ from conformance.driver import (
 )
 from conformance.oracle.work_requests import WorkRequestOracle
 from conformance.spec.clause_check import Cite, expect, port_requires, port_value
-from conformance.spec.registry import default_registry
+from conformance.spec.registry import INTERPRETATION_ID, default_registry
 
 #: Result references the concurrent publishes of one request carry (an exact retry included).
 PUBLISHED_RESULTS = ("result-a", "result-a", "result-b", "result-c", "result-d", "result-e")
@@ -292,31 +293,45 @@ def search_history(recorder: HistoryRecorder) -> RaceVerdict:
     )
     if explaining:
         return RaceVerdict((searched,), tuple(sorted(explaining)), None, tuple(history), explaining)
-    return RaceVerdict((searched,), search.cites, search.observed, tuple(history))
+    clauses = tuple(cite for cite in search.cites if not INTERPRETATION_ID.fullmatch(cite))
+    return RaceVerdict((searched,), clauses, search.observed if clauses else None, tuple(history))
 
 
 def readings_explaining(
     history: list[Operation], limits: WorkRequestLimits, clock: datetime, declared: dict[str, str]
 ) -> dict[str, set[str]]:
-    """Each registered alternative, not the one declared, from which the search explains the
-    history (one question read otherwise at a time): where one does, the answers break only
-    that question's reading, never a clause, and the alternative allows them."""
-    explaining: dict[str, set[str]] = {}
-    for interpretation in default_registry().active_interpretations():
-        for alternative in interpretation.alternatives:
-            question, name = interpretation.id, alternative.name
-            if not (alternative.followed and question.startswith("WR-")):
-                continue
-            if declared.get(question) == name:
-                continue
-            start = WorkRequestOracle(limits, clock, {**declared, question: name})
-            try:
-                explained = judge_history(history, start).ok
-            except HistoryTooWide:
-                continue
-            if explained:
-                explaining.setdefault(question, set()).add(name)
-    return explaining
+    """The registered alternatives, not the ones declared, from which the search explains the
+    history: one question read otherwise, else two at once. Where one does, the answers break
+    only those questions' readings, never a clause, and the alternatives allow them. Where none
+    does, no reading explains the history: what broke is a clause, whichever call the search
+    happened to stop at (it may stop at one whose refusal only a reading names)."""
+    alternatives = [
+        (interpretation.id, alternative.name)
+        for interpretation in default_registry().active_interpretations()
+        for alternative in interpretation.alternatives
+        if alternative.followed
+        and interpretation.id.startswith("WR-")
+        and declared.get(interpretation.id) != alternative.name
+    ]
+    singles = [[one] for one in alternatives]
+    pairs = [list(pair) for pair in combinations(alternatives, 2) if pair[0][0] != pair[1][0]]
+    for tries in (singles, pairs):
+        explaining: dict[str, set[str]] = {}
+        for readings in tries:
+            if explains(history, WorkRequestOracle(limits, clock, {**declared, **dict(readings)})):
+                for question, name in readings:
+                    explaining.setdefault(question, set()).add(name)
+        if explaining:
+            return explaining
+    return {}
+
+
+def explains(history: list[Operation], start: WorkRequestOracle) -> bool:
+    """Whether the search explains the history from `start` (not when it grows too wide)."""
+    try:
+        return judge_history(history, start).ok
+    except HistoryTooWide:
+        return False
 
 
 def outcome_key(operation: Operation) -> str:

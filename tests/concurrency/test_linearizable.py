@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic_core import to_jsonable_python
 
 from conformance.adapters.factory import open_driver
@@ -24,12 +26,14 @@ from conformance.concurrency.races import (
     claim_race,
     delegation_race,
     publish_race,
+    search_history,
     usage_race,
 )
 from conformance.concurrency.work_request_calls import judge_history
 from conformance.driver import (
     BudgetSnapshot,
     Completion,
+    Description,
     Driver,
     ErrorCode,
     Permissions,
@@ -47,6 +51,7 @@ from conformance.oracle.work_request_cites import (
     WITHIN_SLICE,
 )
 from conformance.oracle.work_requests import WorkRequestOracle
+from conformance.spec.clause_check import ClauseViolation
 from conformance.variants.variant import DECLARING_SUFFIX
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
@@ -535,3 +540,172 @@ def test_a_completed_request_s_lease_reads_closed_at_the_completion_s_instant(
     verdict = judge_history(history.operations, world())
     assert verdict.ok is explained
     assert verdict.cites == (() if explained else (CLOSES_ONCE,))
+
+
+# -- the arithmetic bounds the Gherkin's race steps keep beside the search -----------------------
+
+
+def nested_made(budget_slice: int) -> tuple[dict[str, Any], Any]:
+    """A delegation from the child of "r" and the request an implementation answers it with."""
+    asked = {
+        "kind": "spawn",
+        "originating_session_id": "child",
+        "deliverable": "a part",
+        "acceptance_checks": [],
+        "budget_slice": budget_slice,
+        "permissions": Permissions(),
+        "assignee": None,
+    }
+    made = world().delegate(**asked, request_id="n", child_session_id="nc")  # type: ignore[arg-type]
+    return asked, made
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    spent=st.integers(0, 100),
+    amount=st.integers(1, 60),
+    outcomes=st.lists(st.sampled_from(["ok", "fail"]), min_size=1, max_size=5),
+    misread=st.integers(-40, 60),
+    returned=st.none() | st.integers(0, 120),
+    carved=st.none() | st.integers(1, 60),
+)
+def test_the_search_explains_no_history_that_breaks_a_bound_the_race_steps_keep(
+    spent: int,
+    amount: int,
+    outcomes: list[str],
+    misread: int,
+    returned: int | None,
+    carved: int | None,
+) -> None:
+    """Usages of one slice made at once, with the holder's publish or the child's own delegation
+    among them, between two reads of the request, answered and read back any way at all: where
+    a bound that a race step of the Gherkin checks by arithmetic after the search breaks, the
+    search has found no order either. The bounds: at most what was left, over the amount, of
+    the usages accepted (as WR-2 reads it); never more spent than the slice; what was charged
+    and what the completion gave back within what was left; what was spent and carved within
+    the slice (as WR-1 reads it)."""
+    start = world()
+    if spent:
+        start.record_usage("child", spent)
+    room, accepted = 100 - spent, outcomes.count("ok")
+    after = max(0, spent + accepted * amount + misread)
+    history = History().read((0, 1), spent, start).usages(amount, *outcomes)
+    closed: dict[str, Any] = {}
+    if returned is not None:
+        history.publish((10, 20), "s3://report", returned)
+        closed = {"state": "completed", "result_ref": "s3://report", "lease": lease_of("a", 1, T0)}
+    if carved is not None:
+        asked, made = nested_made(carved)
+        history.call("delegate", (10, 20), value=made, **asked)
+    history.read((30, 31), after, start, **closed)
+    bounds = {
+        "usages accepted within what was left": accepted <= room // amount,
+        "spent within the slice": after <= 100,
+        "spent or given back, never both": after - spent + (returned or 0) <= room,
+        "spent and carved within the slice": after + (carved or 0) <= 100,
+    }
+    broken = [bound for bound, held in bounds.items() if not held]
+
+    verdict = judge_history(history.operations, start)
+
+    assert not (verdict.ok and broken), f"the search explains a history that breaks {broken}"
+
+
+# -- which readings explain a history: one question read otherwise, or two at once --------------
+
+
+def built(readings: dict[str, str]) -> tuple[History, WorkRequestOracle]:
+    """The world of `world()` (unclaimed) built through calls, as a recorded history begins,
+    and the model an implementation following `readings` holds once it is built."""
+    maker = WorkRequestOracle(LIMITS, T0, readings)
+    history = History()
+    history.call("create_environment", (0, 1), environment_id="env", members=["owner"])
+    history.call("create_campaign", (2, 3), campaign_id="camp", environment_id="env", budget=1000)
+    root = {"campaign_id": "camp", "principal": "owner", "permissions": Permissions()}
+    history.call("create_session", (4, 5), session_id="s", **root)
+    maker.create_environment("env", ["owner"])
+    maker.create_campaign("camp", "env", 1000)
+    maker.create_session("s", "camp", "owner", Permissions())
+    asked = {**nested_made(100)[0], "originating_session_id": "s", "deliverable": "a report"}
+    made = maker.delegate(**asked, request_id="r", child_session_id="child")  # type: ignore[arg-type]
+    history.call("delegate", (6, 7), value=made, **asked)
+    return history, maker
+
+
+def carving_and_spending(readings: dict[str, str], usages: int) -> list[Operation]:
+    """A nested slice of 20 and usages of 30 made at once on a slice of 100, all accepted, and
+    the request and its campaign read back as an implementation following `readings` has them
+    when the slice was carved first."""
+    history, maker = built(readings)
+    asked, _ = nested_made(20)
+    made = maker.delegate(**asked, request_id="n", child_session_id="nc")  # type: ignore[arg-type]
+    history.call("delegate", (10, 20), value=made, **asked)
+    for _ in range(usages):
+        maker.record_usage("child", 30)
+    history.usages(30, *["ok"] * usages)
+    view = maker.get_request("r")
+    history.call("get_request", (30, 31), value=view, request_id="r")
+    history.call("budget", (30, 31), value=maker.budget("camp"), campaign_id="camp")
+    return history.operations
+
+
+class Recorded:
+    """A history as `search_history` reads it from a recorder, of an implementation that
+    declares no reading."""
+
+    def __init__(self, operations: list[Operation]) -> None:
+        self._operations, self.driver = operations, self
+
+    def operations(self) -> list[Operation]:
+        return self._operations
+
+    def describe(self) -> Description:
+        return Description(name="hand", version="1", capabilities=[], work_requests=LIMITS)
+
+
+@pytest.mark.parametrize(
+    ("readings", "usages", "broken"),
+    [
+        ({}, 2, ()),
+        ({"WR-2": "capped-usage"}, 4, ("WR-2",)),
+        ({"WR-1": "from-campaign"}, 3, ("WR-1",)),
+        ({"WR-1": "from-campaign", "WR-2": "capped-usage"}, 4, ("WR-1", "WR-2")),
+    ],
+    ids=["kit-s-reading", "capped", "from-campaign", "both-at-once"],
+)
+def test_a_history_only_other_readings_explain_breaks_those_readings_one_or_two_at_once(
+    readings: dict[str, str], usages: int, broken: tuple[str, ...]
+) -> None:
+    """Explained by the kit's readings, a race breaks nothing; explained only where one
+    question, or two together, are read otherwise, it breaks those readings alone, and the
+    alternatives that explain it allow its answers."""
+    history = carving_and_spending(readings, usages)
+
+    verdict = search_history(cast(HistoryRecorder, Recorded(history)))
+
+    assert verdict.broken == broken, verdict
+    assert verdict.allows == ({question: {readings[question]} for question in broken} or None)
+
+
+def test_a_history_no_reading_explains_breaks_a_clause_whichever_call_the_search_stopped_at() -> (
+    None
+):
+    """A nested slice of 20 and four usages of 30 all accepted on a slice of 100, which reads
+    spent in full while the campaign paid nothing for the nested slice: no reading, nor two,
+    explains that. The search stops at a usage whose refusal only WR-2 names; the race breaks no
+    reading but the clauses its step judges."""
+    history, maker = built({})
+    asked, made = nested_made(20)
+    history.call("delegate", (10, 20), value=made, **asked)
+    history.usages(30, "ok", "ok", "ok", "ok")
+    history.read((30, 31), 100, maker)
+    unpaid = BudgetSnapshot(campaign_id="camp", total=1000, available=900, reserved=0, spent=100)
+    history.call("budget", (30, 31), value=unpaid, campaign_id="camp")
+
+    verdict = search_history(cast(HistoryRecorder, Recorded(history.operations)))
+
+    assert not verdict.ok
+    assert (verdict.broken, verdict.allows, verdict.observed) == ((), None, None), verdict
+    with pytest.raises(ClauseViolation) as raised:
+        verdict.expect_explained(NO_BUDGET)
+    assert raised.value.cites == (NO_BUDGET,)
