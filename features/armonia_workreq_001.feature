@@ -698,6 +698,15 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     When as WR-4 reads it, session "root" delegates "the last one" by subagent with a slice of 1
     Then "the last one" is open
 
+  @AC-ARMONIA-WORKREQ-001.8 @clause:count-cap
+  Scenario: Delegations made at once from one session never pass the count cap
+    # A cap checked on a count read before the child is counted lets every delegation made at
+    # once through: the session ends with more children than the cap allows.
+    Given the implementation evaluates operations concurrently
+    When session "root" delegates twice as many requests as the count cap allows at once, each by spawn with a slice of 1
+    Then at most as many delegations as the count cap allows were made at once from session "root"
+    And the budget of "launch" is conserved
+
   @AC-ARMONIA-WORKREQ-001.8 @interpretation:WR-18 @clause:count-cap
   Scenario: The count cap binds each session separately
     Given session "root" has delegated as many requests as the count cap allows
@@ -764,7 +773,19 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And session "root" has delegated "survey" by spawn with a slice of 100
     When the child session of "survey" records usages of 5, 5, 5, 5, 5, 5, 5, 5, 5 and 5 at once while delegating "part-a" and "part-b" by spawn with a slice of 20
     Then every usage and delegation made at once was accepted
+    And some order of the calls made at once explains every answer and what "survey" and its campaign read after them
     And what "survey" spent and carved out for its own requests is 90, within its slice
+    And the budget of "launch" is conserved
+
+  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
+  Scenario: A child's usages and its own delegation made at once beyond its slice take no more than it held
+    # A nested slice checked against what is left on a read, and carved out after usages were
+    # charged in between, leaves the child holding more than its slice: budget nobody had.
+    Given the implementation evaluates operations concurrently
+    And session "root" has delegated "survey" by spawn with a slice of 100
+    When the child session of "survey" records usages of 25, 25, 25 and 25 at once while delegating "part-a" by spawn with a slice of 20
+    Then some order of the calls made at once explains every answer and what "survey" and its campaign read after them
+    And as WR-1 reads it, what "survey" spent and carved out for its own requests is at most its slice
     And the budget of "launch" is conserved
 
   @AC-ARMONIA-WORKREQ-001.13 @clause:usage-draws-on-campaign

@@ -1,31 +1,45 @@
 """Mutants only a race shows: a ledger whose read and write are not one statement.
 
-Both charge a child's usage correctly one call at a time, so every serial scenario passes them:
-the check reads what is left of the slice, and the write comes after it. Usages made at once
-all read the same figure. One then adds each amount to the stored spending, so together they
-spend beyond the slice; the other writes back the figure it read plus its own amount, so every
-usage told it was accepted but the last is lost. The checker's usage ledger catches both: the
-spent total never exceeds the slice, and equals what the accepted usages asked. A third reads
-what is left of the slice when a publish begins and records that as returned when it completes:
-a usage charged in between is both spent and given back. A fourth charges each slice in one
-statement but writes back the campaign's spending it read: usages of sibling requests made at
-once each reach their own slice, and only the last reaches the campaign. Each keeps a networked
-store's gap
-between its read and its write (STORE_ROUND_TRIP_S), so that the race shows on busy cores too.
+Each is right one call at a time, so every serial scenario passes it; calls made at once all
+read the same figure, and the linearizability search finds no order that explains what follows:
+
+- a usage checked against what is left of the slice on a read, then added to what is spent:
+  usages made at once spend beyond the slice;
+- a usage written back as the spending it read plus its own amount: every usage is told it was
+  accepted, and only the last is charged;
+- a completion that records as returned what was left when the publish began: a usage charged
+  in between is both spent and given back;
+- a slice charged in one statement, with the campaign's spending it read written back: of
+  usages of sibling requests made at once, only the last reaches the campaign;
+- a nested slice checked against what is left of its parent's on a read and carved out after:
+  usages charged in between leave the parent's request holding more than its slice;
+- the count cap checked on a read and the child counted after: delegations made at once all
+  pass it.
+
+Each keeps a networked store's gap between its read and its write (STORE_ROUND_TRIP_S), so that
+the race shows on busy cores too.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
-from conformance.reference.errors import AlreadyCompleted, UsageExceedsSlice
-from conformance.reference.workreq import budget_ledger, lease
+from conformance.reference import app
+from conformance.reference.errors import (
+    AlreadyCompleted,
+    CountCap,
+    InsufficientBudget,
+    UsageExceedsSlice,
+)
+from conformance.reference.workreq import budget_ledger, delegation, lease
 from conformance.reference.workreq.budget_ledger import charge_usage as reference_charge_usage
 from conformance.reference.workreq.lease import Completion, completion_of, holds_live_lease
 from conformance.reference.workreq.liveness import live_in_sql
@@ -37,7 +51,10 @@ from conformance.reference.workreq.models import (
     WorkRequestRecord,
     remaining_expression,
 )
-from conformance.reference.workreq.store import Executor, find_request, single_row
+from conformance.reference.workreq.service import WorkRequestService
+from conformance.reference.workreq.settings import WorkRequestSettings
+from conformance.reference.workreq.store import Executor, find_request, find_session, single_row
+from conformance.reference.workreq.views import RequestView
 
 STORE_ROUND_TRIP_S = 0.005
 """The gap between a mutant's read and its write: a networked store's round trip. An
@@ -96,6 +113,73 @@ def charge_campaign_by_writing_back(tx: Session, session: DelegationSession, amo
     )
 
 
+PRECHECK_GAP_S = 0.05
+"""Between a delegation's check and its transaction: the lookups a service makes in between
+(its originator, its campaign, the assignee), each a round trip."""
+
+Precheck = Callable[[DelegationSession, int, WorkRequestSettings, Session], None]
+
+
+def prechecked(check: Precheck) -> type[WorkRequestService]:
+    """A service that makes `check` of a delegation in a read of its own, before the
+    delegation's transaction, which then takes on its word what `check` decided."""
+
+    class Prechecking(WorkRequestService):
+        def delegate(
+            self, kind: str, originating_session_id: str, *, budget_slice: int, **order: Any
+        ) -> RequestView:
+            with self._db.transaction() as tx:
+                originator = find_session(tx, originating_session_id)
+                check(originator, budget_slice, self._settings, tx)
+            time.sleep(PRECHECK_GAP_S)
+            return super().delegate(
+                kind, originating_session_id, budget_slice=budget_slice, **order
+            )
+
+    return Prechecking
+
+
+def room_left(
+    originator: DelegationSession, amount: int, _: WorkRequestSettings, tx: Session
+) -> None:
+    """What is left of a nested slice's parent holds the slice, as a read finds it."""
+    parent = originator.request_id
+    if parent is not None and find_request(tx, parent).remaining < amount:
+        raise InsufficientBudget(f"slice {amount} exceeds what its parent has left")
+
+
+def slot_left(
+    originator: DelegationSession, _: int, settings: WorkRequestSettings, __: Session
+) -> None:
+    """The originator has delegated fewer than the cap allows, as a read finds it."""
+    if originator.children_count >= settings.max_children_per_session:
+        raise CountCap(f"session {originator.session_id!r} is at its count cap")
+
+
+def slot_taken_unchecked(
+    tx: Session, originator: DelegationSession, _: WorkRequestSettings
+) -> None:
+    """One more child counted on the word of the check made before."""
+    tx.execute(
+        update(DelegationSession)
+        .where(DelegationSession.session_id == originator.session_id)
+        .values(children_count=DelegationSession.children_count + 1)
+    )
+
+
+def carve_unchecked(tx: Session, originator: DelegationSession, amount: int) -> None:
+    """A nested slice carved out of its parent's on the word of the check made before (a
+    root's slice is reserved as the reference reserves it)."""
+    if originator.request_id is None:
+        budget_ledger.reserve_slice(tx, originator, amount)
+        return
+    tx.execute(
+        update(WorkRequestRecord)
+        .where(WorkRequestRecord.request_id == originator.request_id)
+        .values(carved=WorkRequestRecord.carved + amount)
+    )
+
+
 RETURNING_WHAT_WAS_READ = lease.completion_statement(holds_live_lease(live_in_sql)).values(
     returned=bindparam("returned")
 )
@@ -142,6 +226,29 @@ MUTANTS = [
         "writes back the campaign's spending it read plus the usage: of usages of sibling "
         "requests made at once, only the last reaches the campaign",
         lambda: [Patch(budget_ledger, "charge_usage", charge_campaign_by_writing_back)],
+    ),
+    Mutant(
+        "nested_slice_checked_then_carved",
+        "AC-ARMONIA-WORKREQ-001.9",
+        Capability.WORK_REQUESTS,
+        "checks a nested slice against what is left of its parent's slice on a read before its "
+        "transaction, then carves it out: usages charged in between leave the parent holding "
+        "more than its slice",
+        lambda: [
+            Patch(app, "WorkRequestService", prechecked(room_left)),
+            Patch(delegation, "reserve_slice", carve_unchecked),
+        ],
+    ),
+    Mutant(
+        "count_cap_checked_then_taken",
+        "AC-ARMONIA-WORKREQ-001.8",
+        Capability.WORK_REQUESTS,
+        "checks the count cap on a read before the delegation's transaction, then counts the "
+        "child: delegations made at once all pass the cap",
+        lambda: [
+            Patch(app, "WorkRequestService", prechecked(slot_left)),
+            Patch(delegation, "_take_child_slot", slot_taken_unchecked),
+        ],
     ),
     Mutant(
         "remainder_read_before_completing",

@@ -604,12 +604,14 @@ def records_usages_at_once(
 
 @dataclass
 class UsageBatch:
-    """A child's usages made at once, between two reads of the request it serves; what was left
-    of its slice is known when the scenario made no delegation from the child."""
+    """A child's usages made at once, between a read of the request it serves and reads of it
+    and of its campaign's budget; what was left of its slice is known when the scenario made no
+    delegation from the child."""
 
     name: str
     session: str
     request_id: str
+    campaign_id: str
     since: int
     rooms: dict[str, int]
 
@@ -620,7 +622,7 @@ class UsageBatch:
         before = world.driver.get_request(request_id)
         carved = any(r.originating_session_id == session for r in world.requests.values())
         rooms = {} if carved else {request_id: before.budget_slice - before.budget_spent}
-        return cls(name, session, request_id, since, rooms)
+        return cls(name, session, request_id, before.campaign_id, since, rooms)
 
     def calls(self, amounts: list[int]) -> list[ConcurrentCall]:
         return [
@@ -631,7 +633,9 @@ class UsageBatch:
         ]
 
     def end(self, world: WorkRequestWorld) -> None:
+        """Read the request and its campaign's budget, so that the search judges both."""
         world.driver.get_request(self.request_id)
+        world.driver.budget(self.campaign_id)
         world.racing = Racing(self.name, self.since, self.rooms)
 
 
@@ -695,9 +699,9 @@ def spends_while_delegating(
     }
     asked = quoted(names)
     delegations = [ConcurrentCall(operation="delegate", arguments=delegation)] * len(asked)
-    outcomes = workreq_world.driver.run_concurrently([*batch.calls(numbers(amounts)), *delegations])
+    outcomes = workreq_world.driver.run_concurrently([*delegations, *batch.calls(numbers(amounts))])
     batch.end(workreq_world)
-    made = [outcome for outcome in outcomes[-len(asked) :] if outcome.ok]
+    made = [outcome for outcome in outcomes[: len(asked)] if outcome.ok]
     for named, outcome in zip(asked, made, strict=False):
         workreq_world.remember_request(named, WorkRequest.model_validate(outcome.result))
 
@@ -763,6 +767,38 @@ def delegates_at_once(
     )
     for name, request in zip(asked, made, strict=True):
         workreq_world.remember_request(name, request)
+
+
+@when(
+    parsers.re(
+        r'session "(?P<session>[^"]+)" delegates twice as many requests as the count cap allows '
+        r"at once, each by (?P<kind>spawn|subagent) with a slice of (?P<budget_slice>\d+)"
+    )
+)
+def delegates_past_count_cap_at_once(
+    workreq_world: WorkRequestWorld, session: str, kind: str, budget_slice: str
+) -> None:
+    """Twice the count cap's delegations, with the session's own grants, in one batch: the cap,
+    not their order, decides how many are made (named "at once 1", "at once 2", ...)."""
+    session_id = workreq_world.session_id(f'session "{session}"')
+    arguments = {
+        "kind": DelegationKind(kind),
+        "originating_session_id": session_id,
+        "deliverable": DEFAULT_DELIVERABLE,
+        "acceptance_checks": DEFAULT_CHECKS,
+        "budget_slice": int(budget_slice),
+        "permissions": workreq_world.session_permissions[session_id],
+        "assignee": None,
+    }
+    since = workreq_world.race_begins()
+    asked = 2 * workreq_world.limits().max_children_per_session
+    outcomes = workreq_world.driver.run_concurrently(
+        [ConcurrentCall(operation="delegate", arguments=arguments)] * asked
+    )
+    made = [WorkRequest.model_validate(outcome.result) for outcome in outcomes if outcome.ok]
+    for index, request in enumerate(made, 1):
+        workreq_world.remember_request(f"at once {index}", request)
+    workreq_world.racing = Racing(session, since)
 
 
 _RESULTS = r'(?P<results>"[^"]*"(?:(?:, | and )"[^"]*")*)'

@@ -31,6 +31,7 @@ from conformance.oracle.work_request_cites import (
     CLAIMABLE_AGAIN,
     CLOSES_ONCE,
     CONTRACT,
+    COUNT_CAP,
     CREATES,
     EXPIRED_STATE,
     FENCED,
@@ -551,27 +552,70 @@ def every_call_at_once_accepted(workreq_world: WorkRequestWorld) -> None:
     )
 
 
+def spent_and_carved(world: WorkRequestWorld, name: str) -> tuple[WorkRequest, int]:
+    """The request as it reads now, and the slices of every request its child delegated."""
+    current = request(world, name)
+    carved = sum(
+        made.budget_slice
+        for made in world.requests.values()
+        if made.originating_session_id == current.child_session_id
+    )
+    return current, carved
+
+
 @then(
     parsers.re(
         r'what "(?P<name>[^"]+)" spent and carved out for its own requests is (?P<total>\d+), '
         r"within its slice"
     )
 )
-def spent_and_carved(workreq_world: WorkRequestWorld, name: str, total: str) -> None:
+def spent_and_carved_exactly(workreq_world: WorkRequestWorld, name: str, total: str) -> None:
     """Each usage charged once and each slice carved once, though made at once: a usage or a
     reservation read and written back while the other landed loses one of them."""
-    current = request(workreq_world, name)
-    carved = sum(
-        made.budget_slice
-        for made in workreq_world.requests.values()
-        if made.originating_session_id == current.child_session_id
-    )
+    current, carved = spent_and_carved(workreq_world, name)
     expect(
         current.budget_spent + carved == int(total) <= current.budget_slice,
         (USAGE_DRAWS, NO_BUDGET_CREATED),
         f"{name!r} spent {current.budget_spent} and carved {carved} for its own requests, of a "
         f"slice of {current.budget_slice}; expected {total} in all",
     )
+
+
+@then(
+    parsers.re(
+        READING + r'what "(?P<name>[^"]+)" spent and carved out for its own requests is at most '
+        r"its slice"
+    )
+)
+def spent_and_carved_within(
+    workreq_world: WorkRequestWorld, reading: str | None, name: str
+) -> None:
+    """A lineage's bound, where its nested slices come out of its own (WR-1): what a request
+    spent and what it carved for its children never exceed its slice."""
+    current, carved = spent_and_carved(workreq_world, name)
+    expect(
+        current.budget_spent + carved <= current.budget_slice,
+        cite_or_reading(reading, NO_BUDGET_CREATED),
+        f"{name!r} spent {current.budget_spent} and carved {carved} for its own requests, "
+        f"beyond its slice of {current.budget_slice}",
+        observed="other-figures",
+    )
+
+
+@then(
+    parsers.re(
+        r"some order of the calls made at once explains every answer and what "
+        r'"(?P<name>[^"]+)" and its campaign read after them'
+    )
+)
+def calls_at_once_explained(
+    workreq_world: WorkRequestWorld, name: str, evidence: list[str]
+) -> None:
+    """The search alone: usages charged and slices carved each once, within what their source
+    held when each took effect, whichever reading of WR-1 the implementation follows; a
+    history no reading explains holds budget nobody had."""
+    race_about(workreq_world, name)
+    race_verdict(workreq_world, evidence).expect_explained(NO_BUDGET_CREATED)
 
 
 @then(parsers.re(READING + r"at most (?P<most>\d+) of the usages made at once were accepted"))
@@ -591,6 +635,30 @@ def at_most_accepted(
         f"{accepted} of the usages made at once were accepted; what was left of the slice "
         f"holds at most {most} of them",
         observed="accepted",
+    )
+
+
+@then(
+    parsers.re(
+        r"at most as many delegations as the count cap allows were made at once from session "
+        r'"(?P<name>[^"]+)"'
+    )
+)
+def count_cap_held_at_once(workreq_world: WorkRequestWorld, name: str, evidence: list[str]) -> None:
+    """Some order of the batch explains every answer (each refusal the cap's, once it was
+    reached), and the cap is the ceiling: a count read before the insert lets them all in."""
+    made = [
+        op
+        for op in race_about(workreq_world, name)
+        if op.batch is not None and op.operation == "delegate" and op.outcome == "ok"
+    ]
+    race_verdict(workreq_world, evidence).expect_explained(COUNT_CAP)
+    cap = workreq_world.limits().max_children_per_session
+    evidence.append(f"delegations made at once: {len(made)} (the count cap is {cap})")
+    expect(
+        len(made) <= cap,
+        COUNT_CAP,
+        f"{len(made)} delegations made at once from {name!r} were accepted; the cap is {cap}",
     )
 
 

@@ -26,8 +26,9 @@ and every check names the clause (or registered interpretation) it enforces:
 The data are hostile (see `hostile_data`): grant names that contain one another, a principal in
 both environments, environment and campaign ids that are prefixes of one another. Where the
 implementation evaluates batches concurrently, the machine races too: usages of one slice, with
-or without the publish of the same request, publishes of one request, a claim followed at once
-by rivals' claims, the holder's heartbeat and its publish, and delegations of one root session.
+or without the publish of the same request, usages of sibling requests' slices, publishes of
+one request, a claim followed at once by rivals' claims, the holder's heartbeat and its publish,
+and delegations of one root or child session, a child's with usages of its own slice.
 A batch, with the read after it, is judged by the linearizability search over the model
 (`conformance.concurrency.work_request_calls`): some order of its calls must explain every
 answer. The model then takes the state that order leaves, so the program goes on.
@@ -1206,15 +1207,18 @@ class WorkRequestMachine(RuleBasedStateMachine):
     @rule(target=leases, request=requests, data=st.data())
     @followed_step
     def race(self, request: str, data: Draws) -> object:
-        """One of four races on a request, as one rule (four would take four times the share
-        of a program's steps): its child's usages, publishes with its newest lease, a claim
-        followed at once by rivals' claims, the heartbeat and the publish, or its child's usages
-        with the publish."""
+        """One of five races on a request, as one rule (five would take five times the share
+        of a program's steps): its child's usages, its and its siblings' children's usages,
+        publishes with its newest lease, a claim followed at once by rivals' claims, the
+        heartbeat and the publish, or its child's usages with the publish."""
         kind = data.draw(
-            st.sampled_from(["usages", "publishes", "lease", "spending"]), label="race"
+            st.sampled_from(["usages", "siblings", "publishes", "lease", "spending"]), label="race"
         )
         if kind == "usages":
             self.race_usage(request, data)
+            return multiple()
+        if kind == "siblings":
+            self.race_sibling_usages(request, data)
             return multiple()
         if kind == "spending":
             self.race_spending_with_publish(request, data.draw(result_refs, label="result"), data)
@@ -1249,6 +1253,43 @@ class WorkRequestMachine(RuleBasedStateMachine):
             f"get_request({request_id}) before {what}", before, self.predicted(request_id)
         )
         self.judge_batch(what, recorder, USAGE_LEDGER)
+        if self.oracle.reads(USAGE_FROM_SLICE, "capped-usage"):
+            self.budget_readings.add(USAGE_FROM_SLICE)
+
+    def race_sibling_usages(self, request: str, data: Draws) -> None:
+        """Usages of the children of requests delegated by one session, made at once, each
+        child's of one amount (so that how many of each fit does not depend on the order):
+        each draws on its own slice, and all of them on the campaign's one account, which a
+        charge read and written back while a sibling's landed would lose one of. Between reads
+        of every request; a request with no open sibling races alone."""
+        siblings = [
+            other
+            for other in self.request_ids
+            if other != request
+            and self.origin_of[other] == self.origin_of[request]
+            and other not in self.completions
+        ]
+        if request in self.completions or not siblings:
+            self.race_usage(request, data)
+            return
+        racing = [request, data.draw(st.sampled_from(siblings), label="sibling")]
+        sessions = [self.child_session_of[one] for one in racing]
+        least = min(self.oracle.remaining_of(session) for session in sessions)
+        amount = data.draw(up_to(least), label="each usage")
+        amounts = [amount] * data.draw(st.integers(1, 4), label="usages each")
+        what = f"record_usage of {amounts} by each of {sessions} at once"
+        recorder = HistoryRecorder(self.driver)
+        for one in racing:
+            read = self.race_read(recorder, one)
+            self.check_view(f"get_request({one}) before {what}", read, self.predicted(one))
+        outcomes = self.batch(
+            recorder, [call for session in sessions for call in usage_calls(session, amounts)]
+        )
+        for one in racing:
+            self.race_read(recorder, one)
+        self.scenario.sibling_race(racing, amounts)
+        self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
+        self.judge_batch(what, recorder, (*USAGE_LEDGER, NO_BUDGET))
         if self.oracle.reads(USAGE_FROM_SLICE, "capped-usage"):
             self.budget_readings.add(USAGE_FROM_SLICE)
 
@@ -1408,32 +1449,81 @@ class WorkRequestMachine(RuleBasedStateMachine):
     @rule(target=requests, kind=st.sampled_from(DelegationKind), data=st.data())
     @followed_step
     def delegate_at_once(self, kind: DelegationKind, data: Draws) -> object:
-        """Delegations of one slice made at once from a root session, as many as fit its
-        campaign's budget and the count cap under either reading, so that every order accepts
-        them all: each must be made, and the budget must then show every slice taken (a
-        reservation read and written back loses one, as the invariants then find)."""
-        origin = data.draw(st.sampled_from(list(ROOTS)), label="origin")
-        fits = min(4, self.oracle.delegations_left(origin), self.oracle.available_to(origin))
-        if fits < 2:
+        """Delegations of one slice made at once from a root or a child session, a child's
+        often with usages of its own slice among them: as many as fit its budget under every
+        reading of WR-1 and the count cap under every reading of WR-18 and WR-4, so that every
+        order accepts them all. A reservation or a charge read and written back loses one,
+        which no order explains."""
+        origins = [session for session in self.permissions_of if self.may_delegate_now(session)]
+        if not origins:
             return multiple()
-        asked = data.draw(st.integers(2, fits), label="delegations at once")
-        budget_slice = data.draw(
-            st.integers(1, self.oracle.available_to(origin) // asked), label="each slice"
-        )
+        origin = data.draw(st.sampled_from(origins), label="origin")
+        room = self.room_at_once(origin)
+        fits = min(4, self.oracle.delegations_left(origin), room)
+        child = origin in self.request_of
+        asked = data.draw(st.integers(1 if child else 2, fits), label="asked")
+        shares = asked + 1 if child and room > asked else asked
+        budget_slice = data.draw(st.integers(1, room // shares), label="each slice")
         delegation = Delegation(
             kind, origin, "race", (), budget_slice, self.permissions_of[origin], None
         )
-        created = self.race_delegations(delegation, asked)
+        usages = self.usages_beside(origin, room - asked * budget_slice, data)
+        created = self.race_delegations(delegation, asked, usages)
         return multiple(*(view.request_id for view in created))
 
-    def race_delegations(self, delegation: Delegation, asked: int) -> list[WorkRequest]:
+    def may_delegate_now(self, session: str) -> bool:
+        """Whether a delegation of a slice of 1 from the session is accepted under every reading,
+        and a second fits beside it or usages of its own slice can race it."""
+        refusals = self.oracle.delegation_refusals(
+            session,
+            deliverable="race",
+            budget_slice=1,
+            permissions=self.permissions_of[session],
+            assignee=None,
+        )
+        if refusals or self.unseen_requests:
+            return False
+        least = 1 if session in self.request_of else 2
+        return min(self.oracle.delegations_left(session), self.room_at_once(session)) >= least
+
+    def room_at_once(self, session: str) -> int:
+        """Budget a session may hand out under every reading of WR-1: what is left of its own
+        slice (a root's: its campaign's available budget), and its campaign's available
+        budget, where a nested slice may come from instead."""
+        campaign = self.predicted_budget(self.campaign_of[session]).available
+        return min(self.oracle.remaining_of(session), campaign)
+
+    def usages_beside(self, origin: str, room: int, data: Draws) -> list[int]:
+        """A child's usages to make with its delegations, within what the slices leave of its
+        own (a root's usage rests on WR-14, so roots make none)."""
+        if origin not in self.request_of or room < 1:
+            return []
+        count = data.draw(st.integers(0, min(4, room)), label="usages beside")
+        if count == 0:
+            return []
+        return [data.draw(st.integers(1, room // count), label="each usage beside")] * count
+
+    def race_delegations(
+        self, delegation: Delegation, asked: int, usages: list[int]
+    ) -> list[WorkRequest]:
         what = f"{asked} x {delegation!r} at once"
-        calls = [delegation_call(delegation)] * asked
+        what += f" with record_usage({delegation.origin}) of {usages}" if usages else ""
+        calls = [*usage_calls(delegation.origin, usages), *[delegation_call(delegation)] * asked]
         recorder = HistoryRecorder(self.driver)
+        served = self.request_of.get(delegation.origin)
+        if served is not None:
+            before = self.race_read(recorder, served)
+            self.check_view(f"get_request({served}) before {what}", before, self.predicted(served))
         outcomes = self.batch(recorder, calls)
+        if served is not None:
+            self.race_read(recorder, served)
         self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
         self.unseen_requests |= unknown(outcomes)
-        created = [WorkRequest.model_validate(outcome.result) for outcome in outcomes if outcome.ok]
+        created = [
+            WorkRequest.model_validate(outcome.result)
+            for outcome in outcomes[len(usages) :]
+            if outcome.ok
+        ]
         self.scenario.delegation_race(
             delegation.origin,
             delegation.kind,
@@ -1441,10 +1531,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
             delegation.permissions,
             [(view.request_id, view.child_session_id) for view in created],
             asked,
+            usages,
         )
         for view in created:
             self.check_created(delegation, view)
-        self.judge_batch(what, recorder, (CREATES, KIND_CREATES[delegation.kind]))
+        spending = (*USAGE_LEDGER, NO_BUDGET) if usages else ()
+        self.judge_batch(what, recorder, (CREATES, KIND_CREATES[delegation.kind], *spending))
         for view in created:
             self.note_request(delegation, view)
             self.check_view(what, view, self.predicted(view.request_id))

@@ -138,16 +138,25 @@ class WorkRequestScenario:
         permissions: Permissions,
         created: list[tuple[str, str]],
         asked: int,
+        usages: list[int],
     ) -> None:
-        """Delegations made at once, each of which fits: named in the order they were made."""
+        """Delegations made at once, a child's with usages of its own slice among them, all of
+        which fit: named in the order they were made."""
         first = len(self._names) + 1
         names = [f"r{first + index}" for index in range(asked)]
         quoted = listing(f'"{name}"' for name in names)
-        self._when(
-            f"{self.session(origin)} delegates {quoted} "
-            f"at once, each by {kind.value} with a slice of {budget_slice} granting "
-            f"{grants(permissions)}"
-        )
+        if usages:
+            self._when(
+                f"{self.session(origin)} records usages of {listing(map(str, usages))} at once "
+                f"while delegating {quoted} by {kind.value} with a slice of {budget_slice}"
+            )
+            self._then("every usage and delegation made at once was accepted")
+        else:
+            self._when(
+                f"{self.session(origin)} delegates {quoted} "
+                f"at once, each by {kind.value} with a slice of {budget_slice} granting "
+                f"{grants(permissions)}"
+            )
         for (request_id, child), name in zip(created, names, strict=False):
             self._names[request_id] = name
             self._served_by[child] = name
@@ -165,6 +174,20 @@ class WorkRequestScenario:
         self._then(
             f'as WR-2 reads it, "{name}" was charged exactly what the accepted usages made at '
             "once asked"
+        )
+        self._noted()
+
+    def sibling_race(self, request_ids: list[str], amounts: list[int]) -> None:
+        """Usages by the children of several requests, all at once."""
+        names = [self._names[request_id] for request_id in request_ids]
+        quoted = listing(f'"{name}"' for name in names)
+        self._when(
+            f"the child sessions of {quoted} each record usages of {listing(map(str, amounts))}, "
+            "all at once"
+        )
+        self._then(
+            f'the usages made at once charged "{names[0]}" what the accepted ones asked, and '
+            "never more than its slice"
         )
         self._noted()
 
