@@ -20,7 +20,9 @@ from conformance.driver import Permissions
 OFFICE_WORKSPACE: Final = "acme"
 ACTING_AGENTS: Final = ("ada", "bob")
 """Agents who may assign tasks: they act on mutations, and are assigned as well."""
-ASSIGNEES: Final = ("ada", "bob", "cy", "dee")
+ASSIGNEES: Final = ("ada", "bob", "cy", "dee", "Ada")
+"""Agents a task is assigned to. "Ada" is ada to a case-insensitive collation: a coalescer that
+matches the agent of a queued run that way merges a wake for one into the other's run."""
 OFFICE_TASKS: Final = ("T-100", "T-1000", "T-200", "t-100", "T-100 ")
 """T-100 is a prefix of T-1000: a count matching task ids by prefix (or `LIKE`) mixes them;
 "t-100" and "T-100 " are T-100 to a case-insensitive collation that pads with spaces (MySQL's
