@@ -470,10 +470,8 @@ def _blamed(run: TargetRun) -> frozenset[str]:
 
 
 def _variant_verdict(variant: Legal, run: TargetRun, control: TargetRun) -> VariantVerdict:
-    """Every trusted scenario passed, or diverged on an interpretation the variant names; and
-    the verdict algebra, which charges a divergence to its reading's criteria whatever the
-    scenario's tag, finds no criterion diverged that those interpretations are not registered
-    under.
+    """Every trusted scenario passed, or diverged on an interpretation the variant names and
+    on a criterion that interpretation is registered under (never on another criterion).
 
     A divergence cites every reading its check rests on; any one of them read otherwise
     explains it, so one named by the variant is enough. A variant that declares its readings
@@ -481,31 +479,19 @@ def _variant_verdict(variant: Legal, run: TargetRun, control: TargetRun) -> Vari
     """
     trusted = _trusted(control)
     cited = run.violated()
+    registry = default_registry()
     diverged: set[str] = set()
     false: list[str] = []
-    for key, (_, status) in run.statuses().items():
+    for key, (criterion, status) in run.statuses().items():
         if key not in trusted or status in (Status.PASSED, Status.NOT_APPLICABLE):
             continue
         explained = set(cited.get(key, [])) & variant.diverges
-        if status is Status.DIVERGED and explained:
+        charged = registry.criteria_of_readings(sorted(explained))
+        if status is Status.DIVERGED and explained and criterion in charged:
             diverged |= explained
             continue
         false.append(f"{key}: {status.value} {cited.get(key) or ''}".rstrip())
-    false += _diverged_elsewhere(run, variant.diverges)
     return VariantVerdict(variant, frozenset(diverged), tuple(false), run.error, run.seconds)
-
-
-def _diverged_elsewhere(run: TargetRun, readings: frozenset[str]) -> list[str]:
-    """Criteria the run's verdicts show diverged that none of `readings` is registered under."""
-    if run.results is None:
-        return []
-    registry = default_registry()
-    charged = registry.criteria_of_readings(sorted(readings))
-    return [
-        f"{verdict.criterion.id}: diverged, which none of {sorted(readings)} is registered under"
-        for verdict in criterion_verdicts(run.results, registry)
-        if verdict.status is Status.DIVERGED and verdict.criterion.id not in charged
-    ]
 
 
 class SuiteRunner(Protocol):

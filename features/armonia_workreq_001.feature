@@ -777,7 +777,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And what "survey" spent and carved out for its own requests is 90, within its slice
     And the budget of "launch" is conserved
 
-  @AC-ARMONIA-WORKREQ-001.9 @clause:no-budget-created
+  @AC-ARMONIA-WORKREQ-001.13 @clause:usage-within-slice
   Scenario: A child's usages and its own delegation made at once beyond its slice take no more than it held
     # A nested slice checked against what is left on a read, and carved out after usages were
     # charged in between, leaves the child holding more than its slice: budget nobody had.

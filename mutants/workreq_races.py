@@ -229,7 +229,7 @@ MUTANTS = [
     ),
     Mutant(
         "nested_slice_checked_then_carved",
-        "AC-ARMONIA-WORKREQ-001.9",
+        "AC-ARMONIA-WORKREQ-001.13",
         Capability.WORK_REQUESTS,
         "checks a nested slice against what is left of its parent's slice on a read before its "
         "transaction, then carves it out: usages charged in between leave the parent holding "

@@ -47,6 +47,7 @@ from conformance.oracle.work_request_cites import (
     SLICE_DEDUCTED,
     STALE_REJECTED,
     USAGE_DRAWS,
+    WITHIN_SLICE,
 )
 from conformance.oracle.work_request_cites import (
     NO_BUDGET as NO_BUDGET_CREATED,
@@ -421,7 +422,7 @@ def spent_of_slice(
     observed = (current.budget_spent, current.budget_slice)
     expect(
         observed == (int(spent), int(budget_slice)),
-        (USAGE_DRAWS, "AC-ARMONIA-WORKREQ-001.13/usage-within-slice"),
+        (USAGE_DRAWS, WITHIN_SLICE),
         f"expected {name!r} (spent, slice) {(int(spent), int(budget_slice))}, observed {observed}",
     )
 
@@ -433,7 +434,7 @@ def spent_within_slice(workreq_world: WorkRequestWorld, name: str) -> None:
     current = request(workreq_world, name)
     expect(
         current.budget_spent <= current.budget_slice,
-        "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
+        WITHIN_SLICE,
         f"{name!r} has spent {current.budget_spent} of a slice of {current.budget_slice}",
     )
 
@@ -442,7 +443,7 @@ def spent_within_slice(workreq_world: WorkRequestWorld, name: str) -> None:
 # Batches made at once, judged by the linearizability search
 # --------------------------------------------------------------------------
 
-USAGE_LEDGER = (USAGE_DRAWS, "AC-ARMONIA-WORKREQ-001.13/usage-within-slice")
+USAGE_LEDGER = (USAGE_DRAWS, WITHIN_SLICE)
 """The usage ledger: what accepted usages asked drawn from the slice, and never beyond it."""
 
 
@@ -595,7 +596,7 @@ def spent_and_carved_within(
     current, carved = spent_and_carved(workreq_world, name)
     expect(
         current.budget_spent + carved <= current.budget_slice,
-        cite_or_reading(reading, NO_BUDGET_CREATED),
+        cite_or_reading(reading, WITHIN_SLICE),
         f"{name!r} spent {current.budget_spent} and carved {carved} for its own requests, "
         f"beyond its slice of {current.budget_slice}",
         observed="other-figures",
@@ -613,9 +614,9 @@ def calls_at_once_explained(
 ) -> None:
     """The search alone: usages charged and slices carved each once, within what their source
     held when each took effect, whichever reading of WR-1 the implementation follows; a
-    history no reading explains holds budget nobody had."""
+    history no reading explains has a usage charged beyond what was left of the slice."""
     race_about(workreq_world, name)
-    race_verdict(workreq_world, evidence).expect_explained(NO_BUDGET_CREATED)
+    race_verdict(workreq_world, evidence).expect_explained(WITHIN_SLICE)
 
 
 @then(parsers.re(READING + r"at most (?P<most>\d+) of the usages made at once were accepted"))

@@ -65,3 +65,6 @@ def test_environments_and_campaigns_a_wrong_filter_would_mix() -> None:
     campaigns = list(CAMPAIGN_ENVIRONMENTS)
     assert any(a != b and b.startswith(a) for a in campaigns for b in campaigns)
     assert len(set(CAMPAIGN_ENVIRONMENTS.values())) < len(campaigns), "two share an environment"
+    assert any(a != b and a.lower() == b.lower() for a in campaigns for b in campaigns), (
+        "no two campaigns a case-insensitive collation takes for one"
+    )

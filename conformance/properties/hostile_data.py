@@ -174,10 +174,19 @@ PRINCIPALS: Final = ("alice", "bob", "carol", "dave", "bobby", "al", "Alice")
 """Everyone the machine acts as: members of one environment, of both, "al", a prefix of
 "alice" who belongs to none, and "Alice", whom a case-insensitive collation takes for alice."""
 
-CAMPAIGN_ENVIRONMENTS: Final = {"camp": "studio", "camp-2": "studio", "annex-camp": "studio-annex"}
-"""Three campaigns: two in one environment whose ids are a prefix of one another, and one
-whose id ends with the first's ("annex-camp"): a budget summed over campaign ids matched by
-prefix or suffix, or over an environment, takes another campaign's slices for its own."""
+CAMPAIGN_ENVIRONMENTS: Final = {
+    "camp": "studio",
+    "camp-2": "studio",
+    "annex-camp": "studio-annex",
+    "Camp": "studio",
+}
+"""Four campaigns: two in one environment whose ids are a prefix of one another, one whose id
+ends with the first's ("annex-camp"), and "Camp", camp to a case-insensitive collation, whose
+budget nobody draws on: a budget summed over campaign ids matched by prefix or suffix, or over
+an environment, or looked up by a folded id, takes another campaign's slices for its own."""
+
+IDLE_CAMPAIGN_BUDGET: Final = 40
+"""The budget of "Camp", which no session draws on: any read of it that moves is another's."""
 
 
 def granting(tools: set[str], devices: set[str]) -> Permissions:

@@ -50,12 +50,13 @@ from __future__ import annotations
 
 import functools
 import pickle
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import pytest
 from hypothesis import settings
@@ -76,6 +77,7 @@ from conformance.concurrency.checker import (
 )
 from conformance.concurrency.history import HistoryRecorder
 from conformance.concurrency.linearizable import HistoryTooWide
+from conformance.concurrency.process_pool import PeerProcess, ProcessPool
 from conformance.concurrency.races import MINIMUM_DEFINITE_SHARE
 from conformance.concurrency.work_request_calls import judge_history
 from conformance.driver import (
@@ -85,8 +87,10 @@ from conformance.driver import (
     Completion,
     ConcurrentCall,
     DelegationKind,
+    Driver,
     DriverError,
     ErrorCode,
+    LaunchesPeers,
     Lease,
     Permissions,
     RequestState,
@@ -151,6 +155,7 @@ from conformance.properties.following import (
 from conformance.properties.hostile_data import (
     CAMPAIGN_ENVIRONMENTS,
     ENVIRONMENT_MEMBERS,
+    IDLE_CAMPAIGN_BUDGET,
     LISTED_ENVIRONMENTS,
     PRINCIPALS,
     ROOT_SESSIONS,
@@ -192,6 +197,10 @@ CAMPAIGNS = CAMPAIGN_ENVIRONMENTS
 ROOTS = ROOT_SESSIONS
 """The world the machine builds, from the hostile pools (see `hostile_data`): grant names that
 contain one another, a principal in both environments, ids that are prefixes of one another."""
+
+PROCESSES = (1, 3)
+"""How many processes of an implementation that runs as several on one store a program is
+served by: one, or three over which its batches are dealt."""
 
 MAX_FOLLOWED_AT_ONCE = 2
 """How many open questions one step may be found to read otherwise at once."""
@@ -314,7 +323,7 @@ forgeries = st.sampled_from(["as granted", "by another principal", "one generati
 result_refs = st.sampled_from(["s3://results/a", "s3://results/b"])
 
 
-UNCOPIED: frozenset[str] = frozenset({"driver", "tape", "_resources"})
+UNCOPIED: frozenset[str] = frozenset({"driver", "peers", "tape", "_resources"})
 
 
 def readings_to_try(cites: tuple[str, ...], oracle: WorkRequestOracle) -> Iterator[tuple[str, str]]:
@@ -431,6 +440,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
         live.set_clock(T0)
         self.concurrent = Capability.CONCURRENCY in description.capabilities
         """Whether the races may run (the implementation evaluates batches concurrently)."""
+        self.peers = (
+            live
+            if isinstance(live, LaunchesPeers)
+            and Capability.MULTIPROCESS in description.capabilities
+            else None
+        )
+        """Where the implementation runs as several processes on one store and the adapter can
+        start them: the first process, whose peers a program may deal its batches over."""
         self.driver = taped(live, lambda: self.tape)
         self.oracle = WorkRequestOracle(limits, T0, type(self).declared)
         self.request_ids: list[str] = []
@@ -702,7 +719,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         data: Draws,
         side_budget: int = 20,
     ) -> object:
-        """Two environments, three campaigns, three root sessions, and a few first requests.
+        """Two environments, four campaigns, three root sessions, and a few first requests.
 
         Each first request is delegated from alice's root session (so her count
         cap is in reach), from the child session of a recent first request (so
@@ -714,7 +731,15 @@ class WorkRequestMachine(RuleBasedStateMachine):
         delegation that takes it, not at a later one the kit's reading then misjudges.
         """
         self.may_restart = data.draw(st.sampled_from(self.restart_permits), label="may restart")
-        self.build_world({"camp": budget, "camp-2": side_budget, "annex-camp": annex_budget})
+        self.spread_over(data.draw(st.sampled_from(PROCESSES if self.peers else (1,)), label="P"))
+        self.build_world(
+            {
+                "camp": budget,
+                "camp-2": side_budget,
+                "annex-camp": annex_budget,
+                "Camp": IDLE_CAMPAIGN_BUDGET,
+            }
+        )
         created: list[str] = []
         masks = [data.draw(grant_masks(), label="narrowed to") for _ in seeds]
         for (pick, amount), mask in zip(seeds, masks, strict=True):
@@ -729,6 +754,18 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 created.append(request)
             self.check_budget(self.campaign_of[origin])
         return multiple(*created)
+
+    def spread_over(self, processes: int) -> None:
+        """Serve the program from `processes` processes of the implementation on one store: each
+        batch is dealt over them, so only the store can decide its races. Such a program makes
+        no restart (the pool's peers would outlive it)."""
+        if processes == 1 or self.peers is None:
+            return
+        pool = ProcessPool(cast(PeerProcess, self.peers), self.peers.launch_peer, processes, T0)
+        self._resources.callback(pool.close_peers)
+        self.driver = taped(cast(Driver, pool), lambda: self.tape)
+        self.may_restart = False
+        self.scenario.processes(processes)
 
     def build_world(self, budgets: dict[str, int]) -> None:
         for environment, members in MEMBERS.items():
@@ -1716,6 +1753,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         snapshots = self.budgets_are_conserved()
         views = self.requests_stay_fenced_and_narrowed()
         self.reserves_within_open_slices(snapshots, views)
+        self.lineages_within_slices(views)
 
     def budgets_are_conserved(self) -> list[BudgetSnapshot]:
         """No budget is created: every part is non-negative and together they never exceed the
@@ -1780,6 +1818,27 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 f"requests' slices hold unspent ({unspent}): a child can spend beyond its slice"
             ),
         )
+
+    def lineages_within_slices(self, views: list[WorkRequest]) -> None:
+        """As WR-1 reads it (a nested slice comes out of its originator's own), what a request
+        spent and every slice its child carved for requests of its own never exceed its slice:
+        an over-committed child hides its negative remainder inside the campaign's reserve,
+        where conservation cannot see it. Read as from-campaign, nested slices are the
+        campaign's and only spending is bounded (`request_within_its_grants_and_slice`)."""
+        if self.oracle.reads(RESERVED_AT_DELEGATION, "from-campaign") or self.unseen_requests:
+            return
+        carved: Counter[str] = Counter()
+        for view in views:
+            carved[view.originating_session_id] += view.budget_slice
+        for view in views:
+            spent, sliced = view.budget_spent, view.budget_slice
+            given = carved[view.child_session_id]
+            holds(
+                spent + given <= sliced,
+                RESERVED_AT_DELEGATION,
+                f"{view.request_id} spent {spent} and its child carved {given} for its own "
+                f"requests, of a slice of {sliced}",
+            )
 
     def budget_created_nowhere(self, campaign: str) -> BudgetSnapshot:
         """What no reading of any open question changes: the campaign's total stands, no part

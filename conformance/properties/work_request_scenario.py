@@ -63,6 +63,11 @@ class WorkRequestScenario:
             )
         self._noted()
 
+    def processes(self, count: int) -> None:
+        """A note, not a step: the batches were dealt over `count` processes on one store,
+        which the Gherkin's own steps do only for a race program's world."""
+        self._steps.append(f"  # served by {count} processes of the implementation on one store")
+
     # -- operations ------------------------------------------------------------------
     def delegation(
         self,
