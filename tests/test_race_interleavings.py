@@ -132,6 +132,24 @@ def race_the_lease(machine: WorkRequestMachine) -> None:
     assert machine.race_lease(request, "s3://results/a", Scripted(["carol", ["dave", "al"]]))
 
 
+def race_siblings(machine: WorkRequestMachine) -> None:
+    """Three usages of 4 by each of two sibling requests' children at once, on slices of 10:
+    two of each fit, whichever they are."""
+    made = Delegation(DelegationKind.SPAWN, "root-alice", "seed", (), 10, Permissions(), None)
+    sibling = machine.try_delegation(made)
+    assert sibling is not None
+    machine.race_sibling_usages(machine.request_ids[0], Scripted([sibling, 4, 3]))
+
+
+def race_nested(machine: WorkRequestMachine) -> None:
+    """A child's two nested slices of 2 and two usages of 3 at once, on a slice of 10: all fit."""
+    child = machine.child_session_of[machine.request_ids[0]]
+    nested = Delegation(
+        DelegationKind.SUBAGENT, child, "race", (), 2, machine.permissions_of[child], None
+    )
+    assert len(machine.race_delegations(nested, 2, [3, 3])) == 2
+
+
 def figures_after(
     machine_in: Opening,
     race: Callable[[WorkRequestMachine], None],
@@ -148,7 +166,9 @@ def figures_after(
     return after
 
 
-@pytest.mark.parametrize("race", [race_usages, race_publishes, race_the_lease])
+@pytest.mark.parametrize(
+    "race", [race_usages, race_siblings, race_nested, race_publishes, race_the_lease]
+)
 def test_a_race_leaves_the_same_figures_in_every_interleaving(
     machine_in: Opening, race: Callable[[WorkRequestMachine], None]
 ) -> None:

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import functools
 import pickle
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -731,7 +730,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
         delegation that takes it, not at a later one the kit's reading then misjudges.
         """
         self.may_restart = data.draw(st.sampled_from(self.restart_permits), label="may restart")
-        self.spread_over(data.draw(st.sampled_from(PROCESSES if self.peers else (1,)), label="P"))
+        if self.peers is not None:
+            self.spread_over(data.draw(st.sampled_from(PROCESSES), label="processes"))
         self.build_world(
             {
                 "camp": budget,
@@ -1821,23 +1821,36 @@ class WorkRequestMachine(RuleBasedStateMachine):
 
     def lineages_within_slices(self, views: list[WorkRequest]) -> None:
         """As WR-1 reads it (a nested slice comes out of its originator's own), what a request
-        spent and every slice its child carved for requests of its own never exceed its slice:
-        an over-committed child hides its negative remainder inside the campaign's reserve,
-        where conservation cannot see it. Read as from-campaign, nested slices are the
-        campaign's and only spending is bounded (`request_within_its_grants_and_slice`)."""
+        spent and what its child's requests hold of its slice never exceed it: an
+        over-committed child hides its negative remainder inside the campaign's reserve, where
+        conservation cannot see it. Read as from-campaign, nested slices are the campaign's and
+        only spending is bounded (`request_within_its_grants_and_slice`)."""
         if self.oracle.reads(RESERVED_AT_DELEGATION, "from-campaign") or self.unseen_requests:
             return
-        carved: Counter[str] = Counter()
+        self.check_lineages(views)
+
+    @staticmethod
+    def check_lineages(views: list[WorkRequest]) -> None:
+        """An open child's request holds its whole slice; a completed one, what it spent and
+        what its own children hold, the rest having gone back (or, under a reading that loses
+        or forfeits it, nowhere: the bound is then looser, never wrong)."""
+        children: dict[str, list[WorkRequest]] = {}
         for view in views:
-            carved[view.originating_session_id] += view.budget_slice
+            children.setdefault(view.originating_session_id, []).append(view)
+
+        def held(view: WorkRequest) -> int:
+            if view.state is not RequestState.COMPLETED:
+                return view.budget_slice
+            return view.budget_spent + sum(map(held, children.get(view.child_session_id, [])))
+
         for view in views:
             spent, sliced = view.budget_spent, view.budget_slice
-            given = carved[view.child_session_id]
+            given = sum(map(held, children.get(view.child_session_id, [])))
             holds(
                 spent + given <= sliced,
                 RESERVED_AT_DELEGATION,
-                f"{view.request_id} spent {spent} and its child carved {given} for its own "
-                f"requests, of a slice of {sliced}",
+                f"{view.request_id} spent {spent} and its child's requests hold {given} of its "
+                f"slice of {sliced}",
             )
 
     def budget_created_nowhere(self, campaign: str) -> BudgetSnapshot:

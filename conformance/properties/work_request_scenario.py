@@ -19,7 +19,7 @@ a failure found only by comparing a request's every field with the model's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from conformance.driver import DelegationKind, ErrorCode, Permissions
@@ -143,7 +143,7 @@ class WorkRequestScenario:
         permissions: Permissions,
         created: list[tuple[str, str]],
         asked: int,
-        usages: list[int],
+        usages: Sequence[int] = (),
     ) -> None:
         """Delegations made at once, a child's with usages of its own slice among them, all of
         which fit: named in the order they were made."""
