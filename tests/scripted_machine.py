@@ -62,7 +62,7 @@ class Machines:
         WorkRequestMachine.divergences = {}
         machine = WorkRequestMachine()
         self.opened.append(machine)
-        machine.setup(seeds=[], data=Scripted([False]), **budgets)
+        machine.setup(seeds=[], data=Scripted([False, False]), **budgets)
         return machine
 
     def close(self) -> None:

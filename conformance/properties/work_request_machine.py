@@ -197,9 +197,9 @@ ROOTS = ROOT_SESSIONS
 """The world the machine builds, from the hostile pools (see `hostile_data`): grant names that
 contain one another, a principal in both environments, ids that are prefixes of one another."""
 
-PROCESSES = (1, 3)
-"""How many processes of an implementation that runs as several on one store a program is
-served by: one, or three over which its batches are dealt."""
+PROCESSES = 3
+"""How many processes of an implementation that runs as several on one store serve a program
+drawn to be served by several: its batches are dealt over them."""
 
 MAX_FOLLOWED_AT_ONCE = 2
 """How many open questions one step may be found to read otherwise at once."""
@@ -730,8 +730,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
         delegation that takes it, not at a later one the kit's reading then misjudges.
         """
         self.may_restart = data.draw(st.sampled_from(self.restart_permits), label="may restart")
-        if self.peers is not None:
-            self.spread_over(data.draw(st.sampled_from(PROCESSES), label="processes"))
+        if data.draw(st.booleans(), label="served by several processes"):
+            self.spread_over(PROCESSES)
         self.build_world(
             {
                 "camp": budget,
@@ -756,15 +756,15 @@ class WorkRequestMachine(RuleBasedStateMachine):
         return multiple(*created)
 
     def spread_over(self, processes: int) -> None:
-        """Serve the program from `processes` processes of the implementation on one store: each
-        batch is dealt over them, so only the store can decide its races. Such a program makes
-        no restart (the pool's peers would outlive it)."""
-        if processes == 1 or self.peers is None:
+        """Serve the program from `processes` processes of the implementation on one store,
+        where it runs as several and the adapter can start them (drawn either way, so that a
+        seed draws the same program in-process and over the wire): each batch is dealt over
+        them, so only the store can decide its races; a restart restarts the first."""
+        if self.peers is None:
             return
         pool = ProcessPool(cast(PeerProcess, self.peers), self.peers.launch_peer, processes, T0)
         self._resources.callback(pool.close_peers)
         self.driver = taped(cast(Driver, pool), lambda: self.tape)
-        self.may_restart = False
         self.scenario.processes(processes)
 
     def build_world(self, budgets: dict[str, int]) -> None:
