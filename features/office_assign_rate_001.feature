@@ -379,21 +379,6 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     Then the wake's outcome is "coalesced"
     And no rate-limit counter moved by that wake
 
-  @AC-OFFICE-ASSIGN-RATE-001.5 @clause:after-coalescing
-  Scenario: A wake for an agent whose id differs from a queued run's only in case is not merged, and counts
-    # Coalescing stays as it was: it merges into a queued run of the same agent. A case-insensitive
-    # collation takes "Ada" for "ada": a coalescer matching agents that way merges the wake for one
-    # into the other's run, and the gate never sees it.
-    Given agent "Ada" in workspace "acme" who may not assign tasks
-    When agent "bob" assigns task "T-100" to "ada"
-    And 1 second passes
-    And agent "bob" assigns task "T-100" to "Ada"
-    Then the wake's outcome is "queued"
-    When 1 minute passes
-    And agent "bob" assigns task "T-100" to "bob" 4 times, 1 minute apart
-    Then wakes 1 to 3 of that series were "queued"
-    And wake 4 of that series was "rate_limited"
-
   @AC-OFFICE-ASSIGN-RATE-001.5 @clause:suppressed-not-counted
   Scenario: Wakes merged by coalescing do not use up the allowance
     When agent "ada" assigns task "T-100" to "ada"

@@ -4,29 +4,24 @@ Each is right on the path the first scenarios took and wrong on another: after a
 (a count that reads stored payloads as text or with the database's JSON functions), on another
 refusal path (a keyless refusal, a burst of refusals, a degraded admission, a refusal after a
 coalescing merge), or with rows a
-scope filter or the coalescer must tell apart (other reasons, tasks whose ids are prefixes of
-one another, agents whose ids differ only in case).
+scope filter must tell apart (other reasons, tasks whose ids are prefixes of one another).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from prometheus_client import Counter
 from sqlalchemy import ColumnElement, Select, func, select
-from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.collation import folded
 from conformance.mutants.mutant import Mutant
 from conformance.mutants.office_count import counting_with
 from conformance.mutants.office_reporting import RATE_LIMIT_HELP, ReportingGate
-from conformance.reference.office import coalescer
 from conformance.reference.office import service as office_service
 from conformance.reference.office.classifier import GateSubject
-from conformance.reference.office.coalescer import _merge_target as exact_merge_target
 from conformance.reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
 from conformance.reference.office.gate import AllowanceGate
 from conformance.reference.office.models import Run
@@ -205,29 +200,7 @@ def _gate(replacement: type[Any]) -> Patch:
     return Patch(office_service, "AllowanceGate", replacement)
 
 
-def merge_target_folding_agents(session: Session, wake: Wake, now: datetime) -> Run | None:
-    """The queued run a wake merges into, its agent matched as a case-insensitive collation
-    matches it: a wake for "Ada" merges into ada's run, and is never counted."""
-    twins = session.scalars(
-        select(Run.agent_id).where(folded(Run.agent_id, wake.agent_id)).distinct()
-    ).all()
-    targets = [
-        target
-        for twin in twins
-        if (target := exact_merge_target(session, replace(wake, agent_id=twin), now)) is not None
-    ]
-    return max(targets, key=lambda run: (run.requested_at, run.id), default=None)
-
-
 MUTANTS = [
-    Mutant(
-        "coalescer_folding_agents",
-        "AC-OFFICE-ASSIGN-RATE-001.5",
-        Capability.OFFICE,
-        "merges a wake into a queued run whose agent a case-insensitive collation takes for its "
-        'own: a wake for "Ada" joins ada\'s run and is never counted',
-        lambda: [Patch(coalescer, "_merge_target", merge_target_folding_agents)],
-    ),
     Mutant(
         "json_function_count",
         "AC-OFFICE-ASSIGN-RATE-001.1",

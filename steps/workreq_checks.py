@@ -613,10 +613,14 @@ def calls_at_once_explained(
     workreq_world: WorkRequestWorld, name: str, evidence: list[str]
 ) -> None:
     """The search alone: usages charged and slices carved each once, within what their source
-    held when each took effect, whichever reading of WR-1 the implementation follows; a
-    history no reading explains has a usage charged beyond what was left of the slice."""
+    held when each took effect, whichever reading of WR-1 the implementation follows. A history
+    no reading explains breaks the clauses of the call the search stopped at, or, where only a
+    reading names that call's refusal, the ledger's: usage within the slice, charged once, and
+    no budget created."""
     race_about(workreq_world, name)
-    race_verdict(workreq_world, evidence).expect_explained(WITHIN_SLICE)
+    race_verdict(workreq_world, evidence).expect_explained(
+        (WITHIN_SLICE, USAGE_DRAWS, NO_BUDGET_CREATED)
+    )
 
 
 @then(parsers.re(READING + r"at most (?P<most>\d+) of the usages made at once were accepted"))

@@ -11,7 +11,6 @@ from gherkin.token_scanner import TokenScanner
 
 from conformance.oracle.office_shapes import TASK_ASSIGNED, Shape, parse_payload, shape_of
 from conformance.properties.hostile_data import (
-    ASSIGNEES,
     JUDGED_APART,
     NOT_AGENT_ACTOR_TYPES,
     OFFICE_TASKS,
@@ -110,20 +109,3 @@ def test_every_task_the_features_create_is_one_the_model_draws() -> None:
     }
     assert {"t-100", "T-100 "} <= created
     assert created - {"42"} <= set(OFFICE_TASKS), created - set(OFFICE_TASKS)
-
-
-def test_the_features_and_the_model_create_the_same_agents_a_collation_joins() -> None:
-    """The agents a case-insensitive collation takes for one are the same pair in the model's
-    pool and in the Gherkin, so neither tests a coalescer with kinder agents than the other."""
-    created = {
-        name
-        for path in sorted(FEATURES.glob("office_*.feature"))
-        for text in path.read_text(encoding="utf-8").splitlines()
-        if "assign tasks" in text and text.strip().startswith(("Given agent", "And agent"))
-        for name in text.split(" in workspace ")[0].split('"')[1::2]
-    }
-
-    def twins(names: set[str]) -> set[str]:
-        return {a for a in names for b in names if a != b and a.lower() == b.lower()}
-
-    assert twins(created) == twins(set(ASSIGNEES)) == {"ada", "Ada"}

@@ -35,7 +35,7 @@ from conformance.driver import (
 )
 from conformance.oracle.work_requests import WorkRequestOracle
 from conformance.spec.clause_check import Cite, expect, port_requires, port_value
-from conformance.spec.registry import INTERPRETATION_ID, default_registry
+from conformance.spec.registry import INTERPRETATION_ID, KIT_READING, default_registry
 
 #: Result references the concurrent publishes of one request carry (an exact retry included).
 PUBLISHED_RESULTS = ("result-a", "result-a", "result-b", "result-c", "result-d", "result-e")
@@ -273,7 +273,7 @@ def work_request_checks(recorder: HistoryRecorder) -> RaceVerdict:
 def search_history(recorder: HistoryRecorder) -> RaceVerdict:
     """The search alone, whatever share of the calls ended unknown (a harness that killed a
     process itself knows why they did), from the readings the implementation declares; where
-    no order explains the history, each registered alternative it could follow is tried."""
+    no order explains the history, the other readings it could follow are tried."""
     history = recorder.operations()
     described = recorder.driver.describe()
     limits = port_value(described.work_requests, "work-request limits")
@@ -281,7 +281,12 @@ def search_history(recorder: HistoryRecorder) -> RaceVerdict:
     declared = dict(described.readings)
     search = judge_history(history, WorkRequestOracle(limits, clock, declared))
     counts = Counter(outcome_key(operation) for operation in history)
-    explaining = {} if search.ok else readings_explaining(history, limits, clock, declared)
+    tried = (
+        Explained({}, gave_up=False)
+        if search.ok
+        else readings_explaining(history, limits, clock, declared, search.cites)
+    )
+    explaining = tried.readings
     account = search.explanation() + "".join(
         f"\nexplained where {question} is read as {' or '.join(sorted(names))}"
         for question, names in sorted(explaining.items())
@@ -293,18 +298,35 @@ def search_history(recorder: HistoryRecorder) -> RaceVerdict:
     )
     if explaining:
         return RaceVerdict((searched,), tuple(sorted(explaining)), None, tuple(history), explaining)
+    if tried.gave_up:
+        return RaceVerdict((searched,), search.cites, search.observed, tuple(history))
     clauses = tuple(cite for cite in search.cites if not INTERPRETATION_ID.fullmatch(cite))
     return RaceVerdict((searched,), clauses, search.observed if clauses else None, tuple(history))
 
 
+@dataclass(frozen=True)
+class Explained:
+    """The readings from which the search explains a history (per question, the alternatives),
+    and whether a search from some reading grew too wide to say."""
+
+    readings: dict[str, set[str]]
+    gave_up: bool
+
+
 def readings_explaining(
-    history: list[Operation], limits: WorkRequestLimits, clock: datetime, declared: dict[str, str]
-) -> dict[str, set[str]]:
-    """The registered alternatives, not the ones declared, from which the search explains the
-    history: one question read otherwise, else two at once. Where one does, the answers break
-    only those questions' readings, never a clause, and the alternatives allow them. Where none
-    does, no reading explains the history: what broke is a clause, whichever call the search
-    happened to stop at (it may stop at one whose refusal only a reading names)."""
+    history: list[Operation],
+    limits: WorkRequestLimits,
+    clock: datetime,
+    declared: dict[str, str],
+    cited: tuple[str, ...] = (),
+) -> Explained:
+    """The readings, other than those declared, from which the search explains the history: one
+    question read otherwise (a registered alternative, or the kit's own reading of a question
+    declared otherwise), each that does; else the first pair of two questions, one of them
+    `cited` where the search stopped. Where one does, the answers break only those questions'
+    readings, never a clause. Where none does and no search grew too wide, no reading explains
+    the history: what broke is a clause, whichever call the search happened to stop at (it may
+    stop at one whose refusal only a reading names)."""
     alternatives = [
         (interpretation.id, alternative.name)
         for interpretation in default_registry().active_interpretations()
@@ -313,25 +335,39 @@ def readings_explaining(
         and interpretation.id.startswith("WR-")
         and declared.get(interpretation.id) != alternative.name
     ]
-    singles = [[one] for one in alternatives]
-    pairs = [list(pair) for pair in combinations(alternatives, 2) if pair[0][0] != pair[1][0]]
-    for tries in (singles, pairs):
-        explaining: dict[str, set[str]] = {}
-        for readings in tries:
-            if explains(history, WorkRequestOracle(limits, clock, {**declared, **dict(readings)})):
-                for question, name in readings:
-                    explaining.setdefault(question, set()).add(name)
-        if explaining:
-            return explaining
-    return {}
+    alternatives += [
+        (question, KIT_READING)
+        for question, name in declared.items()
+        if name != KIT_READING and question.startswith("WR-")
+    ]
+    gave_up = False
+    explaining: dict[str, set[str]] = {}
+    for question, name in alternatives:
+        explained = explains(history, limits, clock, {**declared, question: name})
+        gave_up |= explained is None
+        if explained:
+            explaining.setdefault(question, set()).add(name)
+    if explaining:
+        return Explained(explaining, gave_up)
+    for first, second in combinations(alternatives, 2):
+        if first[0] == second[0] or not {first[0], second[0]} & set(cited):
+            continue
+        explained = explains(history, limits, clock, {**declared, **dict((first, second))})
+        gave_up |= explained is None
+        if explained:
+            return Explained({first[0]: {first[1]}, second[0]: {second[1]}}, gave_up)
+    return Explained({}, gave_up)
 
 
-def explains(history: list[Operation], start: WorkRequestOracle) -> bool:
-    """Whether the search explains the history from `start` (not when it grows too wide)."""
+def explains(
+    history: list[Operation], limits: WorkRequestLimits, clock: datetime, readings: dict[str, str]
+) -> bool | None:
+    """Whether the search explains the history from a model following `readings`; None where it
+    grew too wide."""
     try:
-        return judge_history(history, start).ok
+        return judge_history(history, WorkRequestOracle(limits, clock, readings)).ok
     except HistoryTooWide:
-        return False
+        return None
 
 
 def outcome_key(operation: Operation) -> str:

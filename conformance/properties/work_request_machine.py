@@ -1505,6 +1505,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
             kind, origin, "race", (), budget_slice, self.permissions_of[origin], None
         )
         usages = self.usages_beside(origin, room - asked * budget_slice, data)
+        if asked + len(usages) < 2:
+            return multiple()
         created = self.race_delegations(delegation, asked, usages)
         return multiple(*(view.request_id for view in created))
 
@@ -1753,7 +1755,6 @@ class WorkRequestMachine(RuleBasedStateMachine):
         snapshots = self.budgets_are_conserved()
         views = self.requests_stay_fenced_and_narrowed()
         self.reserves_within_open_slices(snapshots, views)
-        self.lineages_within_slices(views)
 
     def budgets_are_conserved(self) -> list[BudgetSnapshot]:
         """No budget is created: every part is non-negative and together they never exceed the
@@ -1824,7 +1825,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
         spent and what its child's requests hold of its slice never exceed it: an
         over-committed child hides its negative remainder inside the campaign's reserve, where
         conservation cannot see it. Read as from-campaign, nested slices are the campaign's and
-        only spending is bounded (`request_within_its_grants_and_slice`)."""
+        only spending is bounded (`request_within_its_grants_and_slice`). Checked where a step
+        diverged in a way no alternative explains: after any other step every request already
+        reads as the model, which keeps this bound, predicts."""
         if self.oracle.reads(RESERVED_AT_DELEGATION, "from-campaign") or self.unseen_requests:
             return
         self.check_lineages(views)
@@ -1877,6 +1880,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             if not isinstance(self.oracle.budget(campaign), ErrorCode)
         ]
         self.reserves_within_open_slices(snapshots, views)
+        self.lineages_within_slices(views)
 
     def requests_stay_fenced_and_narrowed(self) -> list[WorkRequest]:
         """Every request still reads, within its originator's grants, completed at most once,

@@ -651,16 +651,22 @@ def carving_and_spending(readings: dict[str, str], usages: int) -> list[Operatio
 
 class Recorded:
     """A history as `search_history` reads it from a recorder, of an implementation that
-    declares no reading."""
+    declares `readings` (none unless given)."""
 
-    def __init__(self, operations: list[Operation]) -> None:
-        self._operations, self.driver = operations, self
+    def __init__(self, operations: list[Operation], readings: dict[str, str] | None = None) -> None:
+        self._operations, self.driver, self._readings = operations, self, readings or {}
 
     def operations(self) -> list[Operation]:
         return self._operations
 
     def describe(self) -> Description:
-        return Description(name="hand", version="1", capabilities=[], work_requests=LIMITS)
+        return Description(
+            name="hand",
+            version="1",
+            capabilities=[],
+            work_requests=LIMITS,
+            readings=self._readings,
+        )
 
 
 @pytest.mark.parametrize(
@@ -709,3 +715,22 @@ def test_a_history_no_reading_explains_breaks_a_clause_whichever_call_the_search
     with pytest.raises(ClauseViolation) as raised:
         verdict.expect_explained(NO_BUDGET)
     assert raised.value.cites == (NO_BUDGET,)
+
+
+def test_a_history_the_kit_s_reading_explains_breaks_only_the_reading_declared_otherwise() -> None:
+    """Declared as capping usage at the slice (WR-2), an implementation that refuses the usage
+    beyond what is left instead, as the kit reads it: the search from the declared reading finds
+    no order, the kit's own reading explains the race, so it breaks WR-2's reading alone."""
+    history, maker = built({})
+    asked, _ = nested_made(20)
+    made = maker.delegate(**asked, request_id="n", child_session_id="nc")  # type: ignore[arg-type]
+    history.call("delegate", (10, 20), value=made, **asked)
+    maker.record_usage("child", 30)
+    maker.record_usage("child", 30)
+    history.usages(30, "ok", "ok", "fail")
+    history.call("get_request", (30, 31), value=maker.get_request("r"), request_id="r")
+
+    declared = {"WR-2": "capped-usage"}
+    verdict = search_history(cast(HistoryRecorder, Recorded(history.operations, declared)))
+
+    assert (verdict.broken, verdict.allows) == (("WR-2",), {"WR-2": {"kit"}}), verdict
