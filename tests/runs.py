@@ -1,8 +1,12 @@
-"""Small made-up runs for tests of what reads a run (reports, verdicts, cross-checks)."""
+"""Small made-up runs for tests of what reads a run (reports, verdicts, cross-checks), and real
+runs of this checkout's `conformance run` for tests of what a run judges."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 from conformance.spec.evidence import Tally
 from conformance.spec.registry import default_registry
@@ -31,3 +35,23 @@ def held_checks(criterion_id: str) -> dict[str, Tally]:
     criterion needs (`conformance.verdicts`), for a made-up record."""
     criterion = default_registry().criterion(criterion_id)
     return {c.id: Tally(held=1) for c in criterion.clauses if not c.not_observable}
+
+
+def suite_run(
+    folder: Path, *arguments: str, environment: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`conformance run` of this checkout, in `folder`, writing its results stream there: what
+    it printed, and the stream's path."""
+    stream = folder / "results.jsonl"
+    finished = subprocess.run(
+        [
+            *(sys.executable, "-c", "from conformance.cli import main; main()"),
+            *("run", *arguments, "--results", str(stream)),
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environment,
+    )
+    return finished, stream

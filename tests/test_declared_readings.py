@@ -3,8 +3,6 @@ it; undeclared, the same implementation is diverged on that reading's criteria a
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,22 +10,14 @@ import pytest
 from conformance.spec.registry import default_registry
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
+from tests.runs import suite_run
 
 
 def run_variant(variant: str, folder: Path, *options: str) -> tuple[ResultsRun, str]:
     """`conformance run` of the variant's scenarios without property checks, in `folder`: its
     verified results stream and everything it printed."""
-    stream = folder / "results.jsonl"
-    finished = subprocess.run(
-        [
-            *(sys.executable, "-c", "from conformance.cli import main; main()"),
-            *("run", "--impl", f"variant:{variant}", "--properties", "none"),
-            *("--results", str(stream), *options),
-        ],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=False,
+    finished, stream = suite_run(
+        folder, "--impl", f"variant:{variant}", "--properties", "none", *options
     )
     assert finished.returncode in (0, 1), finished.stdout + finished.stderr
     return verify_stream(stream), finished.stdout + finished.stderr

@@ -21,6 +21,7 @@ from conformance.spec.evidence import Tally
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
 from conformance.suite import PLUGINS
+from tests.runs import suite_run
 
 
 @dataclass(frozen=True)
@@ -89,24 +90,14 @@ def caught(
     profile, and the seed must still decide the search."""
     catch: Catch = request.param
     folder = tmp_path_factory.mktemp("caught")
-    stream = folder / "results.jsonl"
-    finished = subprocess.run(
-        [
-            *conformance("run", "--impl", catch.mutant, "--seed", str(catch.seed)),
-            *("--results", str(stream), "-k", catch.selection, "--quiet"),
-        ],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "CI": "true"},
+    finished, stream = suite_run(
+        folder,
+        *("--impl", catch.mutant, "--seed", str(catch.seed)),
+        *("-k", catch.selection, "--quiet"),
+        environment={**os.environ, "CI": "true"},
     )
     assert finished.returncode == 1, finished.stdout + finished.stderr
     return catch, verify_stream(stream), finished.stdout
-
-
-def conformance(*arguments: str) -> list[str]:
-    return [sys.executable, "-c", "from conformance.cli import main; main()", *arguments]
 
 
 def property_records(catch: Catch, run: ResultsRun) -> dict[str | None, Any]:

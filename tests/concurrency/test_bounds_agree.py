@@ -11,14 +11,13 @@ scenarios never fail at a bound: where a mutant breaks one, the search broke fir
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conformance.stream.results import Status
 from conformance.stream.stream_integrity import verify_stream
+from tests.runs import suite_run
 
 RACE_MUTANTS = (
     "usage_checked_then_charged",
@@ -44,17 +43,10 @@ the search first fails with it when the search broke, and with its arithmetic's 
 def race_run(impl: str, folder: Path) -> list[tuple[str, Status, str | None]]:
     """The work-request race scenarios against `impl`: each one's name, status, and the text of
     the step that failed where its arithmetic, not the search, broke."""
-    stream = folder / "results.jsonl"
-    finished = subprocess.run(
-        [
-            *(sys.executable, "-c", "from conformance.cli import main; main()"),
-            *("run", "--impl", impl, "--properties", "none", "--claim", "work-requests"),
-            *("-k", "at_once and not office", "--quiet", "--results", str(stream)),
-        ],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=False,
+    finished, stream = suite_run(
+        folder,
+        *("--impl", impl, "--properties", "none", "--claim", "work-requests"),
+        *("-k", "at_once and not office", "--quiet"),
     )
     assert finished.returncode in (0, 1), finished.stdout[-3000:] + finished.stderr[-3000:]
     ran = []
