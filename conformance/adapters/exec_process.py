@@ -46,9 +46,11 @@ STDERR_READ_BYTES: Final = 64 * 1024
 DRAIN_SECONDS: Final = 1.0
 """How long to wait for the last stderr lines of a process that exited or was killed."""
 REAP_SECONDS: Final = 5.0
-STDERR_SETTLE_SECONDS: Final = 0.2
+STDERR_SETTLE_SECONDS: Final = 2.0
 """How long a live process's stderr lines already written may take to be read, for a failure's
-account: the reply that showed the failure came on the other pipe, read by another thread."""
+account: the reply that showed the failure came on the other pipe, read by another thread. The
+wait ends as soon as nothing is left unread, so only a loaded machine ever waits long (at 0.2 s
+a property's account lost its line on busy CI cores)."""
 STDERR_SETTLE_POLL_SECONDS: Final = 0.001
 STDOUT_LINES_WAITING: Final = 2
 """A reply and one unasked line (already a fault) is all a request ever needs to see."""
