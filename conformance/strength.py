@@ -470,27 +470,27 @@ def _blamed(run: TargetRun) -> frozenset[str]:
 
 
 def _variant_verdict(variant: Legal, run: TargetRun, control: TargetRun) -> VariantVerdict:
-    """Every trusted scenario passed, or diverged on an interpretation the variant names and
-    on a criterion that interpretation is registered under (never on another criterion).
+    """Every trusted scenario passed, or diverged on an interpretation the variant names; and
+    the verdict algebra fails no criterion on what the run's checks broke.
 
     A divergence cites every reading its check rests on; any one of them read otherwise
-    explains it, so one named by the variant is enough. A variant that declares its readings
-    names none it may diverge on: it must pass outright.
+    explains it, so one named by the variant is enough. Which criterion it lands on is the
+    algebra's to say (the criteria its readings are registered under), not the scenario's tag.
+    A variant that declares its readings names none it may diverge on: it must pass outright.
     """
     trusted = _trusted(control)
     cited = run.violated()
-    registry = default_registry()
     diverged: set[str] = set()
     false: list[str] = []
-    for key, (criterion, status) in run.statuses().items():
+    for key, (_, status) in run.statuses().items():
         if key not in trusted or status in (Status.PASSED, Status.NOT_APPLICABLE):
             continue
         explained = set(cited.get(key, [])) & variant.diverges
-        charged = registry.criteria_of_readings(sorted(explained))
-        if status is Status.DIVERGED and explained and criterion in charged:
+        if status is Status.DIVERGED and explained:
             diverged |= explained
             continue
         false.append(f"{key}: {status.value} {cited.get(key) or ''}".rstrip())
+    false += [f"{criterion}: failed on what the checks broke" for criterion in sorted(_blamed(run))]
     return VariantVerdict(variant, frozenset(diverged), tuple(false), run.error, run.seconds)
 
 

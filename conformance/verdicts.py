@@ -18,7 +18,9 @@ Blame follows the clause: a check made in a scenario tagged with one criterion t
 clause of another fails that other criterion. A record's own end still counts where no clause
 says more: an errored, timed-out or undefined scenario is its criterion's (the scenario could
 not judge), and a failure that cites no clause (a refused call where an answer was due) fails
-the criterion of the scenario it stopped.
+the criterion of the scenario it stopped. A divergence lands on the criteria its readings are
+registered under, never on a tag, except one that noted no reading (it stays with its scenario's
+criterion, so it never passes).
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ def judge_criterion(
     if breaks:
         known = expected or set()
         return Judged(Status.XFAIL if breaks <= known else Status.FAILED, clauses)
-    if _diverged(criterion.id, evidence, registry) or Status.DIVERGED in ends:
+    if _diverged(criterion.id, evidence, registry) or _uncited_divergences(tagged):
         return Judged(Status.DIVERGED, clauses)
     if Status.XFAIL in ends:
         return Judged(Status.XFAIL, clauses)
@@ -165,6 +167,16 @@ def _diverged(criterion: str, evidence: Mapping[str, Tally], registry: Registry)
         tally.diverged and criterion in registry.criteria_of_readings([cite])
         for cite, tally in evidence.items()
         if INTERPRETATION_ID.fullmatch(cite)
+    )
+
+
+def _uncited_divergences(tagged: list[ScenarioResult]) -> bool:
+    """A diverged record of the criterion whose checks noted no divergence of any reading: it
+    stays with the criterion it stopped, as an uncited failure does, so it never passes."""
+    return any(
+        record.status is Status.DIVERGED
+        and not any(tally.diverged for tally in record.checks.values())
+        for record in tagged
     )
 
 

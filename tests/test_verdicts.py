@@ -127,6 +127,24 @@ def test_a_reading_broken_fails_its_criteria_and_one_explained_diverges_them() -
     assert judged(criterion, explained) is Status.DIVERGED
 
 
+def test_a_divergence_lands_on_the_criteria_of_its_reading_not_the_scenario_s_tag() -> None:
+    """A scenario of 001.3 that diverges only on WR-1 (registered under 001.1, 001.9 and 001.13,
+    not 001.3) diverges those criteria; 001.3, whose clauses all held, passes."""
+    tag, reached = "AC-ARMONIA-WORKREQ-001.3", "AC-ARMONIA-WORKREQ-001.13"
+    assert tag not in REGISTRY.interpretation("WR-1").criteria
+    diverging = record(
+        tag,
+        Status.DIVERGED,
+        {**held_checks(tag), "WR-1": Tally(diverged=["WR-1=from-campaign"])},
+        violated=["WR-1"],
+    )
+    records = (record(reached), diverging)
+    assert judged(tag, *records) is Status.PASSED
+    assert judged(reached, *records) is Status.DIVERGED
+    unnoted = record(tag, Status.DIVERGED, held_checks(tag), violated=["WR-1"])
+    assert judged(tag, unnoted) is Status.DIVERGED, "a divergence no check noted never passes"
+
+
 @pytest.mark.parametrize("question", [i.id for i in default_registry().active_interpretations()])
 def test_an_answer_every_alternative_forbids_fails_every_criterion_of_its_question(
     question: str,
