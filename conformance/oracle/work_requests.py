@@ -639,6 +639,40 @@ class WorkRequestOracle:
             spent=campaign.root_spent + sum(r.spent for r in requests),
         )
 
+    # -- adoption ----------------------------------------------------------------
+    def adopt_request(self, view: WorkRequest) -> None:
+        """Take the request's spending, lease and completion as the implementation reads them,
+        after a check found a clause broken, so the model goes on from the implementation's
+        state. What was delegated (fields, slice, grants) stays as asked: a break of it recurs
+        under the same clause. A completion the model recorded and the implementation does not
+        show stays recorded: what it returned cannot be taken back from a read."""
+        request = self._requests[view.request_id]
+        request.remaining -= view.budget_spent - request.spent
+        request.spent = view.budget_spent
+        lease = view.lease
+        request.holder, request.generation = lease.holder, lease.generation
+        if view.state is not RequestState.COMPLETED:
+            request.expires_at = lease.expires_at
+        request.claimed = request.claimed or lease.holder is not None
+        if view.state is RequestState.COMPLETED and request.completion is None:
+            request.completion = Completion(
+                request_id=request.request_id,
+                holder=lease.holder or "",
+                generation=lease.generation,
+                result_ref=view.result_ref or "",
+                completed_at=lease.closed_at or self.now,
+                budget_returned=request.remaining,
+            )
+            request.remaining = 0
+
+    def adopt_budget(self, snapshot: BudgetSnapshot) -> None:
+        """Take the campaign's available and its roots' spending as the implementation reads
+        them (what is reserved follows from its requests)."""
+        campaign = self._campaigns[snapshot.campaign_id]
+        campaign.available = snapshot.available
+        requests = (r for r in self._requests.values() if r.campaign_id == snapshot.campaign_id)
+        campaign.root_spent = snapshot.spent - sum(r.spent for r in requests)
+
     # -- observation -------------------------------------------------------------
     def get_request(self, request_id: str) -> WorkRequest | ErrorCode:
         request = self._requests.get(request_id)

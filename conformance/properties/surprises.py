@@ -38,15 +38,21 @@ class Surprises:
 
     def raise_if_any(self, after: BaseException | None = None) -> None:
         """The breaks noted, as one violation; `after`: what stopped the example, noted on it."""
-        if not self.first:
+        breaks = self.gathered()
+        if breaks is None:
             return
+        if after is not None:
+            breaks.add_note(f"then the example stopped: {type(after).__name__}: {after}")
+        raise breaks from after
+
+    def gathered(self) -> ClauseViolation | None:
+        """The breaks noted, as one violation whose type is their set of clauses."""
+        if not self.first:
+            return None
         cites = tuple(sorted(self.first))
         accounts = list(dict.fromkeys(self.first[cite] for cite in cites))
         detail = "\n".join(accounts)
         if len(accounts) > 1:
             detail = f"{len(accounts)} distinct breaks, the schedule went on past each:\n{detail}"
         gathered = violation_type(cites, readings_apart=True)
-        breaks = gathered(cites, detail, default_registry(), allows=self.allowed)
-        if after is not None:
-            breaks.add_note(f"then the example stopped: {type(after).__name__}: {after}")
-        raise breaks from after
+        return gathered(cites, detail, default_registry(), allows=self.allowed)

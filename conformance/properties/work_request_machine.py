@@ -21,7 +21,9 @@ and every check names the clause (or registered interpretation) it enforces:
 - after every step the store keeps the invariants: budgets conserved and never
   negative, at most one accepted publish per request carrying the generation
   current when it was accepted, every request's grants within its originator's,
-  and every request reading as the model predicts.
+  and every request reading as the model predicts. A clause those reads break is noted, the
+  model adopts what the implementation reads, and the program goes on; every break noted fails
+  it at its end, or at a step whose own answers break a clause, which stops it (see `going_on`).
 
 The data are hostile (see `hostile_data`): grant names that contain one another, a principal in
 both environments, environment and campaign ids that are prefixes of one another. Where the
@@ -164,6 +166,7 @@ from conformance.properties.hostile_data import (
     narrowed,
     permission_sets,
 )
+from conformance.properties.surprises import Surprises
 from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
 from conformance.running.failure_evidence import SCENARIO_NOTE
 from conformance.spec.clause_check import (
@@ -477,12 +480,26 @@ class WorkRequestMachine(RuleBasedStateMachine):
         a request, and reserve its slice, that the machine never saw."""
         self.scenario = WorkRequestScenario()
         """The program so far, as a Gherkin scenario (noted after every step)."""
+        self.surprises = Surprises()
+        """The clauses the invariants found broken so far, each with its first account: they
+        fail together at the program's end (see `going_on`)."""
+        self.adopting = False
+        """Whether the invariants after this step noted a break, so the model adopts what the
+        implementation reads."""
+        self.adopted_budgets: set[str] = set()
+        """Campaigns whose figures the model took from the implementation after a break: their
+        exact figures are no longer predicted, only what no reading changes."""
         self.model_fields = [name for name in vars(self) if name not in UNCOPIED | hypothesis_own]
         """The machine's own state, which a step judged again starts from (Hypothesis' own
         attributes, the driver and the tape are not part of it)."""
 
     def teardown(self) -> None:
+        """The program ended: every break the invariants noted on the way fails it now."""
         self._resources.close()
+        breaks, self.surprises = self.surprises.gathered(), Surprises()
+        if breaks is not None:
+            self.remember(breaks)
+            raise breaks
 
     # -- following a reading --------------------------------------------------------
     def judged(self, step: Callable[..., T], arguments: dict[str, Any]) -> T:
@@ -502,8 +519,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
                     raise
                 return self.follow(step, taped, before, violation, 1)
         except ClauseViolation as violation:
-            self.remember(violation)
-            raise
+            if not self.surprises.first:
+                self.remember(violation)
+                raise
+            self.surprises.note(violation, "the step that stopped the program")
+            breaks = cast(ClauseViolation, self.surprises.gathered())
+            self.surprises = Surprises()  # raised here, so not again at the teardown
+            self.remember(breaks)
+            raise breaks from violation
 
     def remember(self, violation: ClauseViolation) -> None:
         """Keep the search's first violation, and the program that showed it (see `seen`)."""
@@ -1751,10 +1774,46 @@ class WorkRequestMachine(RuleBasedStateMachine):
 
     # -- invariants ----------------------------------------------------------------
     def keep_invariants(self) -> None:
-        """After every step (inside it, so that a step judged again is judged with them)."""
+        """After every step (inside it, so that a step judged again is judged with them). A
+        clause one of them breaks is noted and the implementation's state adopted, so that the
+        program goes on (see `going_on`); a check of a reading alone still goes to `follow`."""
+        self.adopting = False
         snapshots = self.budgets_are_conserved()
         views = self.requests_stay_fenced_and_narrowed()
-        self.reserves_within_open_slices(snapshots, views)
+        self.going_on(
+            "the campaigns' reserves", partial(self.reserves_within_open_slices, snapshots, views)
+        )
+        if self.adopting:
+            self.adopt_observed(views, snapshots)
+
+    def going_on(self, during: str, check: Callable[[], T]) -> T | None:
+        """Run a check of the state the implementation reads back; a clause it breaks is noted
+        (see `Surprises`), to fail with every other at the program's end, and the program goes
+        on from the state read back. A step's own answers are not judged this way: a break in
+        them, or one no reading explains, stops the program with every break noted before it."""
+        try:
+            return check()
+        except ClauseViolation as violation:
+            if violation.interpretations_only:
+                raise
+            self.surprises.note(violation, during)
+            self.adopting = True
+            return None
+
+    def adopt_observed(self, views: list[WorkRequest], snapshots: list[BudgetSnapshot]) -> None:
+        """After a break was noted: the model takes each request's lease, spending and
+        completion, and each campaign's figures, as the implementation reads them."""
+        for view in views:
+            self.oracle.adopt_request(view)
+            if view.lease.holder is not None:
+                held = HeldLease(view.request_id, view.lease.holder, view.lease.generation)
+                self.newest[view.request_id] = held
+            completion = self.oracle.completion_of(view.request_id)
+            if completion is not None and view.request_id not in self.completions:
+                self.note_completion(view.request_id, completion)
+        for snapshot in snapshots:
+            self.oracle.adopt_budget(snapshot)
+            self.adopted_budgets.add(snapshot.campaign_id)
 
     def budgets_are_conserved(self) -> list[BudgetSnapshot]:
         """No budget is created: every part is non-negative and together they never exceed the
@@ -1763,7 +1822,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
         return [self.check_budget(campaign) for campaign in CAMPAIGNS]
 
     def check_budget(self, campaign: str) -> BudgetSnapshot:
-        snapshot = self.budget_created_nowhere(campaign)
+        snapshot = self.read_budget(campaign)
+        created = self.going_on(
+            f"budget({campaign})", partial(self.budget_created_nowhere, snapshot)
+        )
+        if created is None or campaign in self.adopted_budgets:
+            return snapshot
         parts = (snapshot.available, snapshot.reserved, snapshot.spent)
         expected = self.predicted_budget(campaign)
         holds(
@@ -1856,12 +1920,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 f"slice of {sliced}",
             )
 
-    def budget_created_nowhere(self, campaign: str) -> BudgetSnapshot:
+    def budget_created_nowhere(self, snapshot: BudgetSnapshot) -> BudgetSnapshot:
         """What no reading of any open question changes: the campaign's total stands, no part
         is negative, and together they never exceed the total."""
-        snapshot = self.read(f"budget({campaign})", partial(self.driver.budget, campaign), None)
         parts = (snapshot.available, snapshot.reserved, snapshot.spent)
-        total = self.predicted_budget(campaign).total
+        total = self.predicted_budget(snapshot.campaign_id).total
         holds(min(parts) >= 0, NO_BUDGET, lambda: f"a negative budget part: {snapshot!r}")
         holds(
             snapshot.total == total and sum(parts) <= snapshot.total,
@@ -1870,12 +1933,15 @@ class WorkRequestMachine(RuleBasedStateMachine):
         )
         return snapshot
 
+    def read_budget(self, campaign: str) -> BudgetSnapshot:
+        return self.read(f"budget({campaign})", partial(self.driver.budget, campaign), None)
+
     def keep_reading_free_invariants(self) -> None:
         """The invariants that hold under every reading, checked where a step diverged in a way
         no alternative explains: a divergence cannot hide a broken clause that needs no model."""
         views = [self.request_within_its_grants_and_slice(r) for r in self.request_ids]
         snapshots = [
-            self.budget_created_nowhere(campaign)
+            self.budget_created_nowhere(self.read_budget(campaign))
             for campaign in CAMPAIGNS
             if not isinstance(self.oracle.budget(campaign), ErrorCode)
         ]
@@ -1884,21 +1950,33 @@ class WorkRequestMachine(RuleBasedStateMachine):
 
     def requests_stay_fenced_and_narrowed(self) -> list[WorkRequest]:
         """Every request still reads, within its originator's grants, completed at most once,
-        and as the model predicts."""
-        return [self.check_request(request_id) for request_id in self.request_ids]
-
-    def check_request(self, request_id: str) -> WorkRequest:
-        view = self.request_within_its_grants_and_slice(request_id)
-        self.check_single_completion(view)
-        self.check_view(f"get_request({request_id})", view, self.predicted(request_id))
-        return view
+        and as the model predicts: each check going on past a break (see `going_on`)."""
+        views = [
+            self.going_on(f"get_request({r})", partial(self.read_request, r))
+            for r in self.request_ids
+        ]
+        read = [view for view in views if view is not None]
+        for view in read:
+            what = f"get_request({view.request_id})"
+            self.going_on(what, partial(self.check_grants_and_slice, view))
+            self.going_on(what, partial(self.check_single_completion, view))
+            self.check_view(what, view, self.predicted(view.request_id))
+        return read
 
     def request_within_its_grants_and_slice(self, request_id: str) -> WorkRequest:
-        view = self.read(
+        view = self.read_request(request_id)
+        self.check_grants_and_slice(view)
+        return view
+
+    def read_request(self, request_id: str) -> WorkRequest:
+        return self.read(
             f"get_request({request_id})",
             partial(self.driver.get_request, request_id),
             (CREATES, REQUEST_SURVIVES) if self.survived(request_id) else CREATES,
         )
+
+    def check_grants_and_slice(self, view: WorkRequest) -> None:
+        request_id = view.request_id
         origin = self.permissions_of[self.origin_of[request_id]]
         holds(
             within(view.permissions, origin),
@@ -1912,7 +1990,6 @@ class WorkRequestMachine(RuleBasedStateMachine):
             WITHIN_SLICE,
             lambda: f"{request_id} spent {view.budget_spent} of a slice of {view.budget_slice}",
         )
-        return view
 
     def check_single_completion(self, view: WorkRequest) -> None:
         """Completed exactly when one publish was accepted, recording that publish."""
@@ -1988,13 +2065,17 @@ class WorkRequestMachine(RuleBasedStateMachine):
             ("budget spent", view.budget_spent, expected.budget_spent, (USAGE_DRAWS,)),
         ]
         for part, observed, predicted, cites in parts:
-            holds(
-                observed == predicted,
-                cites,
-                f"{what}: {view.request_id}'s {part} read {observed!r}, "
-                f"the model predicts {predicted!r}"
-                if observed != predicted
-                else "",
+            self.going_on(
+                what,
+                partial(
+                    holds,
+                    observed == predicted,
+                    cites,
+                    f"{what}: {view.request_id}'s {part} read {observed!r}, "
+                    f"the model predicts {predicted!r}"
+                    if observed != predicted
+                    else "",
+                ),
             )
 
 

@@ -1,0 +1,119 @@
+"""The work-request machine goes on past a break its invariants find, and fails with all of them.
+
+A break of what the implementation reads back (a request's fields, its lease, a campaign's
+figures) is noted with its clauses; the model adopts what the implementation reads and the
+program goes on, so one wrong field never hides a budget leak behind it. Driven step by step
+(no search), on the reference with two defects at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conformance import mutants
+from conformance.driver import (
+    BudgetSnapshot,
+    DelegationKind,
+    Permissions,
+    RequestState,
+    WorkRequest,
+)
+from conformance.properties.work_request_machine import WorkRequestMachine
+from conformance.spec.clause_check import ClauseViolation
+from conformance.variants.variant import Variant
+from tests.scripted_machine import REFERENCE, Machines, Scripted
+from tests.test_oracles import T0, delegate, workspace
+
+FIELD_LOST = mutants.MUTANTS["acceptance_checks_not_stored"]
+OVERSPENT = mutants.MUTANTS["usage_unbounded"]
+
+
+def both(first: Variant, second: Variant) -> Variant:
+    return replace(
+        REFERENCE,
+        name=f"{first.name}+{second.name}",
+        patches=lambda: [*first.patches(), *second.patches()],
+    )
+
+
+@pytest.fixture
+def machines(tmp_path: Path) -> Iterator[Machines]:
+    opened = Machines(tmp_path)
+    yield opened
+    opened.close()
+
+
+def delegated(machine: WorkRequestMachine, budget_slice: int) -> str:
+    """A spawn from root-alice with acceptance checks; the child session it made."""
+    machine.delegate(
+        kind=DelegationKind.SPAWN,
+        deliverable="review",
+        checks=["tests pass"],
+        data=Scripted(["root-alice", budget_slice, Permissions(tools=frozenset({"shell"})), None]),
+    )
+    (child,) = machine.request_of
+    return child
+
+
+def criteria(violation: ClauseViolation) -> set[str]:
+    return {cite.split("/")[0] for cite in violation.cites}
+
+
+def test_a_field_break_is_noted_and_the_program_goes_on_to_the_next_break(
+    machines: Machines,
+) -> None:
+    machine = machines.open(both(FIELD_LOST, OVERSPENT), {}, budget=100, annex_budget=10)
+    child = delegated(machine, 10)
+    assert {c.split("/")[0] for c in machine.surprises.first} == {FIELD_LOST.criterion}
+    assert len(machine.request_ids) == 1, "the model adopted the request and went on"
+    with pytest.raises(ClauseViolation) as stopped:
+        machine.record_usage(amount=15, data=Scripted([child]))
+    assert criteria(stopped.value) == {FIELD_LOST.criterion, OVERSPENT.criterion}
+    assert "2 distinct breaks" in stopped.value.detail
+
+
+def test_breaks_noted_on_the_way_fail_the_program_at_its_end(machines: Machines) -> None:
+    machine = machines.open(FIELD_LOST, {}, budget=100, annex_budget=10)
+    child = delegated(machine, 10)
+    machine.record_usage(amount=4, data=Scripted([child]))
+    with pytest.raises(ClauseViolation) as ended:
+        machine.teardown()
+    assert criteria(ended.value) == {FIELD_LOST.criterion}
+
+
+def test_on_the_reference_nothing_is_noted(machines: Machines) -> None:
+    machine = machines.open(REFERENCE, {}, budget=100, annex_budget=10)
+    child = delegated(machine, 10)
+    machine.record_usage(amount=4, data=Scripted([child]))
+    assert not machine.surprises.first
+    machine.teardown()
+
+
+def test_the_model_adopts_a_request_and_a_campaign_as_the_implementation_reads_them() -> None:
+    """r1 (slice 10) read back with 6 spent under a lease the model never granted, completed,
+    and a campaign showing 3 less available: the model predicts those reads from then on."""
+    oracle = workspace()
+    view = delegate(oracle, "root", "r1", 10)
+    lease = view.lease.model_copy(update={"holder": "bob", "generation": 4, "closed_at": T0})
+    read = view.model_copy(
+        update={
+            "budget_spent": 6,
+            "lease": lease,
+            "state": RequestState.COMPLETED,
+            "result_ref": "s3://results/a",
+        }
+    )
+    oracle.adopt_request(read)
+    adopted = oracle.get_request("r1")
+    assert isinstance(adopted, WorkRequest)
+    assert (adopted.budget_spent, adopted.lease.holder, adopted.lease.generation) == (6, "bob", 4)
+    assert (adopted.state, adopted.result_ref) == (RequestState.COMPLETED, "s3://results/a")
+    budget = oracle.budget("c")
+    assert isinstance(budget, BudgetSnapshot)
+    shown = budget.model_copy(update={"available": budget.available - 3, "spent": budget.spent + 1})
+    oracle.adopt_budget(shown)
+    assert oracle.budget("c") == shown
