@@ -13,6 +13,7 @@ fault.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import select
 import shlex
@@ -49,8 +50,7 @@ REAP_SECONDS: Final = 5.0
 STDERR_SETTLE_SECONDS: Final = 2.0
 """How long a live process's stderr lines already written may take to be read, for a failure's
 account: the reply that showed the failure came on the other pipe, read by another thread. The
-wait ends as soon as nothing is left unread, so only a loaded machine ever waits long (at 0.2 s
-a property's account lost its line on busy CI cores)."""
+wait ends as soon as nothing is left unread, so only a loaded machine ever waits long."""
 STDERR_SETTLE_POLL_SECONDS: Final = 0.001
 STDOUT_LINES_WAITING: Final = 2
 """A reply and one unasked line (already a fault) is all a request ever needs to see."""
@@ -99,9 +99,9 @@ class ImplementationProcess:
         self._killed = False
         self._stdout: Queue[bytes | _Signal] = Queue(maxsize=STDOUT_LINES_WAITING)
         self._stderr: deque[str] = deque(maxlen=stderr_lines)
-        self._stderr_taken = 0
-        """Lines the reader has taken off the pipe; `_stderr_kept` of them are in the tail."""
-        self._stderr_kept = 0
+        self._stderr_lock = threading.Lock()
+        """Held by the stderr reader from taking bytes off the pipe to keeping their lines: a
+        byte the process wrote is in the pipe or in the tail, never between, while it is held."""
         try:
             with process_tree.launching():
                 self._popen = subprocess.Popen(
@@ -238,14 +238,15 @@ class ImplementationProcess:
 
     def settled_stderr_tail(self) -> tuple[str, ...]:
         """The tail once what the process has written so far is read (a killed one's readers
-        are drained already): it writes before it answers, but the pipes are read apart. Read
-        means off the pipe and into the tail: the reader counts the lines it took and those it
-        kept, so a line taken but not yet kept is waited for (it once was lost on busy cores)."""
+        are drained already): it writes before it answers, but the pipes are read apart. The
+        pipe is looked at under the reader's lock, so a line the reader has taken off it is
+        already in the tail (see `_read_stderr`)."""
         pipe = self._popen.stderr
         deadline = time.monotonic() + STDERR_SETTLE_SECONDS
         while not self._killed and pipe is not None and time.monotonic() < deadline:
-            written, _, _ = select.select([pipe], [], [], 0)
-            if not written and self._stderr_kept == self._stderr_taken:
+            with self._stderr_lock:
+                written, _, _ = select.select([pipe], [], [], 0)
+            if not written:
                 break
             time.sleep(STDERR_SETTLE_POLL_SECONDS)
         return self.stderr_tail()
@@ -307,12 +308,30 @@ class ImplementationProcess:
             self._stdout.put(line)
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
-        """Each line is cleaned of control sequences and redacted before it is cut to length."""
-        while raw := stream.readline(STDERR_READ_BYTES):
-            self._stderr_taken += 1
-            text = REDACT.text(_CONTROL.sub("", raw.decode("utf-8", errors="replace")).rstrip())
-            self._stderr.append(text[:MAX_STDERR_LINE_CHARS])
-            self._stderr_kept += 1
+        """Straight off the descriptor (a buffered reader would hide bytes from `select`), each
+        read and the keeping of its lines under the lock; a line is cut into reads of
+        STDERR_READ_BYTES, as before any redaction."""
+        descriptor, pending = stream.fileno(), b""
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                select.select([descriptor], [], [])
+            with self._stderr_lock:
+                try:
+                    chunk = os.read(descriptor, STDERR_READ_BYTES)
+                except OSError:
+                    chunk = b""
+                *lines, pending = (pending + chunk).split(b"\n")
+                if not chunk or len(pending) >= STDERR_READ_BYTES:
+                    lines, pending = [*lines, pending] if pending else lines, b""
+                for line in lines:
+                    self._keep_stderr_line(line)
+            if not chunk:
+                return
+
+    def _keep_stderr_line(self, raw: bytes) -> None:
+        """Cleaned of control sequences and redacted before it is cut to length."""
+        text = REDACT.text(_CONTROL.sub("", raw.decode("utf-8", errors="replace")).rstrip())
+        self._stderr.append(text[:MAX_STDERR_LINE_CHARS])
 
 
 def _start_thread(target: Any, stream: IO[bytes], name: str) -> threading.Thread:
