@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 from hypothesis import currently_in_test_context, note
 from hypothesis import strategies as st
 
-from conformance.driver import DriverError
+from conformance.driver import DriverError, Value
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -62,7 +62,7 @@ class Tape:
             self._call += 1
             if taped.error is not None:
                 raise taped.error
-            return copy.deepcopy(taped.answer)
+            return _handed_out(taped.answer)
         call = _Call(operation, copy.deepcopy(arguments))
         try:
             call.answer = live()
@@ -72,7 +72,7 @@ class Tape:
         finally:
             self.calls.append(call)
             self._call = len(self.calls)
-        return copy.deepcopy(call.answer)
+        return _handed_out(call.answer)
 
     def draw(self, live: Callable[[], T]) -> T:
         """A drawn value: from the tape when judging again, so nothing new is ever drawn then
@@ -92,6 +92,16 @@ class Tape:
         """A note for the shrunk program, made once: not again when a step is judged again."""
         if not self.replaying:
             note_if_searching(text)
+
+
+def _handed_out(answer: Any) -> Any:
+    """An answer the tape may hand out more than once: a port value is frozen, so it is shared,
+    and so are a list's frozen items; anything else is copied whole."""
+    if isinstance(answer, Value) or answer is None:
+        return answer
+    if isinstance(answer, list) and all(isinstance(item, Value) for item in answer):
+        return list(answer)
+    return copy.deepcopy(answer)
 
 
 def note_if_searching(text: str) -> None:
