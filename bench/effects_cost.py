@@ -7,6 +7,8 @@ ratio of runs that judged differently would compare nothing.
 
     python -m bench.effects_cost [--rounds 3] [--seed 1]
     python -m bench.effects_cost --baseline REV [--rounds 3]
+    CONFORMANCE_THOROUGH_EXAMPLES=250 python -m bench.effects_cost --baseline REV \
+        --properties thorough --jobs 2 --rounds 1     # the deep search, side by side
 """
 
 from __future__ import annotations
@@ -32,6 +34,15 @@ unverified, which the run allows by name."""
 
 
 @dataclass(frozen=True)
+class Profile:
+    """What every run of one comparison asks for: the properties' budget and its workers."""
+
+    properties: str = "ci"
+    jobs: int = 1
+    seed: int = 1
+
+
+@dataclass(frozen=True)
 class Subject:
     """One side of the comparison: a kit (its source folder, None for this checkout) and a
     `-k` expression, if any."""
@@ -41,11 +52,12 @@ class Subject:
     deselect: str | None = None
 
 
-def timed_run(folder: Path, subject: Subject, seed: int) -> tuple[float, str]:
+def timed_run(folder: Path, subject: Subject, profile: Profile) -> tuple[float, str]:
     """Seconds of one run, and its verdict line; a run that does not pass measures nothing."""
     command = [sys.executable, "-c", "from conformance.cli import main; main()", "run"]
-    command += ["--quiet", "--properties", "ci", "--allow-unverified", IN_PROCESS_UNVERIFIED]
-    command += ["--seed", str(seed), "--results", str(folder / "results.jsonl")]
+    command += ["--quiet", "--properties", profile.properties, "--jobs", str(profile.jobs)]
+    command += ["--allow-unverified", IN_PROCESS_UNVERIFIED]
+    command += ["--seed", str(profile.seed), "--results", str(folder / "results.jsonl")]
     command += ["-k", subject.deselect] if subject.deselect else []
     environment = dict(os.environ)
     if subject.source is not None:
@@ -90,17 +102,20 @@ def worktree(revision: str) -> Iterator[Path]:
             subprocess.run([*git, "remove", "--force", str(folder)], check=False)
 
 
-def compare(subject: Subject, baseline: Subject, rounds: int, seed: int) -> None:
+def compare(subject: Subject, baseline: Subject, rounds: int, profile: Profile) -> None:
     times: dict[str, list[float]] = {subject.name: [], baseline.name: []}
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         for _ in range(rounds):
             for side in (subject, baseline):
-                seconds, verdict = timed_run(folder, side, seed)
+                seconds, verdict = timed_run(folder, side, profile)
                 times[side.name].append(seconds)
                 print(f"{side.name}: {seconds:.1f} s, {verdict}", flush=True)
     ours, theirs = median(times[subject.name]), median(times[baseline.name])
-    print(f"{subject.name}: {ours:.1f} s (median of {rounds}, in-process, --properties ci)")
+    examples = os.environ.get("CONFORMANCE_THOROUGH_EXAMPLES", "the profile's")
+    asked = f"--properties {profile.properties} --jobs {profile.jobs} --seed {profile.seed}"
+    size = f", {examples} examples a search" if profile.properties == "thorough" else ""
+    print(f"{subject.name}: {ours:.1f} s (median of {rounds}, in-process, {asked}{size})")
     print(f"{baseline.name}: {theirs:.1f} s")
     print(f"ratio: {ours / theirs:.2f}x")
 
@@ -110,16 +125,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--baseline", metavar="REV", help="compare with the kit at this commit")
+    parser.add_argument("--properties", choices=("ci", "thorough"), default="ci")
+    parser.add_argument("--jobs", type=int, default=1)
     options = parser.parse_args(argv)
+    profile = Profile(options.properties, options.jobs, options.seed)
     whole = Subject("the whole run")
     if options.baseline is None:
         without = Subject("without the office effects property", deselect=WITHOUT_MODEL)
-        compare(whole, without, options.rounds, options.seed)
+        compare(whole, without, options.rounds, profile)
         return 0
     with worktree(options.baseline) as source:
-        compare(
-            whole, Subject(f"the kit at {options.baseline}", source), options.rounds, options.seed
-        )
+        compare(whole, Subject(f"the kit at {options.baseline}", source), options.rounds, profile)
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
-from conformance.properties.work_request_machine import WorkRequestMachine
+from conformance.properties.work_request_machine import MICRO, WorkRequestMachine
 from conformance.spec.clause_check import ClauseViolation
 from conformance.variants.variant import Variant
 from tests.scripted_machine import REFERENCE, Machines, Scripted
@@ -117,3 +118,20 @@ def test_the_model_adopts_a_request_and_a_campaign_as_the_implementation_reads_t
     shown = budget.model_copy(update={"available": budget.available - 3, "spent": budget.spent + 1})
     oracle.adopt_budget(shown)
     assert oracle.budget("c") == shown
+
+
+def test_a_wrong_refusal_is_noted_and_the_program_goes_on_to_the_next_break(
+    machines: Machines,
+) -> None:
+    """Refused where the model accepts, nothing happened on either side: the program goes on."""
+    unclaimable = mutants.MUTANTS["expired_lease_not_reclaimable"]
+    machine = machines.open(both(unclaimable, OVERSPENT), {}, budget=100, annex_budget=10)
+    child = delegated(machine, 10)
+    (request,) = machine.request_ids
+    machine.claim(request=request, data=Scripted(["bob"]))
+    machine.advance_clock(data=Scripted([timedelta(hours=2), False, 0, MICRO]))
+    machine.claim(request=request, data=Scripted(["carol"]))
+    assert {c.split("/")[0] for c in machine.surprises.first} == {unclaimable.criterion}
+    with pytest.raises(ClauseViolation) as stopped:
+        machine.record_usage(amount=15, data=Scripted([child]))
+    assert criteria(stopped.value) == {unclaimable.criterion, OVERSPENT.criterion}

@@ -331,6 +331,21 @@ def admissions_predicted(
     return admitted
 
 
+def admissions_agree(
+    admitted: Counter[tuple[str, bool]],
+    predicted: Counter[tuple[str, bool]],
+    outcomes: Sequence[tuple[Wake, Outcome]],
+) -> bool:
+    """Whether a batch admitted what the window predicts, per task: exactly, but for agent
+    wakes of a task some of whose wakes merged, where each merge may have moved one run into or
+    out of the count (the relabel the spec tolerates, whichever run a merge picks)."""
+    merges = Counter(wake.task_id for wake, outcome in outcomes if outcome is Outcome.COALESCED)
+    return all(
+        abs(admitted[key] - predicted[key]) <= (merges[key[0]] if key[1] else 0)
+        for key in {*admitted, *predicted}
+    )
+
+
 def check_stored(
     instants: list[datetime], admitted: int, merged: int, task_id: str, office: Office
 ) -> None:

@@ -124,7 +124,8 @@ def test_a_failure_shows_the_implementation_s_own_words_and_a_property_s_error_i
     assert failure is not None and "the task row is locked" in failure.observed
     assert failure.counterexample.startswith("Scenario: every admission decision")
     assert 'agent "assigner" assigns task "t1"' in failure.counterexample
-    assert any(line.startswith("grumbler: lock wait timeout") for line in failure.stderr), failure.stderr
+    said = failure.stderr
+    assert any(line.startswith("grumbler: lock wait timeout") for line in said), said
     markdown = tmp_path / "report.md"
     CliRunner().invoke(app, ["report", str(results), "--markdown", str(markdown)])
     shown = markdown.read_text()
