@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,10 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
+from conformance.oracle.work_request_cites import NO_BUDGET
+from conformance.properties.surprises import Surprises
 from conformance.properties.work_request_machine import MICRO, WorkRequestMachine
-from conformance.spec.clause_check import ClauseViolation
+from conformance.spec.clause_check import ClauseViolation, expect
 from conformance.variants.variant import Variant
 from tests.scripted_machine import REFERENCE, Machines, Scripted
 from tests.test_oracles import T0, delegate, workspace
@@ -135,3 +138,20 @@ def test_a_wrong_refusal_is_noted_and_the_program_goes_on_to_the_next_break(
     with pytest.raises(ClauseViolation) as stopped:
         machine.record_usage(amount=15, data=Scripted([child]))
     assert criteria(stopped.value) == {unclaimable.criterion, OVERSPENT.criterion}
+
+
+def test_a_break_met_while_a_step_is_judged_again_fails_that_reading_and_is_not_noted(
+    machines: Machines,
+) -> None:
+    """Judged again under another reading, a step whose reads break a clause is not explained
+    by that reading: the break fails the try (see `follow`), never noted to go on past."""
+    machine = machines.open(REFERENCE, {}, budget=100, annex_budget=10)
+    broken = partial(expect, False, NO_BUDGET, "budget created")
+    machine.judging_again = True
+    with pytest.raises(ClauseViolation):
+        machine.going_on("a step judged again", broken)
+    assert not machine.surprises.first
+    machine.judging_again = False
+    machine.going_on("the step", broken)
+    assert set(machine.surprises.first) == {NO_BUDGET}
+    machine.surprises = Surprises()

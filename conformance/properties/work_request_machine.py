@@ -326,7 +326,7 @@ forgeries = st.sampled_from(["as granted", "by another principal", "one generati
 result_refs = st.sampled_from(["s3://results/a", "s3://results/b"])
 
 
-UNCOPIED: frozenset[str] = frozenset({"driver", "peers", "tape", "_resources"})
+UNCOPIED: frozenset[str] = frozenset({"driver", "peers", "tape", "_resources", "judging_again"})
 
 
 def readings_to_try(cites: tuple[str, ...], oracle: WorkRequestOracle) -> Iterator[tuple[str, str]]:
@@ -481,6 +481,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
         a request, and reserve its slice, that the machine never saw."""
         self.scenario = WorkRequestScenario()
         """The program so far, as a Gherkin scenario (noted after every step)."""
+        self.judging_again = False
+        """Whether a step is being judged again under another reading: a break then fails that
+        reading, never noted to go on past (see `going_on`)."""
         self.surprises = Surprises()
         """The clauses the invariants found broken so far, each with its first account: they
         fail together at the program's end (see `going_on`)."""
@@ -618,8 +621,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
 
     def again(self, step: Callable[..., T], arguments: dict[str, Any], state: bytes) -> T:
         self.restore(state)
-        with replaying(self.tape):
-            return self.checked(step, arguments)
+        judging_again, self.judging_again = self.judging_again, True
+        try:
+            with replaying(self.tape):
+                return self.checked(step, arguments)
+        finally:
+            self.judging_again = judging_again
 
     def record_divergences(self, before: dict[str, str]) -> None:
         """Note each reading the model now follows that it did not before the step."""
@@ -1838,7 +1845,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         try:
             return check()
         except ClauseViolation as violation:
-            if violation.interpretations_only:
+            if violation.interpretations_only or self.judging_again:
                 raise
             self.surprises.note(violation, during)
             self.adopting = True
