@@ -25,9 +25,10 @@ from conformance.driver import (
     WorkRequest,
 )
 from conformance.oracle.work_request_cites import NO_BUDGET
+from conformance.properties.following import OffTheTape
 from conformance.properties.surprises import Surprises
 from conformance.properties.work_request_machine import MICRO, WorkRequestMachine
-from conformance.spec.clause_check import ClauseViolation, expect
+from conformance.spec.clause_check import ClauseViolation, expect, violated
 from conformance.variants.variant import Variant
 from tests.scripted_machine import REFERENCE, Machines, Scripted
 from tests.test_oracles import T0, delegate, workspace
@@ -155,3 +156,30 @@ def test_a_break_met_while_a_step_is_judged_again_fails_that_reading_and_is_not_
     machine.going_on("the step", broken)
     assert set(machine.surprises.first) == {NO_BUDGET}
     machine.surprises = Surprises()
+
+
+def test_a_break_noted_in_a_step_no_reading_explains_is_kept_when_the_search_gives_up(
+    machines: Machines,
+) -> None:
+    """The search for a reading restores the state from before the step, notes and all; where
+    it gives up, the first pass's notes still fail the program."""
+    machine = machines.open(REFERENCE, {}, budget=100, annex_budget=10)
+
+    def step(judged: WorkRequestMachine) -> None:
+        if judged.judging_again:
+            raise OffTheTape("judged again, the step goes where its first run did not")
+        judged.going_on("the step", partial(expect, False, NO_BUDGET, "budget created"))
+        raise violated("WR-24", "usage of 0 refused")
+
+    with pytest.raises(ClauseViolation) as stopped:
+        machine.judged(step, {})
+    assert NO_BUDGET in stopped.value.cites
+
+
+def test_a_campaign_adopted_after_a_break_is_judged_exactly_again_once_the_model_agrees(
+    machines: Machines,
+) -> None:
+    machine = machines.open(REFERENCE, {}, budget=100, annex_budget=10)
+    machine.adopted_budgets.add("camp")
+    machine.check_budget("camp")
+    assert "camp" not in machine.adopted_budgets

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conformance.adapters.factory import open_driver
 from conformance.driver import Capability, Outcome
-from conformance.properties.rolling_window import Office, Wake, admissions_agree, schedules
+from conformance.properties.rolling_window import Office, Wake, judged_tasks, schedules, unmerged
 
 
 @pytest.fixture(scope="module")
@@ -33,20 +33,20 @@ def test_a_schedule_never_goes_back_in_time(office: Office, data: st.DataObject)
     assert instants == sorted(instants), f"a schedule goes back in time: {instants}"
 
 
-def test_a_batch_s_admissions_agree_with_the_window_within_one_run_per_merge_of_its_task() -> None:
-    """A merge may move one run into or out of the count, so a task's agent admissions may
-    differ from the window's by as many of its wakes as merged; without merges, not at all."""
+def test_the_order_s_check_leaves_a_task_with_a_merge_unjudged_and_judges_the_rest() -> None:
+    """A merge may move one run into or out of the count, whichever run the coalescer picks:
+    a task with a merged wake is left out of the comparison, every other task stays in it."""
     instant = datetime(2026, 2, 2, 8, 0, tzinfo=UTC)
 
     def wake(task: str, by_agent: bool = True) -> Wake:
         return Wake(task, "a1", by_agent, instant, "finished")
 
-    merged = [(wake("t1", by_agent=False), Outcome.COALESCED), (wake("t1"), Outcome.QUEUED)]
-    one_more = Counter({("t1", True): 2})
-    predicted = Counter({("t1", True): 1})
-    assert admissions_agree(one_more, predicted, merged)
-    assert not admissions_agree(Counter({("t1", True): 3}), predicted, merged)
-    assert not admissions_agree(one_more, predicted, [(wake("t1"), Outcome.QUEUED)])
-    assert not admissions_agree(Counter({("t2", True): 2}), Counter({("t2", True): 1}), merged), (
-        "a merge of another task frees nothing"
-    )
+    outcomes = [
+        (wake("t1", by_agent=False), Outcome.COALESCED),
+        (wake("t1"), Outcome.QUEUED),
+        (wake("t2"), Outcome.QUEUED),
+    ]
+    admitted = Counter({("t1", True): 2, ("t2", True): 1})
+    assert unmerged(admitted, outcomes) == Counter({("t2", True): 1})
+    assert judged_tasks(outcomes) == {"t2"}
+    assert judged_tasks([(wake("t1"), Outcome.COALESCED)]) == set()

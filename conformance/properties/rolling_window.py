@@ -331,19 +331,24 @@ def admissions_predicted(
     return admitted
 
 
-def admissions_agree(
-    admitted: Counter[tuple[str, bool]],
-    predicted: Counter[tuple[str, bool]],
-    outcomes: Sequence[tuple[Wake, Outcome]],
-) -> bool:
-    """Whether a batch admitted what the window predicts, per task: exactly, but for agent
-    wakes of a task some of whose wakes merged, where each merge may have moved one run into or
-    out of the count (the relabel the spec tolerates, whichever run a merge picks)."""
-    merges = Counter(wake.task_id for wake, outcome in outcomes if outcome is Outcome.COALESCED)
-    return all(
-        abs(admitted[key] - predicted[key]) <= (merges[key[0]] if key[1] else 0)
-        for key in {*admitted, *predicted}
-    )
+def merged_tasks(outcomes: Sequence[tuple[Wake, Outcome]]) -> set[str]:
+    """The tasks some wake of a batch merged into a run of. A merge may move the run it lands
+    in into or out of the count (the relabel the spec tolerates), and which run it picks is the
+    coalescer's, so the order's check leaves such a task unjudged."""
+    return {wake.task_id for wake, outcome in outcomes if outcome is Outcome.COALESCED}
+
+
+def unmerged(
+    admissions: Counter[tuple[str, bool]], outcomes: Sequence[tuple[Wake, Outcome]]
+) -> Counter[tuple[str, bool]]:
+    """A batch's admissions of the tasks none of whose wakes merged (see `merged_tasks`)."""
+    merged = merged_tasks(outcomes)
+    return Counter({key: n for key, n in admissions.items() if key[0] not in merged})
+
+
+def judged_tasks(outcomes: Sequence[tuple[Wake, Outcome]]) -> set[str]:
+    """The tasks of a batch whose admissions the order's check judges."""
+    return {wake.task_id for wake, _ in outcomes} - merged_tasks(outcomes)
 
 
 def check_stored(

@@ -51,6 +51,7 @@ WorkRequestMachine.
 
 from __future__ import annotations
 
+import copy
 import functools
 import pickle
 from collections.abc import Callable, Iterator, Mapping
@@ -482,8 +483,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.scenario = WorkRequestScenario()
         """The program so far, as a Gherkin scenario (noted after every step)."""
         self.judging_again = False
-        """Whether a step is being judged again under another reading: a break then fails that
-        reading, never noted to go on past (see `going_on`)."""
+        """Whether a step is being judged again under another reading: a new break then fails
+        that reading, never noted to go on past (see `going_on`)."""
         self.surprises = Surprises()
         """The clauses the invariants found broken so far, each with its first account: they
         fail together at the program's end (see `going_on`)."""
@@ -491,19 +492,22 @@ class WorkRequestMachine(RuleBasedStateMachine):
         """Whether the invariants after this step noted a break, so the model adopts what the
         implementation reads."""
         self.adopted_budgets: set[str] = set()
-        """Campaigns whose figures the model took from the implementation after a break: their
-        exact figures are no longer predicted, only what no reading changes."""
+        """Campaigns whose figures the model took from the implementation after a break and
+        cannot predict exactly yet (a reserve it cannot take from a read): until a read agrees
+        with the model again, only what no reading changes is judged of them."""
         self.model_fields = [name for name in vars(self) if name not in UNCOPIED | hypothesis_own]
         """The machine's own state, which a step judged again starts from (Hypothesis' own
         attributes, the driver and the tape are not part of it)."""
 
     def teardown(self) -> None:
         """The program ended: every break the invariants noted on the way fails it now."""
-        self._resources.close()
         breaks, self.surprises = self.surprises.gathered(), Surprises()
-        if breaks is not None:
-            self.remember(breaks)
-            raise breaks
+        try:
+            self._resources.close()
+        finally:
+            if breaks is not None:
+                self.remember(breaks)
+                raise breaks
 
     # -- following a reading --------------------------------------------------------
     def judged(self, step: Callable[..., T], arguments: dict[str, Any]) -> T:
@@ -521,7 +525,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
             except ClauseViolation as violation:
                 if not violation.interpretations_only:
                     raise
-                return self.follow(step, taped, before, violation, 1)
+                noted = copy.deepcopy(self.surprises)
+                try:
+                    return self.follow(step, taped, before, violation, 1)
+                except ClauseViolation:
+                    # No reading explains the step: what its first pass noted stands (the
+                    # search restored the state from before the step, notes and all).
+                    self.surprises = noted
+                    raise
         except ClauseViolation as violation:
             if not self.surprises.first:
                 self.remember(violation)
@@ -599,14 +610,15 @@ class WorkRequestMachine(RuleBasedStateMachine):
         violation: ClauseViolation,
         followed: tuple[str, str],
     ) -> None:
-        """Every other single reading that explains the step too is a divergence as well: which
-        of them the implementation follows, this step cannot tell (a remainder sent straight to
-        the campaign is WR-15's to-campaign and, in some programs, WR-1's from-campaign alike),
-        so the run names each; the model goes on by the first."""
+        """Every other single reading, of a question the implementation does not declare, that
+        explains the step too is a divergence as well: which of them the implementation follows,
+        this step cannot tell (a remainder sent straight to the campaign is WR-15's to-campaign
+        and, in some programs, WR-1's from-campaign alike), so the run names each; the model
+        goes on by the first."""
         chosen = self.model_state()
         oracle_before = pickle.loads(before)["oracle"]
         for question, name in readings_to_try(violation.cites, oracle_before):
-            if (question, name) == followed:
+            if (question, name) == followed or question in type(self).declared:
                 continue
             following = pickle.loads(before)
             following["oracle"].follow(question, name)
@@ -1845,11 +1857,19 @@ class WorkRequestMachine(RuleBasedStateMachine):
         try:
             return check()
         except ClauseViolation as violation:
-            if violation.interpretations_only or self.judging_again:
+            if violation.interpretations_only or (
+                self.judging_again and not self.noted_already(violation)
+            ):
                 raise
             self.surprises.note(violation, during)
             self.adopting = True
             return None
+
+    def noted_already(self, violation: ClauseViolation) -> bool:
+        """Whether every clause `violation` breaks was noted before this step: a break that
+        recurs (a field never stored) rules out no reading the step is judged again under."""
+        clauses = [cite for cite in violation.cites if not INTERPRETATION_ID.fullmatch(cite)]
+        return all(cite in self.surprises.first for cite in clauses)
 
     def adopt_observed(self, views: list[WorkRequest], snapshots: list[BudgetSnapshot]) -> None:
         """After a break was noted: the model takes each request's lease, spending and
@@ -1863,8 +1883,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
             if completion is not None and view.request_id not in self.completions:
                 self.note_completion(view.request_id, completion)
         for snapshot in snapshots:
-            self.oracle.adopt_budget(snapshot)
-            self.adopted_budgets.add(snapshot.campaign_id)
+            if snapshot != self.predicted_budget(snapshot.campaign_id):
+                self.oracle.adopt_budget(snapshot)
+                self.adopted_budgets.add(snapshot.campaign_id)
 
     def budgets_are_conserved(self) -> list[BudgetSnapshot]:
         """No budget is created: every part is non-negative and together they never exceed the
@@ -1877,10 +1898,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
         created = self.going_on(
             f"budget({campaign})", partial(self.budget_created_nowhere, snapshot)
         )
+        expected = self.predicted_budget(campaign)
+        if campaign in self.adopted_budgets and snapshot == expected:
+            self.adopted_budgets.discard(campaign)  # the model predicts it again: judged again
         if created is None or campaign in self.adopted_budgets:
             return snapshot
         parts = (snapshot.available, snapshot.reserved, snapshot.spent)
-        expected = self.predicted_budget(campaign)
         holds(
             sum(parts) == snapshot.total or self.remainders_may_be_lost(),
             (REMAINDER_RETURNED, PAST_COMPLETED_PARENT),
