@@ -245,7 +245,7 @@ class ImplementationProcess:
         deadline = time.monotonic() + STDERR_SETTLE_SECONDS
         while not self._killed and pipe is not None and time.monotonic() < deadline:
             with self._stderr_lock:
-                written, _, _ = select.select([pipe], [], [], 0)
+                written = _readable(pipe.fileno(), 0)
             if not written:
                 break
             time.sleep(STDERR_SETTLE_POLL_SECONDS)
@@ -314,7 +314,7 @@ class ImplementationProcess:
         descriptor, pending = stream.fileno(), b""
         while True:
             with contextlib.suppress(OSError, ValueError):
-                select.select([descriptor], [], [])
+                _readable(descriptor, None)
             with self._stderr_lock:
                 try:
                     chunk = os.read(descriptor, STDERR_READ_BYTES)
@@ -332,6 +332,14 @@ class ImplementationProcess:
         """Cleaned of control sequences and redacted before it is cut to length."""
         text = REDACT.text(_CONTROL.sub("", raw.decode("utf-8", errors="replace")).rstrip())
         self._stderr.append(text[:MAX_STDERR_LINE_CHARS])
+
+
+def _readable(descriptor: int, timeout_ms: int | None) -> bool:
+    """Whether the descriptor has bytes (or its end) to read, waiting up to `timeout_ms` (None:
+    until it has). `poll`, not `select`: a descriptor numbered past 1023 is no error here."""
+    poller = select.poll()
+    poller.register(descriptor, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(poller.poll(timeout_ms))
 
 
 def _start_thread(target: Any, stream: IO[bytes], name: str) -> threading.Thread:
