@@ -61,12 +61,23 @@ def race_run(impl: str, folder: Path) -> list[tuple[str, Status, str | None]]:
     return ran
 
 
+RUNS_TO_CATCH = 3
+"""A race mutant's defect shows only where its calls happen to interleave so: on loaded cores
+one run of the race scenarios may miss it, so a mutant gets up to this many."""
+
+
 @pytest.mark.parametrize("impl", ["reference", *(f"mutant:{name}" for name in RACE_MUTANTS)])
 def test_no_race_fails_at_a_bound_the_search_had_explained(impl: str, tmp_path: Path) -> None:
-    ran = race_run(impl, tmp_path)
-
-    assert len(ran) >= 10, ran
-    at_a_bound = [(name, step) for name, _, step in ran if step and BOUND_STEPS.search(step)]
-    assert not at_a_bound, f"a bound broke where the search explained the race: {at_a_bound}"
-    failed = [name for name, status, _ in ran if status is Status.FAILED]
-    assert bool(failed) is (impl != "reference"), failed
+    mutant = impl != "reference"
+    for attempt in range(RUNS_TO_CATCH if mutant else 1):
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        ran = race_run(impl, folder)
+        assert len(ran) >= 10, ran
+        at_a_bound = [(name, step) for name, _, step in ran if step and BOUND_STEPS.search(step)]
+        assert not at_a_bound, f"a bound broke where the search explained the race: {at_a_bound}"
+        failed = [name for name, status, _ in ran if status is Status.FAILED]
+        if bool(failed) is mutant:
+            return
+        assert mutant, f"the reference failed: {failed}"
+    pytest.fail(f"{impl} was caught by no race scenario in {RUNS_TO_CATCH} runs")
