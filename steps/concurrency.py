@@ -104,6 +104,7 @@ class Race:
                 self.pool.kills > 0 or not self.pool.killing,
                 "a process was to be killed in each batch, but no batch was large enough",
             )
+        decided(verdict)
         verdict.expect_definite()
         return verdict
 
@@ -115,6 +116,13 @@ def race(driver: Driver, evidence: list[str]) -> Race:
 
 def expect_clean(check: CheckResult) -> None:
     expect(check.ok, CHECK_CLAUSES[check.check], f"the history checker found:\n{check}")
+
+
+def decided(verdict: RaceVerdict) -> None:
+    """A history no search could judge leaves the scenario not applicable, with the reason:
+    its clauses stay unexercised by it, neither passed nor failed."""
+    if verdict.undecided is not None:
+        pytest.skip(f"{NOT_APPLICABLE_PREFIX}{verdict.undecided}")
 
 
 def the_verdict(race: Race) -> RaceVerdict:

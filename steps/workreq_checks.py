@@ -64,6 +64,7 @@ from conformance.spec.clause_check import (
 )
 from conformance.spec.registry import INTERPRETATION_ID
 from conformance.steps.common import READING, quoted, readings_named
+from conformance.steps.concurrency import decided
 from conformance.steps.workreq_actions import parse_grants
 from conformance.steps.workreq_world import (
     UNKNOWN_ENVIRONMENT,
@@ -461,6 +462,7 @@ def race_verdict(world: WorkRequestWorld, evidence: list[str]) -> RaceVerdict:
     if racing.verdict is None:
         racing.verdict = work_request_checks(world.recorded.recorder)
         evidence.extend(racing.verdict.evidence())
+    decided(racing.verdict)
     racing.verdict.expect_definite()
     return racing.verdict
 

@@ -34,7 +34,13 @@ from conformance.driver import (
     WorkRequestLimits,
 )
 from conformance.oracle.work_requests import WorkRequestOracle
-from conformance.spec.clause_check import Cite, expect, port_requires, port_value
+from conformance.spec.clause_check import (
+    Cite,
+    expect,
+    port_requires,
+    port_value,
+    scenario_requires,
+)
 from conformance.spec.registry import INTERPRETATION_ID, KIT_READING, default_registry
 
 #: Result references the concurrent publishes of one request carry (an exact retry included).
@@ -53,10 +59,13 @@ class RaceVerdict:
     allows: dict[str, set[str]] | None = None
     """Where only readings are `broken`: the alternatives under which the search explained
     the history."""
+    undecided: str | None = None
+    """Why the search could not judge the history (it grew too wide from a reading the
+    implementation may follow): its clauses are then neither broken nor verified."""
 
     @property
     def ok(self) -> bool:
-        return all(check.ok for check in self.checks)
+        return self.undecided is None and all(check.ok for check in self.checks)
 
     def check(self, name: str) -> CheckResult:
         return next(check for check in self.checks if check.check == name)
@@ -83,7 +92,9 @@ class RaceVerdict:
 
     def expect_explained(self, judged: Cite) -> None:
         """The linearizability search explained the history; where it did not, the clauses it
-        blamed are broken (`judged`, what it checks, are credited where it did)."""
+        blamed are broken (`judged`, what it checks, are credited where it did). A step leaves
+        an undecided verdict unjudged before it gets here (`steps.concurrency.decided`)."""
+        scenario_requires(self.undecided is None, f"an undecided search judged: {self.undecided}")
         search = self.check("linearizable")
         expect(
             search.ok,
@@ -279,8 +290,11 @@ def search_history(recorder: HistoryRecorder) -> RaceVerdict:
     limits = port_value(described.work_requests, "work-request limits")
     clock = history[0].clock or datetime.now(UTC)
     declared = dict(described.readings)
-    search = judge_history(history, WorkRequestOracle(limits, clock, declared))
     counts = Counter(outcome_key(operation) for operation in history)
+    try:
+        search = judge_history(history, WorkRequestOracle(limits, clock, declared))
+    except HistoryTooWide as error:
+        return too_wide(history, counts, f"from the readings declared: {error}")
     tried = (
         Explained({}, gave_up=False)
         if search.ok
@@ -299,9 +313,16 @@ def search_history(recorder: HistoryRecorder) -> RaceVerdict:
     if explaining:
         return RaceVerdict((searched,), tuple(sorted(explaining)), None, tuple(history), explaining)
     if tried.gave_up:
-        return RaceVerdict((searched,), search.cites, search.observed, tuple(history))
+        return too_wide(history, counts, "from a reading the implementation may follow")
     clauses = tuple(cite for cite in search.cites if not INTERPRETATION_ID.fullmatch(cite))
     return RaceVerdict((searched,), clauses, search.observed if clauses else None, tuple(history))
+
+
+def too_wide(history: list[Operation], counts: Counter[str], where: str) -> RaceVerdict:
+    """A history no search could judge: not a pass, and not a break of what it would judge."""
+    why = f"the history was too wide to search {where}"
+    searched = CheckResult("linearizable", (why,), {**counts, "operations": len(history)})
+    return RaceVerdict((searched,), history=tuple(history), undecided=why)
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def judge_history(history: list[Operation], start: WorkRequestOracle) -> Verdict
         judge_call,
         WorkRequestOracle.state_key,
         WorkRequestOracle.copy,
-        inert,
+        inert if start.reads("WR-4", "slot-kept") else inert_with_refused_delegations,
         alike,
     )
 
@@ -102,6 +102,15 @@ def inert(operation: Operation) -> bool:
     if operation.operation in ("get_request", "budget"):
         return True
     return operation.outcome == "fail" and operation.operation != "delegate"
+
+
+def inert_with_refused_delegations(operation: Operation) -> bool:
+    """`inert`, where no reading lets a refused delegation keep a slot: a refusal of any call
+    then judges nothing after it, so the search places it wherever it is first explained. The
+    model still counts the slot it would keep (for a later change of reading); no answer under
+    the readings searched depends on it. Without this, twenty staggered delegations refused and
+    accepted under a campaign-wide count cap can take the search past its bound."""
+    return inert(operation) or operation.outcome == "fail"
 
 
 def judge_call(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:

@@ -9,6 +9,8 @@ answer, or name the clauses the answers break where no order does.
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 from pydantic_core import to_jsonable_python
 
 from conformance.adapters.factory import open_driver
+from conformance.concurrency import linearizable, races
 from conformance.concurrency.history import HistoryRecorder, Operation
 from conformance.concurrency.linearizable import MAX_TRIES, stretches
 from conformance.concurrency.races import (
@@ -51,7 +54,7 @@ from conformance.oracle.work_request_cites import (
     WITHIN_SLICE,
 )
 from conformance.oracle.work_requests import WorkRequestOracle
-from conformance.spec.clause_check import ClauseViolation
+from conformance.spec.clause_check import ClauseViolation, ScenarioError
 from conformance.variants.variant import DECLARING_SUFFIX
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
@@ -693,13 +696,9 @@ def test_a_history_only_other_readings_explain_breaks_those_readings_one_or_two_
     assert verdict.allows == ({question: {readings[question]} for question in broken} or None)
 
 
-def test_a_history_no_reading_explains_breaks_a_clause_whichever_call_the_search_stopped_at() -> (
-    None
-):
+def unexplained_nested_slice() -> list[Operation]:
     """A nested slice of 20 and four usages of 30 all accepted on a slice of 100, which reads
-    spent in full while the campaign paid nothing for the nested slice: no reading, nor two,
-    explains that. The search stops at a usage whose refusal only WR-2 names; the race breaks no
-    reading but the clauses its step judges."""
+    spent in full while the campaign paid nothing for the nested slice."""
     history, maker = built({})
     asked, made = nested_made(20)
     history.call("delegate", (10, 20), value=made, **asked)
@@ -707,8 +706,17 @@ def test_a_history_no_reading_explains_breaks_a_clause_whichever_call_the_search
     history.read((30, 31), 100, maker)
     unpaid = BudgetSnapshot(campaign_id="camp", total=1000, available=900, reserved=0, spent=100)
     history.call("budget", (30, 31), value=unpaid, campaign_id="camp")
+    return history.operations
 
-    verdict = search_history(cast(HistoryRecorder, Recorded(history.operations)))
+
+def test_a_history_no_reading_explains_breaks_a_clause_whichever_call_the_search_stopped_at() -> (
+    None
+):
+    """A nested slice of 20 and four usages of 30 all accepted on a slice of 100, which reads
+    spent in full while the campaign paid nothing for the nested slice: no reading, nor two,
+    explains that. The search stops at a usage whose refusal only WR-2 names; the race breaks no
+    reading but the clauses its step judges."""
+    verdict = search_history(cast(HistoryRecorder, Recorded(unexplained_nested_slice())))
 
     assert not verdict.ok
     assert (verdict.broken, verdict.allows, verdict.observed) == ((), None, None), verdict
@@ -734,3 +742,104 @@ def test_a_history_the_kit_s_reading_explains_breaks_only_the_reading_declared_o
     verdict = search_history(cast(HistoryRecorder, Recorded(history.operations, declared)))
 
     assert (verdict.broken, verdict.allows) == (("WR-2",), {"WR-2": {"kit"}}), verdict
+
+
+def staggered_campaign_capped_delegations(seed: int) -> list[Operation]:
+    """Twenty delegations of 10 from five sessions on a budget of 100, each begun and ended at
+    its own instant, answered by an implementation that caps children per campaign (WR-18's
+    alternative), each taking effect at a point within its span."""
+    shuffled = random.Random(seed)
+    spans = []
+    for _ in range(20):
+        begun = shuffled.randint(0, 200)
+        ended = begun + shuffled.randint(5, 150)
+        spans.append((begun, ended, shuffled.uniform(begun, ended)))
+    maker = campaign_world({"WR-18": "per-campaign"})
+    history = History()
+    for index in sorted(range(20), key=lambda index: spans[index][2]):
+        session, span = f"s{index % 5}", spans[index][:2]
+        asked: dict[str, Any] = {
+            "kind": "spawn",
+            "originating_session_id": session,
+            "deliverable": "a report",
+            "acceptance_checks": [],
+            "budget_slice": 10,
+            "permissions": Permissions(),
+            "assignee": None,
+        }
+        refusals = maker.delegation_refusals(
+            session,
+            deliverable="a report",
+            budget_slice=10,
+            permissions=Permissions(),
+            assignee=None,
+        )
+        if refusals:
+            history.call("delegate", span, "fail", error=ErrorCode(sorted(refusals)[0]), **asked)
+        else:
+            made = maker.delegate(**asked, request_id=f"r{index}", child_session_id=f"c{index}")
+            history.call("delegate", span, value=made, **asked)
+    return history.operations
+
+
+def campaign_world(readings: dict[str, str]) -> WorkRequestOracle:
+    model = WorkRequestOracle(LIMITS, T0, readings)
+    model.create_environment("env", ["owner"])
+    model.create_campaign("camp", "env", 100)
+    for index in range(5):
+        model.create_session(f"s{index}", "camp", "owner", Permissions())
+    return model
+
+
+@pytest.mark.parametrize("seed", [3, 33])
+def test_staggered_refused_delegations_stay_far_within_the_search_s_bound(seed: int) -> None:
+    """Refusals under a campaign-wide cap, made at staggered instants, are each placed where
+    they are first explained (no reading lets them keep a slot): the search explains the race
+    in a few hundred tries, where it took tens of thousands and could give up."""
+    history = staggered_campaign_capped_delegations(seed)
+
+    verdict = judge_history(history, campaign_world({"WR-18": "per-campaign"}))
+
+    assert verdict.ok, verdict.explanation()
+    assert verdict.tries < 2_000, verdict.tries
+    assert not judge_history(history, campaign_world({})).ok
+
+
+def test_a_history_too_wide_to_search_leaves_the_race_undecided_never_broken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the search from the readings declared, or from an alternative the implementation
+    may follow, grows past its bound, the race judges nothing: no clause broken, no reading, and
+    a step that would judge it anyway is the kit's defect."""
+    history = unexplained_nested_slice()
+    monkeypatch.setattr(linearizable, "MAX_TRIES", 0)
+    from_declared = search_history(cast(HistoryRecorder, Recorded(history)))
+    monkeypatch.undo()
+
+    def too_wide_unless_kit(operations: list[Operation], start: WorkRequestOracle) -> Any:
+        if start.readings:
+            raise linearizable.HistoryTooWide("searched by hand")
+        return judge_history(operations, start)
+
+    monkeypatch.setattr(races, "judge_history", too_wide_unless_kit)
+    from_alternative = search_history(cast(HistoryRecorder, Recorded(history)))
+
+    for verdict, where in ((from_declared, "declared"), (from_alternative, "may follow")):
+        assert verdict.undecided is not None and where in verdict.undecided, verdict
+        assert not verdict.ok
+        assert (verdict.broken, verdict.observed, verdict.allows) == ((), None, None)
+        with pytest.raises(ScenarioError, match="undecided"):
+            verdict.expect_explained(NO_BUDGET)
+
+
+def test_a_step_leaves_an_undecided_race_not_applicable_with_the_reason() -> None:
+    """The race steps hand an undecided verdict to pytest as not applicable, its reason said,
+    so the clauses it would judge stay unexercised by the scenario."""
+    from conformance.running.recorder import NOT_APPLICABLE_PREFIX
+    from conformance.steps.concurrency import decided
+
+    undecided = races.too_wide([], Counter(), "from the readings declared")
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        decided(undecided)
+    assert skipped.value.msg == f"{NOT_APPLICABLE_PREFIX}{undecided.undecided}"
+    decided(races.RaceVerdict(()))
