@@ -35,7 +35,7 @@ from bench.report import Measure, Row
 from bench.stats import MICROS, MILLIS, median, rate
 from conformance.adapters.factory import PRELAUNCH_ENV, REUSE_ENV, open_driver
 from conformance.driver import Capability, Driver
-from conformance.properties.plugin import DriverFactory
+from conformance.running.properties_plugin import DriverFactory
 from conformance.stream.results import ScenarioResult
 from conformance.stream.stream_integrity import read_stream
 

@@ -34,7 +34,7 @@ from rich.table import Table
 
 from conformance.implementations import Mutation, mutants
 from conformance.properties.catalogue import PROPERTIES
-from conformance.properties.plugin import SHRINK, THOROUGH_EXAMPLES
+from conformance.running.properties_plugin import SHRINK, THOROUGH_EXAMPLES
 from conformance.stream.results import Status
 from conformance.stream.stream_integrity import read_stream
 

@@ -32,7 +32,7 @@ from typing import Final
 from bench.kit_cost import EXAMPLES, EXEC_IMPL, GENERATE_SECONDS, IN_PROCESS
 from bench.report import Measure, Row
 from bench.stats import rate
-from conformance.properties.plugin import THOROUGH_EXAMPLES
+from conformance.running.properties_plugin import THOROUGH_EXAMPLES
 from conformance.stream.stream_integrity import read_stream
 
 SECTION = "6. A run spread over cores, and the deep search"

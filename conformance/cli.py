@@ -284,8 +284,8 @@ def run(
     from conformance.adapters.process_tree import adopting_orphans
     from conformance.reports.terminal import print_verdicts
     from conformance.running.jobs import JobsMemory
-    from conformance.running.scratch import RUN_FOLDER
     from conformance.running.spread import run_suite
+    from conformance.scratch import RUN_FOLDER
     from conformance.spec.registry import default_registry
     from conformance.stream.provenance import suite_digests
     from conformance.stream.redaction import REDACT
@@ -499,7 +499,7 @@ def _preflight(impl: str, database: str | None, containment: Containment) -> str
 
     from conformance.adapters.factory import ConfigurationError, open_driver
     from conformance.adapters.faults import unusable_cause
-    from conformance.running.scratch import RUN_FOLDER
+    from conformance.scratch import RUN_FOLDER
 
     with tempfile.TemporaryDirectory(prefix="preflight-", dir=RUN_FOLDER.path()) as scratch:
         try:
@@ -527,8 +527,8 @@ def _unusable(
     allowed: list[str] | None,
     properties: Budget,
 ) -> ResultsRun:
+    from conformance.inventory import load_inventory
     from conformance.running.recorder import unusable_run
-    from conformance.spec.inventory import load_inventory
     from conformance.spec.registry import default_registry
 
     run = unusable_run(
@@ -584,12 +584,12 @@ def _check_claim(specs: list[str], allowed: list[str]) -> None:
 
 def _check_expectations(path: Path) -> int | None:
     """Check the file before anything runs; the seed of the search it lists failures of."""
+    from conformance.inventory import load_inventory
     from conformance.running.expectations import (
         ExpectationsError,
         expectations_seed,
         load_expectations,
     )
-    from conformance.spec.inventory import load_inventory
 
     try:
         load_expectations(path, [entry.key for entry in load_inventory(properties=True)])
@@ -619,10 +619,6 @@ def _exit_code(outcome: ResultsRun, pytest_code: int | None) -> int:
     if pytest_code == NO_TESTS_COLLECTED or not outcome.scenarios:
         console.print("[bold red]no scenario ran[/]")
         return EXIT_FAILURES
-    if outcome.header.shard is not None:  # a part: its criteria are judged once merged
-        from conformance.running.shards import part_succeeded
-
-        return EXIT_OK if part_succeeded(outcome, default_registry()) else EXIT_FAILURES
     return EXIT_OK if run_succeeded(outcome, default_registry()) else EXIT_FAILURES
 
 
@@ -698,7 +694,7 @@ def criteria(
     `--spec`, the source sentences it rests on."""
     from rich.table import Table
 
-    from conformance.spec.inventory import load_inventory
+    from conformance.inventory import load_inventory
     from conformance.spec.registry import default_registry
     from conformance.spec.spec_drift import quote_clauses
 
@@ -771,7 +767,7 @@ def check_spec(
     ] = None,
 ) -> None:
     """Compare source spec files with the registry: new, removed and changed criteria."""
-    from conformance.spec.inventory import load_inventory
+    from conformance.inventory import load_inventory
     from conformance.spec.registry import default_registry
     from conformance.spec.spec_drift import SpecDriftError, accept, check_drift, expand_spec_paths
 
@@ -1145,12 +1141,12 @@ def expectations_update(
 ) -> None:
     """Write an expectations file listing every scenario that failed in a (verified) results
     stream, with the seed of its property checks' search where one of them failed."""
+    from conformance.inventory import load_inventory
     from conformance.running.expectations import (
         ExpectedFailure,
         load_expectations,
         render_expectations,
     )
-    from conformance.spec.inventory import load_inventory
     from conformance.stream.results import Status
 
     outcome = _read(results, sign_key_file)
@@ -1176,8 +1172,8 @@ def expectations_update(
 
 def _kit_inventory() -> KitInventory:
     """This kit, as a stream is checked against it: its suite files and its inventory."""
+    from conformance.inventory import load_inventory
     from conformance.properties.catalogue import property_entries
-    from conformance.spec.inventory import load_inventory
     from conformance.stream.provenance import suite_digests
     from conformance.stream.stream_integrity import KitInventory
 

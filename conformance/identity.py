@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance import __version__
+from conformance.protocol.messages import PROTOCOL_VERSION
 from conformance.spec.registry import Registry, default_registry
 from conformance.spec.spec_text import text_hash
 from conformance.stream.provenance import kit_commit, release_state
-from conformance.wire.protocol.messages import PROTOCOL_VERSION
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from conformance.adapters.patched import Capability
 from conformance.driver import Driver
 
 FAMILIES: Final = "assign_delegate_conformance.families"
@@ -26,14 +25,14 @@ FAMILIES: Final = "assign_delegate_conformance.families"
 
 class Mutation(Protocol):
     """What the kit reads of a mutant: the reference broken one way, which its own criterion
-    must catch."""
+    must catch. Its `capability` names the features that judge it (`office`, `work_requests`)."""
 
     @property
     def name(self) -> str: ...
     @property
     def criterion(self) -> str: ...
     @property
-    def capability(self) -> Capability: ...
+    def capability(self) -> str: ...
     @property
     def description(self) -> str: ...
 
@@ -45,7 +44,7 @@ class Legal(Protocol):
     @property
     def name(self) -> str: ...
     @property
-    def capability(self) -> Capability: ...
+    def capability(self) -> str: ...
     @property
     def description(self) -> str: ...
     @property

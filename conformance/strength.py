@@ -71,7 +71,7 @@ from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import read_stream
 from conformance.suite import pytest_arguments
 
-SCOPES: dict[Capability, tuple[str, ...]] = {
+SCOPES: dict[str, tuple[str, ...]] = {
     Capability.OFFICE: ("office_*.feature", OFFICE_MODULE, OFFICE_EFFECTS_MODULE),
     Capability.WORK_REQUESTS: ("armonia_workreq_*.feature", WORK_REQUEST_MODULE),
 }

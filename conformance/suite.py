@@ -23,7 +23,7 @@ PLUGINS: Final = (
     "conformance.running.pytest_plugin",
     "conformance.running.step_lookup",
     "conformance.running.frozen_heap",
-    "conformance.properties.plugin",
+    "conformance.running.properties_plugin",
     "conformance.steps.common",
     "conformance.steps.office_scene",
     "conformance.steps.office_actions",

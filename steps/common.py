@@ -10,9 +10,9 @@ import pytest
 from pytest_bdd import given, parsers, when
 from pytest_bdd.parser import Step
 
+from conformance.applicability import require
 from conformance.driver import Capability, Driver
-from conformance.running.pytest_plugin import require
-from conformance.running.restart_forecast import RESTART_STEP
+from conformance.properties.gherkin import RESTART_STEP
 
 BEFORE_RESTART = pytest.StashKey[list[Callable[[], None]]]()
 """What the scenario's state keepers note just before a restart (see `implementation_restarts`)."""

@@ -21,6 +21,7 @@ from typing import cast
 import pytest
 from pytest_bdd import given, parsers, then, when
 
+from conformance.applicability import not_applicable, require
 from conformance.concurrency.checker import CheckResult, over_admission_evidence
 from conformance.concurrency.history import HistoryRecorder
 from conformance.concurrency.process_pool import ProcessPool
@@ -43,8 +44,6 @@ from conformance.driver import (
     ErrorCode,
     LaunchesPeers,
 )
-from conformance.running.pytest_plugin import require
-from conformance.running.recorder import NOT_APPLICABLE_PREFIX
 from conformance.spec.clause_check import (
     Cite,
     expect,
@@ -122,7 +121,7 @@ def decided(verdict: RaceVerdict) -> None:
     """A history no search could judge leaves the scenario not applicable, with the reason:
     its clauses stay unexercised by it, neither passed nor failed."""
     if verdict.undecided is not None:
-        pytest.skip(f"{NOT_APPLICABLE_PREFIX}{verdict.undecided}")
+        not_applicable(verdict.undecided)
 
 
 def the_verdict(race: Race) -> RaceVerdict:
@@ -142,8 +141,8 @@ def several_processes(
     race steps then deal their batches over them (see concurrency.process_pool)."""
     require(driver, Capability.MULTIPROCESS)
     if not isinstance(driver, LaunchesPeers):
-        pytest.skip(
-            f"{NOT_APPLICABLE_PREFIX}the implementation runs inside the harness, which cannot "
+        not_applicable(
+            "the implementation runs inside the harness, which cannot "
             "start several processes of it (run it through exec:)"
         )
     pool = ProcessPool(driver, driver.launch_peer, count, RACE_START)
@@ -327,7 +326,7 @@ def crash_during(driver: Driver, calls: list[ConcurrentCall], batch_takes: timed
     except DriverError as error:
         if error.code is not ErrorCode.NOT_SUPPORTED:
             raise
-        pytest.skip(f"{NOT_APPLICABLE_PREFIX}{error.message}")
+        not_applicable(error.message)
 
 
 def assignment_calls(

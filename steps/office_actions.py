@@ -15,6 +15,7 @@ from functools import partial
 
 from pytest_bdd import given, parsers, when
 
+from conformance.applicability import require
 from conformance.driver import (
     AssignmentResult,
     Capability,
@@ -29,7 +30,6 @@ from conformance.oracle.office_shapes import (
     parse_payload,
     shape_of,
 )
-from conformance.running.pytest_plugin import require
 from conformance.spec.clause_check import expect, port_requires, port_value, scenario_value
 from conformance.steps.common import _DURATION, parse_duration, quoted
 from conformance.steps.office_scene import (

@@ -17,6 +17,8 @@ from typing import TypeVar
 
 import pytest
 
+from conformance.adapters.faults import harness_doing
+from conformance.applicability import require
 from conformance.driver import (
     Capability,
     Driver,
@@ -39,8 +41,6 @@ from conformance.oracle.office_shapes import (
 )
 from conformance.oracle.office_telemetry import Telemetry
 from conformance.oracle.stored_runs import PER_TASK, counted_toward
-from conformance.running.failure_evidence import harness_doing
-from conformance.running.pytest_plugin import require
 from conformance.spec.clause_check import (
     port_value,
     scenario_requires,

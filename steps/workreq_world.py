@@ -25,6 +25,8 @@ from typing import Any, TypeVar, cast
 
 import pytest
 
+from conformance.adapters.faults import harness_doing
+from conformance.applicability import require
 from conformance.concurrency.history import Operation, RecordedDriver, operations
 from conformance.concurrency.races import RaceVerdict
 from conformance.concurrency.work_request_calls import JUDGES
@@ -45,8 +47,6 @@ from conformance.oracle.work_request_cites import (
     CONTRACT,
     EXPIRED_STATE,
 )
-from conformance.running.failure_evidence import harness_doing
-from conformance.running.pytest_plugin import require
 from conformance.spec.clause_check import (
     Cite,
     cites_of,

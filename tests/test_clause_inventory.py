@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.spec.inventory import load_inventory
+from conformance.inventory import load_inventory
 from conformance.spec.registry import (
     CLAUSE_ID,
     CLAUSE_TAG_PREFIX,

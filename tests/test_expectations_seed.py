@@ -108,6 +108,6 @@ def test_three_identical_runs_against_an_expectations_file_agree(tmp_path: Path)
 
 
 def all_keys() -> list[str]:
-    from conformance.spec.inventory import load_inventory
+    from conformance.inventory import load_inventory
 
     return [entry.key for entry in load_inventory(properties=True)]

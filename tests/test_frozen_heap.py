@@ -42,7 +42,7 @@ def test_the_fork_server_warms_the_parsed_features_and_freezes_them() -> None:
         "import gc\n"
         "from pytest_bdd.feature import features\n"
         "from conformance.running.forked_suite import warm_up\n"
-        "from conformance.spec.inventory import _parsed\n"
+        "from conformance.inventory import _parsed\n"
         "from conformance.suite import FEATURES_DIR\n"
         "warm_up()\n"
         "files = {str(path) for path in FEATURES_DIR.glob('**/*.feature')}\n"

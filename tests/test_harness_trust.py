@@ -16,7 +16,7 @@ import pytest
 
 from conformance.adapters.containment import Containment
 from conformance.running.harness_memory import HarnessMemory
-from conformance.running.scratch import PREFIX, sweep_abandoned
+from conformance.scratch import PREFIX, sweep_abandoned
 from conformance.stream.redaction import Redactor, masked_url
 from conformance.stream.results import ResultsRun, ScenarioResult, Status
 from tests.runs import a_header

@@ -9,7 +9,7 @@ import pytest
 from gherkin.parser import Parser
 from gherkin.token_scanner import TokenScanner
 
-from conformance.spec.inventory import FEATURES_DIR, load_inventory
+from conformance.inventory import FEATURES_DIR, load_inventory
 from conformance.spec.registry import CRITERION_TAG, default_registry
 from conformance.spec.scenario_keys import ScenarioEntry
 

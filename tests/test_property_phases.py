@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import Phase
 
-from conformance.properties.plugin import SHRINK, phases
+from conformance.running.properties_plugin import SHRINK, phases
 
 
 def test_unset_every_phase_but_those_left_out_stays(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -62,7 +62,7 @@ from pytest_bdd import given, then, parsers, scenarios
 
 from conformance.driver import Capability
 from conformance.adapters.faults import FaultKind, ImplementationFault
-from conformance.running.pytest_plugin import require
+from conformance.applicability import require
 
 scenarios("demo.feature")
 

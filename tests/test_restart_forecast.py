@@ -49,7 +49,7 @@ Feature: Forecast demo
 STEPS = """\
 from pytest_bdd import given, parsers, then, when, scenarios
 
-from conformance.running.restart_forecast import RESTART_STEP
+from conformance.properties.gherkin import RESTART_STEP
 
 scenarios("demo.feature")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.spec.inventory import load_inventory
+from conformance.inventory import load_inventory
 from conformance.spec.registry import REGISTRY_PATH, load_registry
 from conformance.spec.spec_drift import SpecDriftError, accept, check_drift, expand_spec_paths
 

@@ -13,7 +13,7 @@ from conformance.properties.catalogue import (
     property_entries,
     search_seed,
 )
-from conformance.running.shards import part_of, unit_of
+from conformance.stream.shards import part_of, unit_of
 
 
 def machine_checks() -> list[str]:

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from conformance.inventory import load_inventory
 from conformance.running.jobs import JobsError, jobs_count, worker_arguments
 from conformance.running.merge import MergeRefused, merge_parts
-from conformance.running.shards import ShardError, parse_shard, part_of, unit_of, units_in_turn
-from conformance.spec.inventory import load_inventory
+from conformance.stream.shards import ShardError, parse_shard, part_of, unit_of, units_in_turn
 from conformance.stream.stream_integrity import verify_stream
 
 SELECTION = (
@@ -286,7 +286,6 @@ def test_a_part_is_judged_on_its_own_records() -> None:
     from datetime import UTC, datetime
 
     from conformance.reports.summary import run_succeeded
-    from conformance.running.shards import part_succeeded
     from conformance.spec.registry import default_registry
     from conformance.stream.results import Footer, ResultsRun, ScenarioResult, Shard, Status, totals
     from tests.runs import a_header
@@ -307,11 +306,10 @@ def test_a_part_is_judged_on_its_own_records() -> None:
         footer = Footer(finished_at=datetime.now(UTC), totals=totals(records), records=len(records))
         return ResultsRun(header=header, scenarios=list(records), footer=footer)
 
-    assert part_succeeded(part(passed), default_registry())
     assert run_succeeded(part(passed), default_registry())  # a part: one verdict, every format
     whole = part(passed).model_copy(update={"header": a_header()})
     assert not run_succeeded(whole, default_registry())  # the other criteria: no record
-    assert not part_succeeded(part(passed, failed), default_registry())
+    assert not run_succeeded(part(passed, failed), default_registry())
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conformance.cli import EXIT_FAILURES, EXIT_USAGE, app
-from conformance.spec.inventory import load_inventory
+from conformance.inventory import load_inventory
 from conformance.spec.scenario_keys import inventory_digest
 from conformance.stream.provenance import KIT_ROOT
 from conformance.stream.results import CHAIN_START, Footer, Header, ScenarioResult, Status, link

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conformance.properties.catalogue import WORK_REQUEST_SEARCHES, examples_of_a_search
-from conformance.properties.plugin import THOROUGH_EXAMPLES
+from conformance.running.properties_plugin import THOROUGH_EXAMPLES
 from conformance.stream.results import ScenarioResult, Status
 from conformance.stream.stream_integrity import verify_stream
 

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from conformance.driver import DelegationKind, ErrorCode, Permissions
+from conformance.properties.gherkin import CRITERION_PLACEHOLDER
 from conformance.properties.hostile_data import (
     CAMPAIGN_ENVIRONMENTS,
     ENVIRONMENT_MEMBERS,
     ROOT_SESSIONS,
 )
 from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
-from conformance.running.failure_evidence import CRITERION_PLACEHOLDER
 from tests.test_property_counterexamples import paste, run_pasted, steps_of
 
 pytestmark = pytest.mark.cost(seconds=15)

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance.running.scratch import RUN_FOLDER
+from conformance.protocol.messages import STORE_ENV
+from conformance.scratch import RUN_FOLDER
 from conformance.stream.provenance import KIT_ROOT
-from conformance.wire.protocol.messages import STORE_ENV
 
 ALLOWED_ENV: Final = ("PATH", "HOME", "LANG")
 """Given to every implementation, beside TMPDIR and CONFORMANCE_STORE, which the harness sets."""

@@ -69,8 +69,8 @@ from conformance.driver import (
     WarningLog,
     WorkRequest,
 )
-from conformance.wire.protocol import messages as m
-from conformance.wire.protocol.codec import Ok
+from conformance.protocol import messages as m
+from conformance.protocol.codec import Ok
 
 R = TypeVar("R")
 

@@ -24,7 +24,7 @@ from conformance.adapters.containment import Containment
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.adapters.exec_reset import Witnesses
 from conformance.driver import Description
-from conformance.running.scratch import RUN_FOLDER
+from conformance.scratch import RUN_FOLDER
 
 MAX_PARKED_PER_COMMAND: Final = 2
 """Scenarios run one after the other; a second one covers a test holding two drivers at once."""

@@ -28,15 +28,15 @@ from typing import IO, Any, Final, TypeVar
 
 from conformance.adapters import process_tree
 from conformance.adapters.faults import FaultKind, ImplementationFault
-from conformance.stream.redaction import REDACT
-from conformance.wire.protocol.codec import (
+from conformance.protocol.codec import (
     Ok,
     ProtocolError,
     ProtocolErrorKind,
     decode_reply,
     encode_request,
 )
-from conformance.wire.protocol.messages import Args, ErrorReply, NotSupportedReply, Operation
+from conformance.protocol.messages import Args, ErrorReply, NotSupportedReply, Operation
+from conformance.stream.redaction import REDACT
 
 R = TypeVar("R")
 

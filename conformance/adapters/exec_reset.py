@@ -19,7 +19,7 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from conformance.driver import Capability, Description, DriverError, ErrorCode, OfficeVocabulary
-from conformance.wire.protocol import messages as m
+from conformance.protocol import messages as m
 
 Call = Callable[[m.Operation[Any, Any], m.Args], Any]
 """Sends one request to the process and answers its result, raising DriverError on an error."""

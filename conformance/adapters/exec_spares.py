@@ -31,7 +31,7 @@ from typing import Final
 from conformance.adapters.exec_pool import LaunchSettings
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.adapters.faults import FaultKind, ImplementationFault
-from conformance.running.scratch import RUN_FOLDER
+from conformance.scratch import RUN_FOLDER
 
 SPARES_PER_COMMAND: Final = 8
 """The room's capacity: the most spares starting or waiting at once."""

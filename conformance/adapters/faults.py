@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -27,7 +29,7 @@ class ImplementationFault(Exception):
         self.stderr_tail = list(stderr_tail or [])
         self.during: str | None = None
         """What the harness itself was doing, when the call was its own read and no step's
-        action (see running.failure_evidence.harness_doing)."""
+        action (see harness_doing)."""
 
     def evidence(self) -> str:
         lines = [f"implementation fault ({self.kind.value}): {self.message}"]
@@ -59,3 +61,15 @@ def unusable_cause(error: BaseException) -> str:
     if isinstance(error, ImplementationFault):
         return error.evidence()
     return f"{type(error).__name__}: {error}"
+
+
+@contextmanager
+def harness_doing(purpose: str) -> Iterator[None]:
+    """Calls the harness makes for itself (noting what the implementation shows before an
+    action, reading it back for a check): a fault inside says so, since the step it falls in
+    is then not what failed."""
+    try:
+        yield
+    except ImplementationFault as fault:
+        fault.during = fault.during or purpose
+        raise

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from conformance.running.scratch import RUN_FOLDER
+from conformance.scratch import RUN_FOLDER
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine

@@ -7,9 +7,12 @@ any scenario; `--properties` sets how hard they look for a counterexample.
 from __future__ import annotations
 
 import secrets
+from contextlib import AbstractContextManager
 from enum import StrEnum
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
+
+from conformance.driver import Driver
 
 PROPERTIES_DIR: Final = Path(__file__).resolve().parent
 OFFICE_MODULE: Final = "test_office_window.py"
@@ -27,6 +30,14 @@ MODEL_MODULES: Final[dict[str, tuple[str, ...]]] = {
 }
 """The product modules of this package a property test's checks live in, beside the test module
 itself (which may only expose the test): what the catalogue reads for the readings it cites."""
+
+
+class Drivers(Protocol):
+    """Opens one driver on an empty store per Hypothesis example (the runner's `drivers`
+    fixture): Hypothesis runs many examples in one test call, which would share a driver
+    opened by a function-scoped fixture."""
+
+    def fresh(self) -> AbstractContextManager[Driver]: ...
 
 
 def draw_seed() -> int:

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Final
+
+SCENARIO_NOTE: Final = "Counterexample as a scenario (paste it into a feature file):\n"
+"""How a property notes its counterexample as Gherkin (Hypothesis keeps the shrunk one's)."""
+CRITERION_PLACEHOLDER: Final = "CRITERION"
+"""A noted scenario's tag before its failure names the criterion it broke."""
+RESTART_STEP: Final = "the implementation restarts"
+"""The one step that restarts the implementation (steps/common.py binds it)."""
+
 
 class Steps:
     """Appends steps to `lines`, writing `And` for a keyword that repeats the one before."""

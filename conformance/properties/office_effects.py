@@ -57,7 +57,7 @@ from conformance.oracle.stored_runs import (
     expect_kept,
     stored_at,
 )
-from conformance.properties.gherkin import Steps
+from conformance.properties.gherkin import CRITERION_PLACEHOLDER, SCENARIO_NOTE, Steps
 from conformance.properties.hostile_data import ASSIGNEES, OFFICE_TASKS, OFFICE_WORKSPACE
 from conformance.properties.office_model import (
     NEVER_REFUSE_EARLY,
@@ -83,7 +83,6 @@ from conformance.properties.office_operations import (
     workspace_steps,
 )
 from conformance.properties.surprises import Surprises
-from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
 from conformance.spec.clause_check import (
     ClauseViolation,
     expect,

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from hypothesis import note
 
 from conformance.oracle.office_window import OfficeWindowOracle
-from conformance.properties.gherkin import Steps
+from conformance.properties.gherkin import CRITERION_PLACEHOLDER, RESTART_STEP, SCENARIO_NOTE, Steps
 from conformance.properties.rolling_window import (
     ASSIGNEES,
     ASSIGNER,
@@ -26,10 +26,7 @@ from conformance.properties.rolling_window import (
     Office,
     Wake,
 )
-from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
 from conformance.spec.clause_check import ClauseViolation
-
-RESTART = "the implementation restarts"
 
 
 @contextmanager
@@ -78,7 +75,7 @@ def scenario(
 
 def _wake_steps(steps: Steps, oracle: OfficeWindowOracle, wake: Wake) -> None:
     if wake.restart_first:
-        steps.add("When", RESTART)
+        steps.add("When", RESTART_STEP)
     steps.add("When", f'the clock reads "{_instant(wake.at)}"')
     who = f'agent "{ASSIGNER}"' if wake.by_agent else "a user"
     steps.add("When", f'{who} assigns task "{wake.task_id}" to "{wake.assignee}"')

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.applicability import not_applicable
 from conformance.driver import Capability, Description, OfficeConstants, Producer
 from conformance.properties import RESTARTS_PER_EXAMPLE, Budget
 from conformance.properties.office_effects import OfficeEffects
@@ -21,17 +22,17 @@ from conformance.properties.office_operations import Powers, effect_schedules
 from conformance.spec.clause_check import port_value
 
 if TYPE_CHECKING:
-    from conformance.properties.plugin import DriverFactory
+    from conformance.properties import Drivers
 
 START = datetime(2026, 2, 2, 8, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
-def description(drivers: DriverFactory) -> Description:
+def description(drivers: Drivers) -> Description:
     with drivers.fresh() as driver:
         described = driver.describe()
     if Capability.OFFICE not in described.capabilities or described.office is None:
-        pytest.skip("not_applicable: the implementation does not declare office")
+        not_applicable("the implementation does not declare office")
     return described
 
 
@@ -56,7 +57,7 @@ def powers_of(description: Description) -> Powers:
 
 @given(data=st.data())
 def test_every_operation_shows_what_the_model_says(
-    drivers: DriverFactory, description: Description, budget: Budget, data: st.DataObject
+    drivers: Drivers, description: Description, budget: Budget, data: st.DataObject
 ) -> None:
     powers = powers_of(description)
     schedule = data.draw(

@@ -31,6 +31,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.applicability import not_applicable
 from conformance.driver import Capability, Outcome
 from conformance.properties import RESTARTS_PER_EXAMPLE, Budget, restart_permits
 from conformance.properties.office_operations import SETTLED
@@ -68,16 +69,16 @@ from conformance.properties.rolling_window import (
 from conformance.spec.clause_check import expect
 
 if TYPE_CHECKING:
-    from conformance.properties.plugin import DriverFactory
+    from conformance.properties import Drivers
 
 
 @pytest.fixture(scope="module")
-def office(drivers: DriverFactory, budget: Budget) -> Office:
+def office(drivers: Drivers, budget: Budget) -> Office:
     """What the implementation reports; the oracle and the schedules adapt to it."""
     with drivers.fresh() as driver:
         description = driver.describe()
     if Capability.OFFICE not in description.capabilities or description.office is None:
-        pytest.skip("not_applicable: the implementation does not declare office")
+        not_applicable("the implementation does not declare office")
     restartable = Capability.RESTART in description.capabilities
     return Office(
         description.office,
@@ -89,7 +90,7 @@ def office(drivers: DriverFactory, budget: Budget) -> Office:
 
 @given(data=st.data())
 def test_admission_decisions_match_the_rolling_window(
-    drivers: DriverFactory, office: Office, data: st.DataObject
+    drivers: Drivers, office: Office, data: st.DataObject
 ) -> None:
     schedule = data.draw(schedules(office, 12), label="schedule")
     oracle = office.oracle()
@@ -110,7 +111,7 @@ def test_admission_decisions_match_the_rolling_window(
 
 @given(data=st.data())
 def test_same_instant_wakes_are_decided_independently_of_their_order(
-    drivers: DriverFactory, office: Office, data: st.DataObject
+    drivers: Drivers, office: Office, data: st.DataObject
 ) -> None:
     prelude = data.draw(schedules(office, 2), label="prelude")
     timing = data.draw(timings(office.window), label="batch timing")
@@ -154,7 +155,7 @@ def test_same_instant_wakes_are_decided_independently_of_their_order(
 
 @given(data=st.data())
 def test_no_window_ever_holds_more_than_the_allowance(
-    drivers: DriverFactory, office: Office, data: st.DataObject
+    drivers: Drivers, office: Office, data: st.DataObject
 ) -> None:
     window, allowance = office.window, office.allowance
     schedule = data.draw(schedules(office, 15), label="schedule")

@@ -16,12 +16,11 @@ from conformance.properties.catalogue import WORK_REQUEST_SEARCHES
 from conformance.properties.work_request_machine import run_work_request_machine
 
 if TYPE_CHECKING:
-    from conformance.properties import Budget
-    from conformance.properties.plugin import DriverFactory
+    from conformance.properties import Budget, Drivers
 
 
 @pytest.mark.parametrize("search", range(1, WORK_REQUEST_SEARCHES + 1))
 def test_work_request_machine(
-    drivers: DriverFactory, budget: Budget, seed: int | None, search: int
+    drivers: Drivers, budget: Budget, seed: int | None, search: int
 ) -> None:
     run_work_request_machine(drivers, budget, seed, search)

@@ -61,7 +61,6 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
-import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyStrategyDefinition
@@ -75,6 +74,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from conformance.applicability import not_applicable
 from conformance.concurrency.checker import (
     check_definite_share,
 )
@@ -155,6 +155,7 @@ from conformance.properties.following import (
     replaying,
     taped,
 )
+from conformance.properties.gherkin import SCENARIO_NOTE
 from conformance.properties.hostile_data import (
     CAMPAIGN_ENVIRONMENTS,
     ENVIRONMENT_MEMBERS,
@@ -170,7 +171,6 @@ from conformance.properties.hostile_data import (
 )
 from conformance.properties.surprises import Surprises
 from conformance.properties.work_request_scenario import Outcome, WorkRequestScenario
-from conformance.running.failure_evidence import SCENARIO_NOTE
 from conformance.spec.clause_check import (
     Cite,
     ClauseViolation,
@@ -190,7 +190,7 @@ from conformance.spec.evidence import current_ledger
 from conformance.spec.registry import INTERPRETATION_ID, KIT_READING, default_registry
 
 if TYPE_CHECKING:
-    from conformance.properties.plugin import DriverFactory
+    from conformance.properties import Drivers
 
 T = TypeVar("T")
 
@@ -413,7 +413,7 @@ def off_every(instant: datetime, expiries: list[datetime]) -> datetime:
 class WorkRequestMachine(RuleBasedStateMachine):
     """One implementation and the oracle, driven side by side."""
 
-    drivers: ClassVar[DriverFactory]
+    drivers: ClassVar[Drivers]
     max_restarts: ClassVar[int | None] = None
     """Restarts one program may ask for (see RESTARTS_PER_EXAMPLE)."""
     restart_permits: ClassVar[tuple[bool, ...]] = (True,)
@@ -2165,7 +2165,7 @@ def closed_expiry(view: WorkRequest, expected: WorkRequest) -> datetime | None:
 
 
 def run_work_request_machine(
-    drivers: DriverFactory, budget: Budget, seed: int | None, search: int
+    drivers: Drivers, budget: Budget, seed: int | None, search: int
 ) -> None:
     """Search number `search` for a program the implementation answers otherwise than the model
     (the test `conformance run` runs, `test_work_request_machine.py`, is this and nothing else):
@@ -2173,7 +2173,7 @@ def run_work_request_machine(
     with drivers.fresh() as driver:
         description = driver.describe()
     if Capability.WORK_REQUESTS not in description.capabilities:
-        pytest.skip("not_applicable: the implementation does not declare work_requests")
+        not_applicable("the implementation does not declare work_requests")
     registry = default_registry()
     unknown = sorted(cite for cite in cited_here() if not registry.is_citable(cite))
     scenario_requires(not unknown, f"the machine cites what the registry lacks: {unknown}")

@@ -24,8 +24,7 @@ from datetime import datetime, timedelta
 
 from conformance.driver import DelegationKind, ErrorCode, Permissions
 from conformance.properties.following import note_if_searching
-from conformance.properties.gherkin import Steps
-from conformance.running.failure_evidence import CRITERION_PLACEHOLDER, SCENARIO_NOTE
+from conformance.properties.gherkin import CRITERION_PLACEHOLDER, SCENARIO_NOTE, Steps
 
 Refusals = frozenset[ErrorCode]
 

@@ -206,7 +206,8 @@ def claim_failures(run: ResultsRun, registry: Registry) -> list[ClaimFailure]:
 def run_succeeded(run: ResultsRun, registry: Registry) -> bool:
     """No claimed scenario failed and nothing else fails the claim (see `claim_failures`): in
     particular, a run in which nothing passed (an implementation declaring no capability)
-    proves nothing."""
+    proves nothing. A shard part passes on its own evidence: a criterion it cannot judge
+    alone is judged when the parts are merged (`criterion_verdicts` says so)."""
     claim = run.header.claim
     failed = any(
         result.status in FAILING

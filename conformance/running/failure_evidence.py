@@ -10,8 +10,6 @@ through the kit's own code only. Every report leads with it.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
@@ -21,6 +19,7 @@ from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
 from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import DriverError
+from conformance.properties.gherkin import CRITERION_PLACEHOLDER, SCENARIO_NOTE
 from conformance.spec.clause_check import ClauseViolation, PortViolation, ScenarioError
 from conformance.spec.registry import default_registry
 from conformance.stream.results import HYPOTHESIS_NOTES, FailedStep, Failure, Status
@@ -29,10 +28,6 @@ KIT_PACKAGES: Final = ("conformance", "steps", "reference", "mutants", "variants
 KIT_ROOT: Final = Path(__file__).resolve().parents[2]
 """The checkout, or site-packages for an installed kit: only the kit's packages count."""
 TRACE_FRAMES: Final = 4
-SCENARIO_NOTE: Final = "Counterexample as a scenario (paste it into a feature file):\n"
-"""How a property notes its counterexample as Gherkin (Hypothesis keeps the shrunk one's)."""
-CRITERION_PLACEHOLDER: Final = "CRITERION"
-"""A noted scenario's tag before its failure names the criterion it broke."""
 
 
 def failure_verdict(
@@ -69,18 +64,6 @@ def failure_verdict(
     if "Timeout" in str(error)[:20]:
         return Status.TIMEOUT, failure(described), []
     return Status.ERRORED, failure(described), []
-
-
-@contextmanager
-def harness_doing(purpose: str) -> Iterator[None]:
-    """Calls the harness makes for itself (noting what the implementation shows before an
-    action, reading it back for a check): a fault inside says so, since the step it falls in
-    is then not what failed."""
-    try:
-        yield
-    except ImplementationFault as fault:
-        fault.during = fault.during or purpose
-        raise
 
 
 def unreplayed_violation(error: BaseException | None) -> BaseException | None:

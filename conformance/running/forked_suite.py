@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 from pytest_bdd.feature import get_features
 
-from conformance.spec.inventory import load_inventory
+from conformance.inventory import load_inventory
 from conformance.suite import FEATURES_DIR, PLUGINS
 
 WARM_MODULES = (

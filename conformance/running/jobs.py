@@ -6,7 +6,7 @@ one job (a scenario that asks for several processes on one store still gets them
 worker). The run hands the items out one at a time, to whichever worker asks first: the
 property checks first (each is one long search that cannot be split), then the scenarios in
 the inventory's order, so that no worker is left with a long search at the end while the others
-idle. A property's search draws from the run's seed alone (properties.plugin), so it is the
+idle. A property's search draws from the run's seed alone (running.properties_plugin), so it is the
 same search in whichever worker runs it.
 
 The run writes the one results stream itself, from the records the workers hand on over their
@@ -38,7 +38,6 @@ from typing import IO, Any, Final
 from conformance.running.harness_memory import HarnessMemory
 from conformance.running.jobs_worker import WORKER_MODULE
 from conformance.running.recorder import ALTERED
-from conformance.running.shards import PROPERTY_PREFIX
 from conformance.spec.scenario_keys import ScenarioEntry
 from conformance.stream.results import (
     Footer,
@@ -49,6 +48,7 @@ from conformance.stream.results import (
     totals,
     undefined_results,
 )
+from conformance.stream.shards import PROPERTY_PREFIX
 
 INTERNAL_ERROR: Final = 3  # pytest.ExitCode.INTERNAL_ERROR
 USAGE_ERROR: Final = 4

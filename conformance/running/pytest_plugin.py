@@ -15,7 +15,8 @@ import pytest
 
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
-from conformance.driver import Capability, Driver
+from conformance.driver import Driver
+from conformance.inventory import load_inventory
 from conformance.properties import Budget
 from conformance.running.expectations import ExpectationsError, load_expectations
 from conformance.running.fault_budget import FaultBudget
@@ -25,14 +26,11 @@ from conformance.running.progress import register as register_progress
 from conformance.running.recorder import (
     DRIVER_KEY,
     EVIDENCE_KEY,
-    NOT_APPLICABLE_PREFIX,
     ResultsRecorder,
     item_keys,
 )
 from conformance.running.restart_forecast import FORECAST, RestartForecast
-from conformance.running.scratch import RUN_FOLDER
-from conformance.running.shards import ShardError, parse_shard, part_of, shard_of
-from conformance.spec.inventory import load_inventory
+from conformance.scratch import RUN_FOLDER
 from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
@@ -42,6 +40,7 @@ from conformance.spec.registry import (
 from conformance.spec.spec_drift import check_drift
 from conformance.stream.redaction import REDACT
 from conformance.stream.results import SPEC_PREFIXES, Claim
+from conformance.stream.shards import ShardError, parse_shard, part_of, shard_of
 from conformance.stream.stream_integrity import BrokenStream, read_key
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -117,7 +116,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--shard",
         default=None,
         metavar="K/N",
-        help="run only the K-th of N disjoint, stable parts of the inventory (see running.shards)",
+        help="run only the K-th of N disjoint, stable parts of the inventory (see stream.shards)",
     )
     group.addoption(
         "--spec-file",
@@ -326,11 +325,3 @@ def evidence(request: pytest.FixtureRequest) -> list[str]:
     notes: list[str] = []
     request.node.stash[EVIDENCE_KEY] = notes
     return notes
-
-
-def require(driver: Driver, capability: Capability) -> None:
-    """Stop the scenario as not applicable when the implementation lacks `capability`."""
-    if capability not in driver.describe().capabilities:
-        pytest.skip(
-            f"{NOT_APPLICABLE_PREFIX}the implementation does not declare {capability.value}"
-        )

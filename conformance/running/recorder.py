@@ -26,6 +26,7 @@ from conformance import __version__ as kit_version
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.adapters.faults import ImplementationFault, stderr_of, unusable_cause
+from conformance.applicability import NOT_APPLICABLE_PREFIX
 from conformance.identity import spec_hashes
 from conformance.properties import MODULE_TITLES
 from conformance.properties.catalogue import (
@@ -35,6 +36,7 @@ from conformance.properties.catalogue import (
     search_of_item,
     search_seed,
 )
+from conformance.protocol.messages import PROTOCOL_VERSION
 from conformance.running.expectations import ExpectedFailure
 from conformance.running.failure_evidence import (
     counterexample_of,
@@ -44,7 +46,7 @@ from conformance.running.failure_evidence import (
 from conformance.running.fault_budget import stopped_reason
 from conformance.running.reading_verdict import first_divergence, weighed
 from conformance.running.scenario_items import scenario_template
-from conformance.running.scratch import RUN_FOLDER
+from conformance.scratch import RUN_FOLDER
 from conformance.spec.clause_check import (
     ClauseViolation,
     FollowedDivergence,
@@ -79,7 +81,6 @@ from conformance.stream.results import (
     totals,
     undefined_results,
 )
-from conformance.wire.protocol.messages import PROTOCOL_VERSION
 
 ALTERED = (
     "the results stream was changed on disk during the run by something other than the "
@@ -90,8 +91,7 @@ EVIDENCE_KEY = pytest.StashKey[list[str]]()
 DRIVER_KEY = pytest.StashKey[object]()
 """The scenario's driver (see the `driver` fixture), whose stderr lines a failure shows."""
 SEARCH = pytest.StashKey[str]()
-"""Hypothesis' account of a property's search (see properties.plugin), for its evidence."""
-NOT_APPLICABLE_PREFIX = "not_applicable: "
+"""Hypothesis' account of a property's search (see properties_plugin), for its evidence."""
 _EVIDENCE_LIMIT = 4000
 
 

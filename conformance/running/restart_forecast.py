@@ -18,10 +18,8 @@ from typing import Final
 
 import pytest
 
+from conformance.properties.gherkin import RESTART_STEP
 from conformance.running.scenario_items import scenario_template
-
-RESTART_STEP: Final = "the implementation restarts"
-"""The one step that restarts the implementation (steps/common.py binds it)."""
 
 LOOKAHEAD: Final = 8
 """Scenarios counted ahead: about half a second of the suite through exec, the time

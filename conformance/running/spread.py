@@ -15,8 +15,8 @@ from pathlib import Path
 from conformance.properties import Budget, draw_seed
 from conformance.running.harness_memory import HarnessMemory
 from conformance.running.jobs import JobsError, jobs_count, run_jobs
-from conformance.running.shards import ShardError, parse_shard, part_of
 from conformance.stream.results import ScenarioResult
+from conformance.stream.shards import ShardError, parse_shard, part_of
 
 
 class SpreadError(ValueError):
@@ -70,7 +70,7 @@ def run_suite(
     `count` workers."""
     import pytest
 
-    from conformance.spec.inventory import load_inventory
+    from conformance.inventory import load_inventory
     from conformance.stream.stream_integrity import read_key
 
     memory = HarnessMemory()

@@ -96,7 +96,7 @@ class Provenance(BaseModel):
 
 
 class Shard(BaseModel):
-    """The part of the inventory a `--shard K/N` run recorded (see running.shards)."""
+    """The part of the inventory a `--shard K/N` run recorded (see stream.shards)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -22,7 +22,6 @@ from typing import Final, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
-from conformance.running.shards import part_of
 from conformance.spec.scenario_keys import inventory_digest
 from conformance.stream.results import (
     CHAIN_START,
@@ -35,6 +34,7 @@ from conformance.stream.results import (
     sign,
     totals,
 )
+from conformance.stream.shards import part_of
 
 SUPPORTED_PROTOCOLS: Final = frozenset({1})
 KEY_SOURCES: Final = ("conformance/features/", "conformance/properties/catalogue.py")

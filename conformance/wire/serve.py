@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from conformance.driver import Capability, Description, Driver, DriverError, ErrorCode
-from conformance.wire.protocol.codec import (
+from conformance.protocol.codec import (
     ProtocolError,
     ProtocolErrorKind,
     decode_request,
@@ -36,7 +36,7 @@ from conformance.wire.protocol.codec import (
     encode_not_supported,
     encode_ok,
 )
-from conformance.wire.protocol.messages import (
+from conformance.protocol.messages import (
     HANDSHAKE,
     PROTOCOL_VERSION,
     RESET,

@@ -835,7 +835,7 @@ def test_a_history_too_wide_to_search_leaves_the_race_undecided_never_broken(
 def test_a_step_leaves_an_undecided_race_not_applicable_with_the_reason() -> None:
     """The race steps hand an undecided verdict to pytest as not applicable, its reason said,
     so the clauses it would judge stay unexercised by the scenario."""
-    from conformance.running.recorder import NOT_APPLICABLE_PREFIX
+    from conformance.applicability import NOT_APPLICABLE_PREFIX
     from conformance.steps.concurrency import decided
 
     undecided = races.too_wide([], Counter(), "from the readings declared")

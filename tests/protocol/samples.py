@@ -39,7 +39,7 @@ from conformance.driver import (
     WorkRequest,
     WorkRequestLimits,
 )
-from conformance.wire.protocol import messages as m
+from conformance.protocol import messages as m
 
 INSTANT = datetime(2026, 1, 1, 12, 30, 15, 123456, tzinfo=UTC)
 ELSEWHERE = datetime(2026, 1, 1, 14, 30, 15, 7, tzinfo=timezone(timedelta(hours=2)))

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from conformance.driver import ErrorCode
-from conformance.wire.protocol import messages as m
-from conformance.wire.protocol.codec import (
+from conformance.protocol import messages as m
+from conformance.protocol.codec import (
     Ok,
     ProtocolError,
     ProtocolErrorKind,

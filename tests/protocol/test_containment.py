@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.running.scratch import PREFIX, sweep_abandoned
+from conformance.scratch import PREFIX, sweep_abandoned
 from conformance.stream.stream_integrity import verify_stream
 from tests.sandbox import needs_bwrap
 

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from conformance.driver import Driver, OfficeVocabulary
-from conformance.wire.protocol import messages as m
+from conformance.protocol import messages as m
 
 PROCESS_LIFECYCLE = {"restart", "close", "crash_during"}
 """Acted out on the process (kill and relaunch; kill; kill in the middle of a batch), never

@@ -20,7 +20,7 @@ from conformance.adapters.exec_spares import SPARES, SPARES_FOR_PEERS, SPARES_WI
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import Capability
-from conformance.wire.protocol.messages import STORE_ENV
+from conformance.protocol.messages import STORE_ENV
 
 FAKES = Path(__file__).parent / "fakes"
 SERVE = [sys.executable, "-m", "conformance.wire.serve"]

@@ -11,7 +11,7 @@ import pytest
 from conformance.adapters.exec_reset import Call, Witnesses, reset_leftovers
 from conformance.adapters.factory import open_reference
 from conformance.driver import Capability, Description, Driver, DriverError, ErrorCode
-from conformance.wire.protocol import messages as m
+from conformance.protocol import messages as m
 from conformance.wire.serve import invoke
 
 

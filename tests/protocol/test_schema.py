@@ -8,14 +8,14 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conformance.driver import ErrorCode
-from conformance.wire.protocol import messages as m
-from conformance.wire.protocol.codec import (
+from conformance.protocol import messages as m
+from conformance.protocol.codec import (
     encode_error,
     encode_not_supported,
     encode_ok,
     encode_request,
 )
-from conformance.wire.protocol.schemas import (
+from conformance.protocol.schemas import (
     SCHEMA_PATH,
     render_schema,
     reply_definition,
@@ -29,7 +29,7 @@ from .samples import SAMPLES
 def test_the_shipped_schema_is_what_the_generator_produces() -> None:
     assert SCHEMA_PATH.read_text(encoding="utf-8") == render_schema(), (
         "conformance/schemas/protocol-v1.schema.json is stale: "
-        "run `python -m conformance.wire.protocol.schemas`"
+        "run `python -m conformance.protocol.schemas`"
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from conformance.adapters.inprocess import InProcessDriver
 from conformance.driver import ErrorCode
-from conformance.wire.protocol.messages import STORE_ENV
+from conformance.protocol.messages import STORE_ENV
 from conformance.wire.serve import (
     EXIT_NO_STORE,
     EXIT_OK,

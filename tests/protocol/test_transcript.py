@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from conformance import __version__
-from conformance.wire.protocol.codec import decode_reply, decode_request
-from conformance.wire.protocol.messages import OPERATIONS, STORE_ENV
+from conformance.protocol.codec import decode_reply, decode_request
+from conformance.protocol.messages import OPERATIONS, STORE_ENV
 from conformance.wire.serve import EXIT_OK, serve
 
 PROTOCOL_DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"

@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from conformance.spec.scenario_keys import inventory_digest
-from conformance.stream.results import ResultsRun, Shard
-
-if TYPE_CHECKING:
-    from conformance.spec.registry import Registry
+from conformance.stream.results import Shard
 
 PROPERTY_PREFIX: Final = "properties/"
 """The `feature` of a property's records (see properties.catalogue.RECORD_PREFIX)."""
@@ -68,13 +65,3 @@ def part_of(keys: Sequence[str], index: int, count: int) -> list[str]:
 def shard_of(keys: Sequence[str], index: int, count: int) -> Shard:
     """What a part's header says of it: which part, and of which inventory."""
     return Shard(index=index, count=count, inventory=inventory_digest(list(keys)))
-
-
-def part_succeeded(run: ResultsRun, registry: Registry) -> bool:
-    """A part passes on its own evidence: none of its records fails, no clause it checked
-    broke, and nothing fails the run as a whole (a stop, an integrity breach). A criterion it
-    cannot judge alone is judged when the parts are merged, as in a single run (the verdicts of
-    a part say so: `reports.summary.criterion_verdicts`)."""
-    from conformance.reports.summary import run_succeeded
-
-    return run_succeeded(run, registry)

@@ -4,7 +4,7 @@ One document, `conformance/schemas/protocol-v1.schema.json`: its root accepts
 any request, and `$defs` holds `<Op>Request` and `<Op>Reply` for every
 operation (plus the values they share), so an implementation in any language
 can validate a line with any JSON Schema 2020-12 library. Regenerate it with
-`python -m conformance.wire.protocol.schemas` after changing a message.
+`python -m conformance.protocol.schemas` after changing a message.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import TypeAdapter
 
-from conformance.wire.protocol.messages import OPERATIONS, PROTOCOL_VERSION, Operation
+from conformance.protocol.messages import OPERATIONS, PROTOCOL_VERSION, Operation
 
 if TYPE_CHECKING:
     from jsonschema_rs import Draft202012Validator
 
-SCHEMA_PATH: Final = Path(__file__).resolve().parents[2] / "schemas" / "protocol-v1.schema.json"
+SCHEMA_PATH: Final = Path(__file__).resolve().parents[1] / "schemas" / "protocol-v1.schema.json"
 DEFS_PREFIX: Final = "#/$defs/"
 
 # What an instant looks like on the wire: ISO 8601 with a zone and at most

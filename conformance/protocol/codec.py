@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from conformance.driver import ErrorCode
-from conformance.wire.protocol.messages import (
+from conformance.protocol.messages import (
     OPERATIONS,
     PROTOCOL_VERSION,
     Args,
@@ -27,7 +27,7 @@ from conformance.wire.protocol.messages import (
     Operation,
     Request,
 )
-from conformance.wire.protocol.schemas import request_definition, validator_for
+from conformance.protocol.schemas import request_definition, validator_for
 
 if TYPE_CHECKING:
     from jsonschema_rs import Draft202012Validator
