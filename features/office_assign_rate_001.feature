@@ -16,11 +16,14 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   Names the spec leaves open (the counter, its reason label, the event of the task
   update) are the ones the implementation declares in its handshake.
 
-  Clock notes: every scenario starts at 09:00:00 UTC. "N times, 1 minute apart" makes
-  the first assignment at the current instant and leaves the clock at the last one.
+  N is the allowance the Background states; a count written in it ("N + 1 times", "wake
+  N + 1 of that series") follows it. Clock notes: every scenario starts at 09:00:00 UTC.
+  "N times, 1 minute apart" makes the first assignment at the current instant and leaves
+  the clock at the last one.
 
   Background:
     Given the clock reads "2026-03-02T09:00:00Z"
+    And the allowance is N = 5 agent wakes per task in any rolling 10 minutes
     And a workspace "acme"
     And agents "ada" and "bob" in workspace "acme" who may assign tasks
     And a task "T-100" in workspace "acme" with no assignee
@@ -31,12 +34,12 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.1 @clause:others-admitted @clause:others-no-counter
   Scenario: Assignments made by a user are never refused and do not use up the task's allowance
-    Given agent "ada" has assigned task "T-100" to "ada" 4 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N - 1 times, 1 minute apart, each wake queued
     When 1 minute passes
     And a user assigns task "T-100" to "bob" 3 times, 1 minute apart
     Then each of those wakes was "queued"
     And no rate-limit counter moved by those wakes
-    # 4 agent wakes and 3 user wakes are now within 10 minutes: the 5th agent wake still fits.
+    # N - 1 agent wakes and 3 user wakes are now within 10 minutes: the Nth agent wake still fits.
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "queued"
@@ -46,7 +49,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.1 @clause:internal-caller-is-user
   Scenario: An internal caller with an empty acting agent id counts as a user and is admitted after the allowance is used up
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "bob"
     Then the wake's outcome is "rate_limited"
@@ -58,7 +61,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.1 @clause:agent-only @clause:others-admitted @clause:others-no-counter
   Scenario Outline: Only the exact actor type "agent" brings a wake under the allowance: <case>
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: <payload>
     Then the wake's outcome is "<outcome>"
@@ -78,7 +81,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   # A payload that is not a JSON object cannot say actor type agent (interpretation OF-4).
   @AC-OFFICE-ASSIGN-RATE-001.1 @interpretation:OF-4 @clause:others-admitted
   Scenario Outline: A payload that is not a JSON object is out of scope: <case>
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: <payload>
     Then the wake's outcome is "queued"
@@ -91,10 +94,10 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.1 @clause:others-consume-nothing
   Scenario Outline: Out-of-scope wakes leave the whole allowance to agent wakes: <case>
-    When a "task_assigned" wake for agent "bob" is enqueued without a key, 5 times, 1 minute apart, with payload: <payload>
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, N times, 1 minute apart, with payload: <payload>
     Then each of those wakes was "queued"
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And agent "ada" assigns task "T-100" to "ada" N times, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
@@ -113,7 +116,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     Then each of those wakes was "queued"
     And no rate-limit counter moved by those wakes
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And agent "ada" assigns task "T-100" to "ada" N times, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
@@ -121,9 +124,9 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.1 @clause:others-consume-nothing
   Scenario: A user's assignments in between leave the whole allowance to agent wakes
-    Given a user has assigned task "T-100" to "bob" 5 times, 1 minute apart, each wake queued
+    Given a user has assigned task "T-100" to "bob" N times, 1 minute apart, each wake queued
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And agent "ada" assigns task "T-100" to "ada" N times, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
@@ -131,7 +134,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.1 @clause:others-admitted @clause:others-no-counter
   Scenario: A wake with another reason is not limited even when it says actor type agent
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And a "task_comment" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
     Then the wake's outcome is "queued"
@@ -141,7 +144,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   Scenario: Wakes that name no task do not make a later out-of-scope wake countable
     # Five in-scope agent wakes whose task is the empty string are admitted (unattributed).
     # An out-of-scope wake that names no task afterwards is still queued: it never reaches a count.
-    When a "task_assigned" wake for agent "bob" is enqueued without a key, 5 times, 1 minute apart, with payload: {"task_id": "", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, N times, 1 minute apart, with payload: {"task_id": "", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
     Then each of those wakes was "queued"
     When 1 minute passes
     And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"workspace_id": "acme", "actor_type": "user", "actor_id": ""}
@@ -155,7 +158,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   Scenario Outline: After an odd wake the whole allowance is still there, then exhausted: <case>
     When a "<reason>" wake for agent "bob" is enqueued without a key, with payload: <payload>
     And 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And agent "ada" assigns task "T-100" to "ada" N times, 1 minute apart
     Then each of those wakes was "queued"
     And no rate-limit counter moved by those wakes
     When 1 minute passes
@@ -190,12 +193,12 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     Then the bare NaN was read one way at the gate and in the count
 
   # ---------------------------------------------------------------------------
-  # 001.2 At most 5 agent wakes per task in any rolling 10 minutes (serial evaluation).
+  # 001.2 At most N agent wakes per task in any rolling 10 minutes (serial evaluation).
   # ---------------------------------------------------------------------------
 
   @AC-OFFICE-ASSIGN-RATE-001.2 @clause:serial-bound
   Scenario: Five agent wakes for a task are admitted and the sixth within ten minutes is refused
-    When agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    When agent "ada" assigns task "T-100" to "ada" N times, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
@@ -213,7 +216,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.2 @clause:serial-bound
   Scenario Outline: Runs count against the allowance whatever has become of them: <status>
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When every run in the queue is marked "<status>"
     And 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
@@ -233,20 +236,20 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.3 @clause:any-assignee
   Scenario: Alternating the assignee between two agents does not earn a second allowance
-    When agent "ada" assigns task "T-100" in turn to "bob" and "ada", 6 times, 1 minute apart
-    Then wakes 1 to 5 of that series were "queued"
-    And wake 6 of that series was "rate_limited"
+    When agent "ada" assigns task "T-100" in turn to "bob" and "ada", N + 1 times, 1 minute apart
+    Then wakes 1 to N of that series were "queued"
+    And wake N + 1 of that series was "rate_limited"
 
   @AC-OFFICE-ASSIGN-RATE-001.3 @clause:any-assignee
   Scenario: Two agents taking turns to assign one task share its single allowance
-    When agents "ada" and "bob" in turn assign task "T-100" to "bob", 6 times, 1 minute apart
-    Then wakes 1 to 5 of that series were "queued"
-    And wake 6 of that series was "rate_limited"
+    When agents "ada" and "bob" in turn assign task "T-100" to "bob", N + 1 times, 1 minute apart
+    Then wakes 1 to N of that series were "queued"
+    And wake N + 1 of that series was "rate_limited"
 
   @AC-OFFICE-ASSIGN-RATE-001.3 @clause:per-task
   Scenario: Another task keeps an allowance of its own
     Given a task "T-200" in workspace "acme" with no assignee
-    And agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    And agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "ada" assigns task "T-200" to "ada"
     Then the wake's outcome is "queued"
@@ -258,9 +261,9 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   Scenario: A task whose id extends another's keeps an allowance of its own
     # T-100 is a prefix of T-1000: a count matching task ids by prefix mixes them.
     Given a task "T-1000" in workspace "acme" with no assignee
-    And agent "ada" has assigned task "T-1000" to "ada" 5 times, 1 minute apart, each wake queued
+    And agent "ada" has assigned task "T-1000" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 5 times, 10 seconds apart
+    And agent "ada" assigns task "T-100" to "ada" N times, 10 seconds apart
     Then each of those wakes was "queued"
     And no rate-limit counter moved by those wakes
     When 1 minute passes
@@ -273,7 +276,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     # "t-100" and "T-100 " for "T-100": a count that compares task ids that way mixes the three.
     Given a task "t-100" in workspace "acme" with no assignee
     And a task "T-100 " in workspace "acme" with no assignee
-    And agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    And agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "ada" assigns task "t-100" to "ada"
     Then the wake's outcome is "queued"
@@ -320,11 +323,11 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And a user assigns task "T-100" to "bob"
     Then the wake's outcome is "coalesced"
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 6 times, 1 minute apart
-    # exact: the first agent wake still counts, so the fifth is refused; one low: it fits
-    Then wakes 1 to 4 of that series were "queued"
-    And wake 5 of that series was "queued" or "rate_limited"
-    And wake 6 of that series was "rate_limited"
+    And agent "ada" assigns task "T-100" to "ada" N + 1 times, 1 minute apart
+    # exact: the first agent wake still counts, so wake N is refused; one low: it fits
+    Then wakes 1 to N - 1 of that series were "queued"
+    And wake N of that series was "queued" or "rate_limited"
+    And wake N + 1 of that series was "rate_limited"
 
   # A merge absorbs a wake into a queued run without making that run younger: the admitted
   # wake it holds still frees its place ten minutes after its own request instant.
@@ -337,7 +340,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     Then the wake's outcome is "coalesced"
     And every run stored before that wake still reads as it did, but for the payload of a run it merged into
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 4 times, 1 minute apart
+    And agent "ada" assigns task "T-100" to "ada" N - 1 times, 1 minute apart
     Then each of those wakes was "queued"
     # the 09:00:00 wake has left the window, though a wake merged into its run at 09:00:03
     When the clock reads "2026-03-02T09:10:00Z"
@@ -352,7 +355,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "queued"
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "bob" 4 times, 1 minute apart
+    And agent "ada" assigns task "T-100" to "bob" N - 1 times, 1 minute apart
     Then each of those wakes was "queued"
     And no rate-limit counter moved by those wakes
     When 1 minute passes
@@ -365,7 +368,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.5 @clause:after-dedup @clause:suppressed-not-counted
   Scenario: Once the allowance is used up, a redelivered wake is still reported as a duplicate
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And the newest run's wake is delivered again
     Then the wake's outcome is "deduplicated"
@@ -373,7 +376,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.5 @clause:after-coalescing @clause:suppressed-not-counted
   Scenario: Once the allowance is used up, a wake arriving within five seconds merges into the queued run
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 4 seconds pass
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "coalesced"
@@ -387,7 +390,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And agent "ada" assigns task "T-100" to "ada" 3 times, 1 second apart
     Then each of those wakes was "coalesced"
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 4 times, 1 minute apart
+    And agent "ada" assigns task "T-100" to "ada" N - 1 times, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
@@ -402,11 +405,11 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     And agent "ada" assigns task "T-100" to "bob"
     Then the wake's outcome is "coalesced"
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 6 times, 1 minute apart
-    # exact: the merged wake was never admitted, so five fit; one high: four fit
-    Then wakes 1 to 4 of that series were "queued"
-    And wake 5 of that series was "queued" or "rate_limited"
-    And wake 6 of that series was "rate_limited"
+    And agent "ada" assigns task "T-100" to "ada" N + 1 times, 1 minute apart
+    # exact: the merged wake was never admitted, so N fit; one high: N - 1 fit
+    Then wakes 1 to N - 1 of that series were "queued"
+    And wake N of that series was "queued" or "rate_limited"
+    And wake N + 1 of that series was "rate_limited"
 
   @AC-OFFICE-ASSIGN-RATE-001.5 @interpretation:OF-4 @clause:suppressed-not-counted
   Scenario: A wake whose payload does not parse is admitted or merged, never refused or counted
@@ -423,7 +426,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.6 @clause:no-row @clause:no-merge @clause:not-reported-admitted
   Scenario: A refused wake leaves the run queue exactly as it was
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
@@ -432,8 +435,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.6 @clause:no-merge
   Scenario: A refused wake arriving within five seconds of a queued run merges into nothing
-    # bob's fifth run is queued and only 4 seconds old when bob's wake for ada is refused
-    Given agent "ada" has assigned task "T-100" to "bob" 5 times, 1 minute apart, each wake queued
+    # bob's Nth run is queued and only 4 seconds old when bob's wake for ada is refused
+    Given agent "ada" has assigned task "T-100" to "bob" N times, 1 minute apart, each wake queued
     When 4 seconds pass
     And a "task_assigned" wake for agent "ada" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}
     Then the wake's outcome is "rate_limited"
@@ -441,7 +444,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.6 @clause:no-row
   Scenario: A refused keyed wake leaves nothing behind that would later mark it a duplicate
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And a "task_assigned" wake for agent "bob" is enqueued with key "task_assigned:T-100:bob:99", with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
     Then the wake's outcome is "rate_limited"
@@ -458,7 +461,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   @AC-OFFICE-ASSIGN-RATE-001.7 @clause:mutation-kept @clause:interrupt @clause:session-row
   @clause:task-updated
   Scenario: A refused reassignment still moves the task, interrupts the previous assignee and announces the change
-    Given agent "ada" has assigned task "T-100" in turn to "ada" and "bob", 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" in turn to "ada" and "bob", N times, 1 minute apart, each wake queued
     Then task "T-100" is assigned to "ada"
     When agent "ada" opens an office session on task "T-100"
     And 1 minute passes
@@ -472,8 +475,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   @AC-OFFICE-ASSIGN-RATE-001.7 @clause:mutation-kept @clause:task-updated
   Scenario: Refused self-assignments still bump the generation every time
     When agent "ada" assigns task "T-100" to "ada" 8 times, 1 minute apart
-    Then wakes 1 to 5 of that series were "queued"
-    And wakes 6 to 8 of that series were "rate_limited"
+    Then wakes 1 to N of that series were "queued"
+    And wakes N + 1 to N + 3 of that series were "rate_limited"
     And every assignment of that series committed a newer generation than the one before
     And task "T-100" is assigned to "ada", at a newer generation than before that assignment
     And that assignment published the task-updated event for task "T-100"
@@ -484,7 +487,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.8 @clause:keyless-bounded
   Scenario: Assignment wakes left without a dedup key are limited like keyed ones
-    When agent "ada" assigns task "T-100" to "ada" with its generation unresolvable, 5 times, 1 minute apart
+    When agent "ada" assigns task "T-100" to "ada" with its generation unresolvable, N times, 1 minute apart
     Then each of those wakes was "queued"
     And every run in the queue has no dedup key
     When 1 minute passes
@@ -509,7 +512,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     When a "task_assigned" wake for agent "ada" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
     Then the wake's outcome is "queued"
     When 1 minute passes
-    And the same wake is delivered again, 4 times, 1 minute apart
+    And the same wake is delivered again, N - 1 times, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes
     And the same wake is delivered again
@@ -521,9 +524,9 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     When a "task_assigned" wake for agent "ada" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}
     Then the wake's outcome is "queued"
     When 1 minute passes
-    And the same wake is delivered again, 5 times, 1 minute apart
-    Then wakes 1 to 4 of that series were "queued"
-    And wake 5 of that series was "rate_limited"
+    And the same wake is delivered again, N times, 1 minute apart
+    Then wakes 1 to N - 1 of that series were "queued"
+    And wake N of that series was "rate_limited"
 
   # ---------------------------------------------------------------------------
   # 001.9 Unassigning wakes nobody, so it is neither refused nor counted.
@@ -531,7 +534,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.9 @clause:no-wake @clause:not-refused-or-counted
   Scenario: Unassigning a task wakes nobody, even when its allowance is used up
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "ada" unassigns task "T-100"
     Then the assignment produced no wake
@@ -560,9 +563,9 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     When agent "ada" assigns task "T-100" to "<second>"
     Then the wake's outcome is "queued"
     And the 2 newest runs share one request instant
-    # three more at 09:01, 09:02 and 09:03 make five
+    # N - 2 more, one a minute from 09:01, make N
     When 1 minute passes
-    And agent "ada" assigns task "T-100" in turn to "<first>" and "<second>", 3 times, 1 minute apart
+    And agent "ada" assigns task "T-100" in turn to "<first>" and "<second>", N - 2 times, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "<first>"
@@ -590,7 +593,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   Scenario: A wake requested exactly ten minutes before the decision no longer counts
     # admitted at 09:00:00.25, 09:01:00.25, ... 09:04:00.25
     When 250 milliseconds pass
-    And agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And agent "ada" assigns task "T-100" to "ada" N times, 1 minute apart
     Then each of those wakes was "queued"
     When the clock reads "2026-03-02T09:10:00.250000Z"
     And agent "ada" assigns task "T-100" to "ada"
@@ -600,11 +603,11 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
   Scenario: A wake requested one microsecond less than ten minutes before the decision still counts
     # judged by the instants stored: a store keeping whole seconds keeps 09:00:00 and admits
     When 250 milliseconds pass
-    And agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    And agent "ada" assigns task "T-100" to "ada" N times, 1 minute apart
     Then each of those wakes was "queued"
     When the clock reads "2026-03-02T09:10:00.249999Z"
     And agent "ada" assigns task "T-100" to "ada"
-    Then the wake's outcome is what the instants stored for task "T-100" make it, with an allowance of 5
+    Then the wake's outcome is what the instants stored for task "T-100" make it, with an allowance of N
 
   @AC-OFFICE-ASSIGN-RATE-001.11 @clause:half-open
   Scenario: Wakes requested at the very instant of the decision count
@@ -627,7 +630,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.12 @clause:actorless-out-of-scope @clause:shape-boundary
   Scenario Outline: Wakes from producers that carry no actor are admitted after the allowance is used up: <producer>
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And producer "<producer>" emits a wake for task "T-100" to "bob"
     Then the wake's outcome is "queued"
@@ -643,7 +646,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
 
   @AC-OFFICE-ASSIGN-RATE-001.12 @clause:shape-boundary
   Scenario: Any task_assigned wake that says actor type agent is bound, whoever produced it
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And a "task_assigned" wake for agent "bob" is enqueued with key "onboarding:T-100:bob:9", with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
     Then the wake's outcome is "rate_limited"

@@ -13,6 +13,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
 
   Background:
     Given the clock reads "2026-03-02T09:00:00Z"
+    And the allowance is N = 5 agent wakes per task in any rolling 10 minutes
     And a workspace "acme"
     And agents "ada" and "bob" in workspace "acme" who may assign tasks
     And a task "T-100" in workspace "acme" with no assignee
@@ -44,11 +45,11 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   @AC-OFFICE-ASSIGN-RATE-002.1 @clause:never-refuse-early
   Scenario: No agent wake is refused while the window holds fewer than the allowance
     Given a task "T-200" in workspace "acme" with no assignee
-    # 4 wakes for T-100 and then 4 for T-200, one a minute, must not eat into each other
-    When agent "ada" assigns task "T-100" to "ada" 4 times, 1 minute apart
+    # N - 1 wakes for T-100 and then N - 1 for T-200, one a minute, must not eat into each other
+    When agent "ada" assigns task "T-100" to "ada" N - 1 times, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes
-    And agent "bob" assigns task "T-200" to "bob" 4 times, 1 minute apart
+    And agent "bob" assigns task "T-200" to "bob" N - 1 times, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
@@ -94,7 +95,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
   @clause:no-observed-count @interpretation:OF-8
   Scenario: When the count cannot be read the wake is admitted, counted and logged without a count
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And the next count read fails
     And agent "bob" assigns task "T-100" to "ada"
@@ -105,7 +106,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
       | task_id                   | T-100             |
       | assignee_agent_profile_id | ada               |
       | acting_agent_id           | bob               |
-      | allowance                 | 5                 |
+      | allowance                 | N                 |
     And that warning has a non-empty "error" field
     And that warning has no "observed_count" field
     # the failure was a one-off: the next read works and the allowance binds again
@@ -115,7 +116,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
 
   @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
   Scenario: A raw agent wake that names no acting agent, whose count cannot be read, is admitted, counted and logged
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And the next count read fails
     And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent"}
@@ -125,7 +126,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
       | field                     | value |
       | task_id                   | T-100 |
       | assignee_agent_profile_id | bob   |
-      | allowance                 | 5     |
+      | allowance                 | N     |
     And that warning has a non-empty "error" field
 
   # Whether a read inside wakes evaluated at once meets a failure armed before them is the
@@ -134,7 +135,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
   @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
   Scenario: Of wakes evaluated at once after a count read was armed to fail, one that meets it is admitted, counted and logged
     Given the implementation evaluates operations concurrently
-    And agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    And agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And the next count read fails
     And agent "bob" assigns task "T-100" to "ada" and "bob" at once
@@ -142,7 +143,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
 
   @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open @clause:counted @clause:logged
   Scenario: A keyless wake whose count cannot be read is admitted, counted and logged too
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And the next count read fails
     And agent "bob" assigns task "T-100" to "ada" with its generation unresolvable
@@ -153,12 +154,12 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
       | task_id                   | T-100             |
       | assignee_agent_profile_id | ada               |
       | acting_agent_id           | bob               |
-      | allowance                 | 5                 |
+      | allowance                 | N                 |
     And that warning has a non-empty "error" field
 
   @AC-OFFICE-ASSIGN-RATE-002.2 @clause:fail-open
   Scenario: A count read armed to fail does not turn an out-of-scope wake into a degraded admission
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And the next count read fails
     And a user assigns task "T-100" to "bob"
@@ -178,7 +179,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And a warning logged by that wake names the unattributed admission with:
       | field           | value             |
       | reason          | task_unattributed |
-      | allowance       | 5                 |
+      | allowance       | N                 |
       | acting_agent_id | ada               |
     And that warning has no "task_id" field
 
@@ -200,13 +201,13 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And a warning logged by that wake names the unattributed admission with:
       | field     | value             |
       | reason    | task_unattributed |
-      | allowance | 5                 |
+      | allowance | N                 |
     And that warning has no "task_id" field
 
   @AC-OFFICE-ASSIGN-RATE-002.3 @clause:shapes
   Scenario: A wake carrying the number 42 as its task never joins the allowance of task "42"
     Given a task "42" in workspace "acme" with no assignee
-    And agent "ada" has assigned task "42" to "ada" 4 times, 1 minute apart, each wake queued
+    And agent "ada" has assigned task "42" to "ada" N - 1 times, 1 minute apart, each wake queued
     When 1 minute passes
     And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": 42, "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
     Then the wake's outcome is "queued"
@@ -242,7 +243,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
 
   @AC-OFFICE-ASSIGN-RATE-002.4 @clause:stateless @clause:restart
   Scenario: A restart neither resets nor stretches the allowance
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When the implementation restarts
     Then every run stored before the restart still reads as it did
     When 1 minute passes
@@ -255,7 +256,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
 
   @AC-OFFICE-ASSIGN-RATE-002.4 @clause:stateless @clause:deleted-row
   Scenario: Deleting a run gives its place back at once
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When the newest run is deleted
     Then every other run stored before the deletion still reads as it did
     When 1 minute passes
@@ -276,7 +277,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And the generation of task "T-100" is no lower than before the crash
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
-    Then the wake was admitted exactly if fewer than 5 agent runs of task "T-100" lay in its window
+    Then the wake was admitted exactly if fewer than N agent runs of task "T-100" lay in its window
 
   # ---------------------------------------------------------------------------
   # 002.5 Redelivering one keyed occurrence never costs the allowance twice.
@@ -285,7 +286,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
 
   @AC-OFFICE-ASSIGN-RATE-002.5 @clause:keyed-once
   Scenario: Redelivering a keyed assignment wake does not use the allowance again
-    Given agent "ada" has assigned task "T-100" to "ada" 4 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N - 1 times, 1 minute apart, each wake queued
     When 1 minute passes
     And the newest run's wake is delivered again, 3 times, 1 minute apart
     Then each of those wakes was "deduplicated"
@@ -298,7 +299,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
 
   @AC-OFFICE-ASSIGN-RATE-002.5 @clause:keyed-once
   Scenario: Redelivering an older keyed wake after the allowance is used up is reported as a duplicate, not refused
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And the oldest run's wake is delivered again
     Then the wake's outcome is "deduplicated"
@@ -310,11 +311,11 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
 
   @AC-OFFICE-ASSIGN-RATE-002.6 @clause:values @clause:at-least-one
   Scenario: The implementation reports an allowance of 5 wakes per 10 minutes
-    Then the implementation reports an allowance of 5 wakes per 10 minutes
+    Then the implementation reports an allowance of N wakes per 10 minutes
 
   @AC-OFFICE-ASSIGN-RATE-002.6 @clause:values
   Scenario: The allowance and window the implementation reports are the ones it enforces
-    Then the implementation reports an allowance of 5 wakes per 10 minutes
+    Then the implementation reports an allowance of N wakes per 10 minutes
     When agent "ada" assigns task "T-100" to "ada" as many times as the allowance, 1 minute apart
     Then each of those wakes was "queued"
     When 1 minute passes

@@ -13,6 +13,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   Background:
     Given the clock reads "2026-03-02T09:00:00Z"
+    And the allowance is N = 5 agent wakes per task in any rolling 10 minutes
     And a workspace "acme"
     And agents "ada" and "bob" in workspace "acme" who may assign tasks
     And a task "T-100" in workspace "acme" with no assignee
@@ -23,7 +24,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason
   Scenario: Every refusal adds one to the allowance-exhausted count
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada" 3 times, 1 minute apart
     Then each of those wakes was "rate_limited"
@@ -44,9 +45,9 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.1 @clause:closed-reasons
   Scenario: The rate-limit counter's reason takes only one of its three declared values
-    When agent "ada" assigns task "T-100" to "ada" 6 times, 1 minute apart
-    Then wakes 1 to 5 of that series were "queued"
-    And wake 6 of that series was "rate_limited"
+    When agent "ada" assigns task "T-100" to "ada" N + 1 times, 1 minute apart
+    Then wakes 1 to N of that series were "queued"
+    And wake N + 1 of that series was "rate_limited"
     When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": 7, "actor_type": "agent", "actor_id": "ada"}
     Then the wake's outcome is "queued"
     And every sample of the rate-limit counter carries its reason label, with one of the three declared reasons
@@ -55,7 +56,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
   # Every refusal path, not the keyed serial one alone: the keyless path and a concurrent batch.
   @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason
   Scenario: A refusal of a wake without a dedup key is counted and logged like any other
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "bob" assigns task "T-100" to "ada" with its generation unresolvable
     Then the wake's outcome is "rate_limited"
@@ -66,13 +67,13 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | task_id                   | T-100 |
       | assignee_agent_profile_id | ada   |
       | acting_agent_id           | bob   |
-      | observed_count            | 5     |
-      | allowance                 | 5     |
+      | observed_count            | N     |
+      | allowance                 | N     |
 
   @AC-OFFICE-ASSIGN-RATE-003.1 @clause:counted-by-reason
   Scenario: Refusals of wakes evaluated at once are each counted and logged
     Given the implementation evaluates operations concurrently
-    And agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    And agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "bob" assigns task "T-100" to "ada", "bob" and "ada" at once
     Then each of those wakes was "rate_limited"
@@ -89,8 +90,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     And <second> assigns task "T-100" to "bob"
     Then the wake's outcome is "coalesced"
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 7 times, 1 minute apart
-    Then wake 7 of that series was "rate_limited"
+    And agent "ada" assigns task "T-100" to "ada" N + 2 times, 1 minute apart
+    Then wake N + 2 of that series was "rate_limited"
     And every refusal among those wakes moved the rate-limit counter and was logged
 
     Examples:
@@ -105,10 +106,10 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
   @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels
   Scenario: Refusals on two tasks by two agents land in one series and leak no identifier
     Given a task "T-200" in workspace "acme" with no assignee
-    When agent "ada" assigns task "T-100" to "ada" 6 times, 1 minute apart
-    Then wake 6 of that series was "rate_limited"
-    When agent "bob" assigns task "T-200" to "bob" 6 times, 1 minute apart
-    Then wake 6 of that series was "rate_limited"
+    When agent "ada" assigns task "T-100" to "ada" N + 1 times, 1 minute apart
+    Then wake N + 1 of that series was "rate_limited"
+    When agent "bob" assigns task "T-200" to "bob" N + 1 times, 1 minute apart
+    Then wake N + 1 of that series was "rate_limited"
     When the newest run's wake is delivered again
     Then the wake's outcome is "deduplicated"
     When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": null, "workspace_id": "acme", "actor_type": "agent", "actor_id": "bob"}
@@ -117,7 +118,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels
   Scenario Outline: No label holds an identifier after a wake of each reason: <case>
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And <wake>
     Then the rate-limit counters moved by that wake by: <reason> +1
@@ -141,7 +142,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: A refusal is logged as a warning naming the task, the assignee, the acting agent, the count and the allowance
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "bob" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
@@ -150,12 +151,12 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | task_id                   | T-100 |
       | assignee_agent_profile_id | ada   |
       | acting_agent_id           | bob   |
-      | observed_count            | 5     |
-      | allowance                 | 5     |
+      | observed_count            | N     |
+      | allowance                 | N     |
 
   @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: Each refusal is logged
-    Given agent "ada" has assigned task "T-100" to "bob" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "bob" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "bob" 2 times, 1 minute apart
     Then each of those wakes was "rate_limited"
@@ -164,14 +165,14 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | task_id                   | T-100 |
       | assignee_agent_profile_id | bob   |
       | acting_agent_id           | ada   |
-      | observed_count            | 5     |
-      | allowance                 | 5     |
+      | observed_count            | N     |
+      | allowance                 | N     |
 
   # Whatever came before it, a refusal is reported as one, writes no run, and is counted and
   # logged: an implementation that reports refusals on one path only fails on the others.
   @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario Outline: A refusal is reported, leaves no run, and is counted and logged: <case>
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When <before>
     And 1 minute passes
     And <refused wake>
@@ -183,8 +184,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | task_id                   | T-100 |
       | assignee_agent_profile_id | bob   |
       | acting_agent_id           | ada   |
-      | observed_count            | 5     |
-      | allowance                 | 5     |
+      | observed_count            | N     |
+      | allowance                 | N     |
 
     Examples:
       | case                               | before                                                                                                                   | refused wake                                                                                                                                             |
@@ -194,7 +195,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: A refusal after a run was deleted is reported, leaves no run, and is counted and logged
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When the newest run is deleted
     And agent "ada" assigns task "T-100" to "bob"
     Then the wake's outcome is "queued"
@@ -208,12 +209,12 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | task_id                   | T-100 |
       | assignee_agent_profile_id | ada   |
       | acting_agent_id           | ada   |
-      | observed_count            | 5     |
-      | allowance                 | 5     |
+      | observed_count            | N     |
+      | allowance                 | N     |
 
   @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: A refusal after an admission whose count could not be read is reported, leaves no run, and is counted and logged
-    Given agent "ada" has assigned task "T-100" to "ada" 4 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N - 1 times, 1 minute apart, each wake queued
     When 1 minute passes
     And the next count read fails
     And agent "bob" assigns task "T-100" to "bob"
@@ -228,14 +229,14 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | task_id                   | T-100 |
       | assignee_agent_profile_id | ada   |
       | acting_agent_id           | ada   |
-      | observed_count            | 5     |
-      | allowance                 | 5     |
+      | observed_count            | N     |
+      | allowance                 | N     |
 
   @AC-OFFICE-ASSIGN-RATE-003.3 @clause:refusal-logged
   Scenario: Refusals in a burst seconds apart are each counted and logged
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
-    And agent "bob" assigns task "T-100" to "ada" 4 times, 2 seconds apart
+    And agent "bob" assigns task "T-100" to "ada" N - 1 times, 2 seconds apart
     Then each of those wakes was "rate_limited"
     And the rate-limit counters moved by those wakes by: allowance_exhausted +4
     And each of those 4 refusals was logged as a warning with:
@@ -243,8 +244,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | task_id                   | T-100 |
       | assignee_agent_profile_id | ada   |
       | acting_agent_id           | bob   |
-      | observed_count            | 5     |
-      | allowance                 | 5     |
+      | observed_count            | N     |
+      | allowance                 | N     |
 
   # A coalescing merge may relabel the row the count reads (one high or one low per mixed-actor
   # merge, as the spec accepts): however the count then reads, each refusal after it is logged.
@@ -256,10 +257,10 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
     And <second> assigns task "T-100" to "bob"
     Then the wake's outcome is "coalesced"
     When 1 minute passes
-    And agent "ada" assigns task "T-100" to "ada" 7 times, 1 minute apart
-    Then wake 7 of that series was "rate_limited"
+    And agent "ada" assigns task "T-100" to "ada" N + 2 times, 1 minute apart
+    Then wake N + 2 of that series was "rate_limited"
     And every refusal among those wakes moved the rate-limit counter and was logged
-    # Exact, one high or one low: in every reading the window now holds five admitted wakes.
+    # Exact, one high or one low: in every reading the window now holds N admitted wakes.
     When 1 minute passes
     And agent "bob" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
@@ -268,8 +269,8 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
       | task_id                   | T-100 |
       | assignee_agent_profile_id | ada   |
       | acting_agent_id           | bob   |
-      | observed_count            | 5     |
-      | allowance                 | 5     |
+      | observed_count            | N     |
+      | allowance                 | N     |
 
     Examples:
       | case                                 | first       | second      |
@@ -282,7 +283,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.4 @clause:ordinary-silent
   Scenario: Admitted, merged and duplicate wakes move no rate-limit counter
-    When agent "ada" assigns task "T-100" to "ada" 4 times, 1 minute apart
+    When agent "ada" assigns task "T-100" to "ada" N - 1 times, 1 minute apart
     Then each of those wakes was "queued"
     When 2 seconds pass
     And agent "ada" assigns task "T-100" to "ada"
@@ -302,7 +303,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.4 @clause:ordinary-silent
   Scenario: The admission that takes the allowance's last place moves no rate-limit counter
-    When agent "ada" assigns task "T-100" to "ada" 5 times, 1 minute apart
+    When agent "ada" assigns task "T-100" to "ada" N times, 1 minute apart
     Then each of those wakes was "queued"
     And no rate-limit counter moved by those wakes
 
@@ -312,7 +313,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.5 @clause:distinct-outcome @clause:not-absence
   Scenario: A refused assignment reports the outcome rate_limited rather than an absent or empty outcome
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "rate_limited"
@@ -320,7 +321,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.5 @clause:distinct-outcome
   Scenario: A refused wake handed straight to the queue reports the outcome rate_limited
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And a "task_assigned" wake for agent "bob" is enqueued with key "task_assigned:T-100:bob:42", with payload: {"task_id": "T-100", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
     Then the wake's outcome is "rate_limited"
@@ -332,7 +333,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
 
   @AC-OFFICE-ASSIGN-RATE-003.6 @clause:same-surface
   Scenario: One reading of the telemetry surface shows both the rate-limit and the dedup counters moving
-    Given agent "ada" has assigned task "T-100" to "ada" 5 times, 1 minute apart, each wake queued
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
     And the newest run's wake is delivered again
     Then the wake's outcome is "deduplicated"

@@ -98,8 +98,10 @@ class PerAssigneeGate(StatementGate):
 
 
 def configured_allowance() -> int:
-    """N read from the environment, as an operator knob (default 6)."""
-    return int(os.environ.get("OFFICE_ASSIGNMENT_ALLOWANCE", "6"))
+    """N read from the environment, as an operator knob, by default one more than the spec's
+    N: it can never coincide with the spec, whatever N the spec states."""
+    default = office_constants.ASSIGNMENT_ALLOWANCE + 1
+    return int(os.environ.get("OFFICE_ASSIGNMENT_ALLOWANCE", str(default)))
 
 
 def _count(statement: Callable[[str, datetime], Select[int]]) -> Patch:
@@ -146,7 +148,7 @@ MUTANTS = [
         "allowance_from_configuration",
         "AC-OFFICE-ASSIGN-RATE-002.6",
         Capability.OFFICE,
-        "reads N from OFFICE_ASSIGNMENT_ALLOWANCE (default 6) and reports what it read",
+        "reads N from OFFICE_ASSIGNMENT_ALLOWANCE (default N + 1) and reports what it read",
         lambda: [
             Patch(office_constants, "ASSIGNMENT_ALLOWANCE", configured_allowance()),
             Patch(reference_gate, "ASSIGNMENT_ALLOWANCE", configured_allowance()),

@@ -33,12 +33,13 @@ from conformance.oracle.office_shapes import (
 from conformance.spec.clause_check import expect, port_requires, port_value, scenario_value
 from conformance.steps.common import _DURATION, parse_duration, quoted
 from conformance.steps.office_scene import (
+    COUNT,
     OfficeScene,
     Wake,
     outcome_cites,
 )
 
-_TIMES = r"(?P<count>(?P<times>\d+) times|as many times as the allowance)"
+_TIMES = rf"(?P<count>(?P<times>{COUNT}) times|as many times as the allowance)"
 _SPACING = rf"(?:, {_DURATION} apart| at the same instant)"
 _WHO = (
     r'(?P<who>agent "[^"]*"|agents "[^"]*" and "[^"]*" in turn|a user'
@@ -120,10 +121,11 @@ def series(
 
 
 def series_length(office: OfficeScene, times: str | None, count: str | None) -> int:
-    """A literal count, the allowance the implementation reports, or one for no count at all."""
+    """A count (in N or literal), the allowance the implementation reports, or one for no
+    count at all."""
     if count is None:
         return 1
-    return int(times) if times is not None else office.constants.allowance
+    return office.count(times) if times is not None else office.constants.allowance
 
 
 def series_gap(duration: str | None) -> timedelta:
@@ -166,6 +168,18 @@ def assignment_series(
 # --------------------------------------------------------------------------
 # Setup
 # --------------------------------------------------------------------------
+
+
+@given(
+    parsers.re(
+        r"the allowance is N = (?P<allowance>\d+) agent wakes per task in any rolling "
+        rf"{_DURATION}"
+    )
+)
+def allowance_stated(office: OfficeScene, allowance: str) -> None:
+    """The spec's N, written once in the feature's Background: every count in N after it
+    reads this one, never the figure the implementation reports (which 002.6 judges)."""
+    office.allowance = int(allowance)
 
 
 @given(parsers.parse('a workspace "{workspace_id}"'))
@@ -292,7 +306,7 @@ def unassignment(office: OfficeScene, acting: str, task_id: str) -> None:
     parsers.re(
         r'a "(?P<reason>[^"]+)" wake for agent "(?P<agent_id>[^"]+)" is enqueued '
         r'(?:without a key|with key "(?P<dedup_key>[^"]+)")'
-        rf"(?:, (?P<times>\d+) times{_SPACING})?, with payload: (?P<payload>.*)"
+        rf"(?:, (?P<times>{COUNT}) times{_SPACING})?, with payload: (?P<payload>.*)"
     )
 )
 def raw_wake(
@@ -305,7 +319,7 @@ def raw_wake(
     payload: str,
 ) -> None:
     delivery = (agent_id, reason, payload, dedup_key)
-    count = int(times or 1)
+    count = office.count(times or "1")
     office.act(
         lambda: series(office, count, series_gap(duration), lambda _: deliver(office, delivery))
     )
@@ -314,7 +328,7 @@ def raw_wake(
 @when(
     parsers.re(
         r"(?P<which>the newest run's|the oldest run's|the same) wake is delivered again"
-        rf"(?:, (?P<times>\d+) times{_SPACING})?"
+        rf"(?:, (?P<times>{COUNT}) times{_SPACING})?"
     )
 )
 def delivered_again(
@@ -328,7 +342,7 @@ def delivered_again(
         scenario_value(runs or None, "there is no run whose wake could be delivered again")
         run = runs[-1] if which.startswith("the newest") else runs[0]
         delivery = (run.agent_id, run.reason, run.payload, run.dedup_key)
-    count = int(times or 1)
+    count = office.count(times or "1")
     office.act(
         lambda: series(office, count, series_gap(duration), lambda _: deliver(office, delivery))
     )

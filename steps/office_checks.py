@@ -37,6 +37,7 @@ from conformance.spec.clause_check import (
 )
 from conformance.steps.common import _DURATION, parse_duration
 from conformance.steps.office_scene import (
+    COUNT,
     OfficeScene,
     Wake,
     describe_runs,
@@ -114,26 +115,28 @@ def out_of_scope_breaks(outcomes: list[str]) -> tuple[str, ...]:
 
 @then(
     parsers.re(
-        r"the wake was admitted exactly if fewer than (?P<n>\d+) agent runs of task "
+        rf"the wake was admitted exactly if fewer than (?P<n>{COUNT}) agent runs of task "
         r'"(?P<task_id>[^"]+)" lay in its window'
     )
 )
 def admitted_exactly_below_allowance(office: OfficeScene, n: str, task_id: str) -> None:
     """After a crash, the allowance must agree with the runs stored: nothing else decides."""
-    judged_by_stored_instants(office, int(n), task_id, "AC-OFFICE-ASSIGN-RATE-002.4/crash")
+    judged_by_stored_instants(office, office.count(n), task_id, "AC-OFFICE-ASSIGN-RATE-002.4/crash")
 
 
 @then(
     parsers.re(
         r"the wake's outcome is what the instants stored for task \"(?P<task_id>[^\"]+)\" make "
-        r"it, with an allowance of (?P<n>\d+)"
+        rf"it, with an allowance of (?P<n>{COUNT})"
     )
 )
 def outcome_by_stored_instants(office: OfficeScene, n: str, task_id: str) -> None:
     """The window is judged over the instants the implementation persisted, not those the
     harness sent: a store that keeps whole seconds (the protocol allows 0 to 6 fractional
     digits) moves a boundary, and the half-open window must hold over what it kept."""
-    judged_by_stored_instants(office, int(n), task_id, "AC-OFFICE-ASSIGN-RATE-001.11/half-open")
+    judged_by_stored_instants(
+        office, office.count(n), task_id, "AC-OFFICE-ASSIGN-RATE-001.11/half-open"
+    )
 
 
 def judged_by_stored_instants(office: OfficeScene, n: int, task_id: str, cite: str) -> None:
@@ -168,14 +171,15 @@ def each_wake(office: OfficeScene, first: str, second: str | None) -> None:
 
 @then(
     parsers.re(
-        rf"wakes? (?P<first_index>\d+)(?: to (?P<last_index>\d+))? of that series (?:was|were) "
+        rf"wakes? (?P<first_index>{COUNT})(?: to (?P<last_index>{COUNT}))? of that series "
+        rf"(?:was|were) "
         rf"{_EXPECTED}"
     )
 )
 def series_slice(
     office: OfficeScene, first_index: str, last_index: str | None, first: str, second: str | None
 ) -> None:
-    start, end = int(first_index), int(last_index or first_index)
+    start, end = office.count(first_index), office.count(last_index or first_index)
     scenario_requires(
         1 <= start <= end <= len(office.wakes),
         f"the series has {len(office.wakes)} wakes; the step asks for {start} to {end}",
@@ -284,7 +288,7 @@ def window_opened(office: OfficeScene) -> datetime:
 
 @then(
     parsers.re(
-        rf"no rolling window of {_DURATION} holds more than (?P<allowance>\d+) agent wakes "
+        rf"no rolling window of {_DURATION} holds more than (?P<allowance>{COUNT}) agent wakes "
         r'for task "(?P<task_id>[^"]+)"'
     )
 )
@@ -299,7 +303,7 @@ def no_window_over_allowance(
         (sum(1 for other in instants if end - window < other <= end) for end in instants), default=0
     )
     expect(
-        fullest <= int(allowance),
+        fullest <= office.count(allowance),
         "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound",
         f"a rolling window of {duration} holds {fullest} agent wakes for {task_id!r}:\n"
         f"{describe_runs(runs)}",
@@ -532,7 +536,7 @@ def only_mutation_says_agent(office: OfficeScene) -> None:
 
 @then(
     parsers.re(
-        rf"the implementation reports an allowance of (?P<allowance>\d+) wakes per {_DURATION}"
+        rf"the implementation reports an allowance of (?P<allowance>{COUNT}) wakes per {_DURATION}"
     )
 )
 def reports_allowance(office: OfficeScene, allowance: str, duration: str) -> None:
@@ -544,10 +548,10 @@ def reports_allowance(office: OfficeScene, allowance: str, duration: str) -> Non
         f"an allowance below 1 refuses every agent wake: {constants.allowance}",
     )
     expect(
-        (constants.allowance, constants.window_seconds) == (int(allowance), window),
+        (constants.allowance, constants.window_seconds) == (office.count(allowance), window),
         "AC-OFFICE-ASSIGN-RATE-002.6/values",
-        f"expected an allowance of {allowance} per {window:g} s, the implementation reports "
-        f"{constants.allowance} per {constants.window_seconds:g} s",
+        f"expected an allowance of {office.count(allowance)} per {window:g} s, the implementation "
+        f"reports {constants.allowance} per {constants.window_seconds:g} s",
     )
 
 

@@ -11,6 +11,7 @@ outcome or counter check cites (`OUTCOME_CLAUSES`, `QUIET_CLAUSES`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -164,6 +165,22 @@ class OfficeScene:
     """The runs as the last restart found them; None after a crash, when none could be read."""
     runs_before_deletion: tuple[list[Run], str] | None = None
     """The runs as the last deletion found them, and the id it deleted."""
+    allowance: int | None = None
+    """N, as the feature's Background states the spec's allowance (`count` reads it)."""
+
+    def count(self, written: str) -> int:
+        """A count or position as a step writes it: `6`, or one in N (`N`, `N + 1`, `2N`)."""
+        match = scenario_value(re.fullmatch(_COUNT_PARTS, written), f"not a count: {written!r}")
+        if match["literal"] is not None:
+            return int(match["literal"])
+        n = scenario_value(self.allowance, f"{written!r} counts in N, which no Background states")
+        by = int(match["by"] or 0)
+        return int(match["times"] or 1) * n + (by if match["sign"] == "+" else -by)
+
+    def cell(self, written: str) -> str:
+        """A table cell as a field must read: a count in N worked out (`N` is `5`)."""
+        in_n = "N" in written and re.fullmatch(COUNT, written)
+        return str(self.count(written)) if in_n else written
 
     def note_restart(self) -> None:
         self.restarted = True
@@ -247,5 +264,10 @@ def office(driver: Driver, request: pytest.FixtureRequest) -> OfficeScene:
 # --------------------------------------------------------------------------
 # Phrases
 # --------------------------------------------------------------------------
+
+_COUNT_PARTS = r"(?P<literal>\d+)|(?P<times>\d*)N(?: (?P<sign>[+-]) (?P<by>\d+))?"
+COUNT = r"(?:\d+|\d*N(?: [+-] \d+)?)"
+"""A count or a position in a series: `6`, or one in the allowance N that the Background
+states (`N`, `N - 1`, `N + 1`, `2N + 1`), so that N is written once per feature."""
 
 SINCE = r"(?P<since>by that wake|by those wakes|by that assignment|in this scenario)"

@@ -283,8 +283,13 @@ def carries(warning: WarningLog, name: str, expected: str, office: OfficeScene) 
     return observed == expected
 
 
+def expected_fields(office: OfficeScene, table: list[list[str]]) -> dict[str, str]:
+    """The fields a step's table asks of a warning, counts in N worked out."""
+    return {name: office.cell(value) for name, value in table[1:]}
+
+
 def matching_warnings(office: OfficeScene, table: list[list[str]]) -> list[WarningLog]:
-    wanted = {name: value for name, value in table[1:]}
+    wanted = expected_fields(office, table)
     return [
         warning
         for warning in office.warnings_since_action()
@@ -303,7 +308,7 @@ def warning_names(office: OfficeScene, what: str, datatable: list[list[str]]) ->
     expect(
         bool(found),
         LOGGED_CLAUSES[what],
-        f"expected a warning with {dict(datatable[1:])}, the wake logged "
+        f"expected a warning with {expected_fields(office, datatable)}, the wake logged "
         f"{office.warnings_since_action() or 'no warning'}",
     )
     office.checked_warnings = found
@@ -315,8 +320,8 @@ def each_refusal_logged(office: OfficeScene, count: int, datatable: list[list[st
     expect(
         len(found) >= count,
         LOGGED_CLAUSES["refusal"],
-        f"expected a warning with {dict(datatable[1:])} for each of {count} refusals, "
-        f"found {len(found)} among {office.warnings_since_action()}",
+        f"expected a warning with {expected_fields(office, datatable)} for each of {count} "
+        f"refusals, found {len(found)} among {office.warnings_since_action()}",
     )
 
 
