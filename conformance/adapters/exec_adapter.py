@@ -36,8 +36,10 @@ A run whose selection never restarts or runs a pool starts no spare.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -48,26 +50,14 @@ from conformance.adapters.exec_reset import Witnesses, reset_leftovers
 from conformance.adapters.exec_spares import SPARES, SPARES_FOR_PEERS, SPARES_WITHOUT_FORECAST
 from conformance.adapters.faults import FaultKind, ImplementationFault
 from conformance.driver import (
-    AssignmentResult,
-    BudgetSnapshot,
-    CallOutcome,
     Capability,
-    Completion,
     ConcurrentCall,
-    DelegationKind,
     Description,
+    Driver,
     DriverError,
     ErrorCode,
-    Lease,
-    MutationEffects,
-    Permissions,
-    Run,
-    RunStatus,
-    SessionView,
     TaskView,
-    WakeResult,
     WarningLog,
-    WorkRequest,
 )
 from conformance.protocol import messages as m
 from conformance.protocol.codec import Ok
@@ -82,6 +72,34 @@ CRASH_AFTER_SECONDS: Final = 0.002
 """How long a call killed mid-way may run: long enough to have begun, too short to finish."""
 RESTART_MARK: Final = "--- (the harness restarted the implementation here) ---"
 """Between the stderr lines of a driver's processes, in a failure's account."""
+
+
+def port_arguments(method: str, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments by parameter name, bound as `Driver` declares `method` (defaults
+    included), so that a wrong call fails here as it would on the port."""
+    bound = _SIGNATURES[method].bind(None, *args, **kwargs)
+    bound.apply_defaults()
+    return dict(list(bound.arguments.items())[1:])
+
+
+_SIGNATURES: Final = {
+    name: inspect.signature(getattr(Driver, name)) for name in m.OPERATIONS if hasattr(Driver, name)
+}
+
+
+class Forwarded:
+    """A port method the exec driver passes on unchanged, as the operation of its name (the
+    attribute it is bound to): its signature stays `Driver`'s alone."""
+
+    name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, driver: ExecDriver | None, owner: type) -> Any:
+        if driver is None:
+            return self
+        return partial(driver._send, self.name)
 
 
 class ExecDriver:
@@ -146,7 +164,7 @@ class ExecDriver:
     def _greet(self, process: ImplementationProcess) -> tuple[ImplementationProcess, Description]:
         try:
             greeting = self._startup_call(process, m.HANDSHAKE, m.NoArgs())
-            self._startup_call(process, m.SET_CLOCK, m.SetClockArgs(instant=self._clock))
+            self._startup_call(process, m.SET_CLOCK, m.SET_CLOCK.args(instant=self._clock))
         except BaseException:
             process.kill()
             raise
@@ -185,7 +203,7 @@ class ExecDriver:
 
         try:
             _answer(process, m.RESET, m.NoArgs(), self.startup_timeout)
-            call(m.SET_CLOCK, m.SetClockArgs(instant=CLOCK_START))
+            call(m.SET_CLOCK, m.SET_CLOCK.args(instant=CLOCK_START))
             return reset_leftovers(call, parked.description, parked.witnesses)
         except (ImplementationFault, DriverError):
             return None
@@ -299,9 +317,42 @@ class ExecDriver:
     def _call(self, operation: m.Operation[Any, R], args: m.Args) -> R:
         return _answer(self._process, operation, args, self.timeout)
 
-    # -- clock ------------------------------------------------------------------
+    def _send(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Send the port method `method`, called with these arguments, as its operation."""
+        operation = m.OPERATIONS[method]
+        return self._call(operation, operation.args(**port_arguments(method, args, kwargs)))
+
+    # Every port operation the harness only passes on, its arguments bound as `Driver`
+    # declares them; the methods below keep something of their own besides.
+    create_workspace = Forwarded()
+    create_agent = Forwarded()
+    open_office_session = Forwarded()
+    assign_task = Forwarded()
+    assign_task_keyless = Forwarded()
+    produce_wake = Forwarded()
+    enqueue_wake = Forwarded()
+    set_run_status = Forwarded()
+    delete_run = Forwarded()
+    fail_next_count_read = Forwarded()
+    get_task = Forwarded()
+    list_runs = Forwarded()
+    telemetry = Forwarded()
+    mutation_effects = Forwarded()
+    create_campaign = Forwarded()
+    create_session = Forwarded()
+    delegate = Forwarded()
+    claim = Forwarded()
+    heartbeat = Forwarded()
+    publish = Forwarded()
+    record_usage = Forwarded()
+    get_request = Forwarded()
+    list_requests = Forwarded()
+    budget = Forwarded()
+    list_sessions = Forwarded()
+    run_concurrently = Forwarded()
+
     def set_clock(self, instant: datetime) -> None:
-        self._call(m.SET_CLOCK, m.SetClockArgs(instant=instant))
+        self._send("set_clock", instant)
         self._clock = instant
 
     def advance_clock(self, delta: timedelta) -> datetime:
@@ -311,77 +362,21 @@ class ExecDriver:
         )
         return self._clock
 
-    # -- Office: setup ------------------------------------------------------------
-    def create_workspace(self, workspace_id: str) -> None:
-        self._call(m.CREATE_WORKSPACE, m.WorkspaceArgs(workspace_id=workspace_id))
-
-    def create_agent(self, workspace_id: str, agent_id: str, *, can_assign_tasks: bool) -> None:
-        args = m.CreateAgentArgs(
-            workspace_id=workspace_id, agent_id=agent_id, can_assign_tasks=can_assign_tasks
-        )
-        self._call(m.CREATE_AGENT, args)
-
     def create_task(
         self, workspace_id: str, task_id: str, *, assignee_agent_id: str = ""
     ) -> TaskView:
-        args = m.CreateTaskArgs(
-            workspace_id=workspace_id, task_id=task_id, assignee_agent_id=assignee_agent_id
+        view: TaskView = self._send(
+            "create_task", workspace_id, task_id, assignee_agent_id=assignee_agent_id
         )
-        view = self._call(m.CREATE_TASK, args)
         self._witnesses.task_id = task_id
         return view
-
-    def open_office_session(self, agent_id: str, task_id: str) -> None:
-        self._call(m.OPEN_OFFICE_SESSION, m.AgentTaskArgs(agent_id=agent_id, task_id=task_id))
-
-    # -- Office: actions ----------------------------------------------------------
-    def assign_task(
-        self, task_id: str, assignee_agent_id: str, *, acting_agent_id: str
-    ) -> AssignmentResult:
-        return self._call(m.ASSIGN_TASK, _assignment(task_id, assignee_agent_id, acting_agent_id))
-
-    def assign_task_keyless(
-        self, task_id: str, assignee_agent_id: str, *, acting_agent_id: str
-    ) -> AssignmentResult:
-        args = _assignment(task_id, assignee_agent_id, acting_agent_id)
-        return self._call(m.ASSIGN_TASK_KEYLESS, args)
-
-    def produce_wake(self, producer: str, task_id: str, agent_id: str) -> WakeResult:
-        args = m.ProduceWakeArgs(producer=producer, task_id=task_id, agent_id=agent_id)
-        return self._call(m.PRODUCE_WAKE, args)
-
-    def enqueue_wake(
-        self, agent_id: str, reason: str, payload: str, *, dedup_key: str | None
-    ) -> WakeResult:
-        args = m.EnqueueWakeArgs(
-            agent_id=agent_id, reason=reason, payload=payload, dedup_key=dedup_key
-        )
-        return self._call(m.ENQUEUE_WAKE, args)
-
-    def set_run_status(self, run_id: str, status: RunStatus) -> None:
-        self._call(m.SET_RUN_STATUS, m.SetRunStatusArgs(run_id=run_id, status=status))
-
-    def delete_run(self, run_id: str) -> None:
-        self._call(m.DELETE_RUN, m.RunArgs(run_id=run_id))
-
-    def fail_next_count_read(self) -> None:
-        self._call(m.FAIL_NEXT_COUNT_READ, m.NoArgs())
-
-    # -- Office: observation ------------------------------------------------------
-    def get_task(self, task_id: str) -> TaskView:
-        return self._call(m.GET_TASK, m.TaskArgs(task_id=task_id))
-
-    def list_runs(self) -> list[Run]:
-        return self._call(m.LIST_RUNS, m.NoArgs())
-
-    def telemetry(self) -> str:
-        return self._call(m.TELEMETRY, m.NoArgs())
 
     def warning_logs(self) -> list[WarningLog]:
         return self._carried_logs + self._current_warning_logs()
 
     def _current_warning_logs(self) -> list[WarningLog]:
-        return self._call(m.WARNING_LOGS, m.NoArgs())
+        logs: list[WarningLog] = self._send("warning_logs")
+        return logs
 
     def _logs_before_restart(self) -> list[WarningLog]:
         """What the kill is about to erase; nothing when the implementation keeps no logs."""
@@ -390,89 +385,10 @@ class ExecDriver:
         except DriverError:
             return []
 
-    def mutation_effects(self) -> MutationEffects:
-        return self._call(m.MUTATION_EFFECTS, m.NoArgs())
-
-    # -- Work requests: setup -----------------------------------------------------
     def create_environment(self, environment_id: str, members: list[str]) -> None:
-        args = m.CreateEnvironmentArgs(environment_id=environment_id, members=members)
-        self._call(m.CREATE_ENVIRONMENT, args)
+        self._send("create_environment", environment_id, members)
         if members:
             self._witnesses.membership = (environment_id, members[0])
-
-    def create_campaign(self, campaign_id: str, environment_id: str, budget: int) -> None:
-        args = m.CreateCampaignArgs(
-            campaign_id=campaign_id, environment_id=environment_id, budget=budget
-        )
-        self._call(m.CREATE_CAMPAIGN, args)
-
-    def create_session(
-        self, session_id: str, campaign_id: str, principal: str, permissions: Permissions
-    ) -> None:
-        args = m.CreateSessionArgs(
-            session_id=session_id,
-            campaign_id=campaign_id,
-            principal=principal,
-            permissions=permissions,
-        )
-        self._call(m.CREATE_SESSION, args)
-
-    # -- Work requests: actions ---------------------------------------------------
-    def delegate(
-        self,
-        kind: DelegationKind,
-        originating_session_id: str,
-        *,
-        deliverable: str,
-        acceptance_checks: list[str],
-        budget_slice: int,
-        permissions: Permissions,
-        assignee: str | None,
-    ) -> WorkRequest:
-        args = m.DelegateArgs(
-            kind=kind,
-            originating_session_id=originating_session_id,
-            deliverable=deliverable,
-            acceptance_checks=acceptance_checks,
-            budget_slice=budget_slice,
-            permissions=permissions,
-            assignee=assignee,
-        )
-        return self._call(m.DELEGATE, args)
-
-    def claim(self, request_id: str, holder: str) -> Lease:
-        return self._call(m.CLAIM, m.ClaimArgs(request_id=request_id, holder=holder))
-
-    def heartbeat(self, request_id: str, holder: str, generation: int) -> Lease:
-        args = m.HeartbeatArgs(request_id=request_id, holder=holder, generation=generation)
-        return self._call(m.HEARTBEAT, args)
-
-    def publish(self, request_id: str, holder: str, generation: int, result_ref: str) -> Completion:
-        args = m.PublishArgs(
-            request_id=request_id, holder=holder, generation=generation, result_ref=result_ref
-        )
-        return self._call(m.PUBLISH, args)
-
-    def record_usage(self, session_id: str, amount: int) -> None:
-        self._call(m.RECORD_USAGE, m.RecordUsageArgs(session_id=session_id, amount=amount))
-
-    # -- Work requests: observation -----------------------------------------------
-    def get_request(self, request_id: str) -> WorkRequest:
-        return self._call(m.GET_REQUEST, m.RequestArgs(request_id=request_id))
-
-    def list_requests(self, environment_id: str, principal: str) -> list[WorkRequest]:
-        args = m.ListRequestsArgs(environment_id=environment_id, principal=principal)
-        return self._call(m.LIST_REQUESTS, args)
-
-    def budget(self, campaign_id: str) -> BudgetSnapshot:
-        return self._call(m.BUDGET, m.CampaignArgs(campaign_id=campaign_id))
-
-    def list_sessions(self, campaign_id: str) -> list[SessionView]:
-        return self._call(m.LIST_SESSIONS, m.CampaignArgs(campaign_id=campaign_id))
-
-    # -- Concurrency (optional capability) ----------------------------------------
-    def run_concurrently(self, calls: list[ConcurrentCall]) -> list[CallOutcome]:
-        return self._call(m.RUN_CONCURRENTLY, m.RunConcurrentlyArgs(calls=calls))
 
     def crash_during(self, calls: list[ConcurrentCall], *, after: timedelta) -> None:
         """Hand the batch over and SIGKILL the process group `after` into it (or as soon as it
@@ -480,7 +396,7 @@ class ExecDriver:
         warning logs of the killed process are lost with it: nobody could read them."""
         self._process.send_and_kill(
             m.RUN_CONCURRENTLY,
-            m.RunConcurrentlyArgs(calls=calls),
+            m.RUN_CONCURRENTLY.args(calls=calls),
             after_seconds=after.total_seconds(),
         )
         self._crashed = True
@@ -497,9 +413,3 @@ def _answer(
         raise DriverError(ErrorCode.NOT_SUPPORTED, answer.message)
     error = answer.error
     raise DriverError(error.code, error.message, definite=error.definite)
-
-
-def _assignment(task_id: str, assignee_agent_id: str, acting_agent_id: str) -> m.AssignTaskArgs:
-    return m.AssignTaskArgs(
-        task_id=task_id, assignee_agent_id=assignee_agent_id, acting_agent_id=acting_agent_id
-    )

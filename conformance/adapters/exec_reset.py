@@ -71,10 +71,10 @@ def _probes(description: Description, witnesses: Witnesses) -> list[Probe]:
         ]
         if witnesses.task_id is not None:
             task = witnesses.task_id
-            probes.append(Probe(m.GET_TASK, m.TaskArgs(task_id=task), what=f"task {task!r}"))
+            probes.append(Probe(m.GET_TASK, m.GET_TASK.args(task_id=task), what=f"task {task!r}"))
     if Capability.WORK_REQUESTS in capabilities and witnesses.membership is not None:
         environment, member = witnesses.membership
-        listing = m.ListRequestsArgs(environment_id=environment, principal=member)
+        listing = m.LIST_REQUESTS.args(environment_id=environment, principal=member)
         probes.append(Probe(m.LIST_REQUESTS, listing, what=f"environment {environment!r}"))
     return probes
 

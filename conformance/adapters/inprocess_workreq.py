@@ -11,13 +11,11 @@ from conformance.driver import (
     DelegationKind,
     Lease,
     Permissions,
-    RequestState,
     SessionView,
     WorkRequest,
     WorkRequestLimits,
 )
 from conformance.reference.workreq.permissions import PermissionSet
-from conformance.reference.workreq.views import CompletionView, LeaseView, RequestView
 
 if TYPE_CHECKING:
     from conformance.reference.app import Coordinator
@@ -40,12 +38,7 @@ class WorkRequestOperations:
         return self.coordinator.work_requests
 
     def work_request_limits(self) -> WorkRequestLimits:
-        limits = self._work_requests.limits()
-        return WorkRequestLimits(
-            max_depth=limits.max_depth,
-            max_children_per_session=limits.max_children_per_session,
-            lease_seconds=limits.lease_seconds,
-        )
+        return WorkRequestLimits.model_validate(self._work_requests.limits(), from_attributes=True)
 
     # -- setup -----------------------------------------------------------------
     def create_environment(self, environment_id: str, members: list[str]) -> None:
@@ -87,20 +80,23 @@ class WorkRequestOperations:
                 assignee=assignee,
             )
         )
-        return _work_request(view)
+        return WorkRequest.model_validate(view, from_attributes=True)
 
     def claim(self, request_id: str, holder: str) -> Lease:
         service = self._work_requests
-        return _lease(self.call(lambda: service.claim(request_id, holder)))
+        return Lease.model_validate(
+            self.call(lambda: service.claim(request_id, holder)), from_attributes=True
+        )
 
     def heartbeat(self, request_id: str, holder: str, generation: int) -> Lease:
         service = self._work_requests
-        return _lease(self.call(lambda: service.heartbeat(request_id, holder, generation)))
+        lease = self.call(lambda: service.heartbeat(request_id, holder, generation))
+        return Lease.model_validate(lease, from_attributes=True)
 
     def publish(self, request_id: str, holder: str, generation: int, result_ref: str) -> Completion:
         service = self._work_requests
         view = self.call(lambda: service.publish(request_id, holder, generation, result_ref))
-        return _completion(view)
+        return Completion.model_validate(view, from_attributes=True)
 
     def record_usage(self, session_id: str, amount: int) -> None:
         service = self._work_requests
@@ -109,78 +105,24 @@ class WorkRequestOperations:
     # -- observation -------------------------------------------------------------
     def get_request(self, request_id: str) -> WorkRequest:
         service = self._work_requests
-        return _work_request(self.call(lambda: service.get_request(request_id)))
+        view = self.call(lambda: service.get_request(request_id))
+        return WorkRequest.model_validate(view, from_attributes=True)
 
     def list_requests(self, environment_id: str, principal: str) -> list[WorkRequest]:
         service = self._work_requests
         views = self.call(lambda: service.list_requests(environment_id, principal))
-        return [_work_request(view) for view in views]
+        return [WorkRequest.model_validate(view, from_attributes=True) for view in views]
 
     def list_sessions(self, campaign_id: str) -> list[SessionView]:
         service = self._work_requests
         views = self.call(lambda: service.list_sessions(campaign_id))
-        return [
-            SessionView(
-                session_id=view.session_id,
-                campaign_id=view.campaign_id,
-                request_id=view.request_id,
-                depth=view.depth,
-                delegations=view.delegations,
-            )
-            for view in views
-        ]
+        return [SessionView.model_validate(view, from_attributes=True) for view in views]
 
     def budget(self, campaign_id: str) -> BudgetSnapshot:
         service = self._work_requests
         view = self.call(lambda: service.budget(campaign_id))
-        return BudgetSnapshot(
-            campaign_id=view.campaign_id,
-            total=view.total,
-            available=view.available,
-            reserved=view.reserved,
-            spent=view.spent,
-        )
+        return BudgetSnapshot.model_validate(view, from_attributes=True)
 
 
 def _permission_set(permissions: Permissions) -> PermissionSet:
     return PermissionSet(tools=permissions.tools, devices=permissions.devices)
-
-
-def _lease(view: LeaseView) -> Lease:
-    return Lease(
-        holder=view.holder,
-        generation=view.generation,
-        expires_at=view.expires_at,
-        closed_at=view.closed_at,
-    )
-
-
-def _completion(view: CompletionView) -> Completion:
-    return Completion(
-        request_id=view.request_id,
-        holder=view.holder,
-        generation=view.generation,
-        result_ref=view.result_ref,
-        completed_at=view.completed_at,
-        budget_returned=view.budget_returned,
-    )
-
-
-def _work_request(view: RequestView) -> WorkRequest:
-    return WorkRequest(
-        request_id=view.request_id,
-        kind=DelegationKind(view.kind),
-        environment_id=view.environment_id,
-        campaign_id=view.campaign_id,
-        originating_session_id=view.originating_session_id,
-        child_session_id=view.child_session_id,
-        deliverable=view.deliverable,
-        acceptance_checks=list(view.acceptance_checks),
-        budget_slice=view.budget_slice,
-        budget_spent=view.budget_spent,
-        permissions=Permissions(tools=view.permissions.tools, devices=view.permissions.devices),
-        assignee=view.assignee,
-        lease=_lease(view.lease),
-        state=RequestState(view.state),
-        result_ref=view.result_ref,
-    )

@@ -22,21 +22,19 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from functools import cache
 from typing import Any, Protocol
 
-from pydantic import validate_call
 from pydantic_core import to_jsonable_python
 
 from conformance.adapters.faults import ImplementationFault
 from conformance.driver import (
     CallOutcome,
     ConcurrentCall,
-    ConcurrentOperation,
     Description,
     DriverError,
     ErrorCode,
 )
+from conformance.protocol import messages as m
 
 KILLED: str = "the harness killed this process during the call"
 
@@ -176,7 +174,8 @@ def outcomes_killed(outcomes: list[CallOutcome | None]) -> bool:
 def _made(process: PeerProcess, call: ConcurrentCall, origin: int) -> CallOutcome:
     invoked = time.monotonic_ns() - origin
     try:
-        result = _port_method(call.operation)(process, **call.arguments)
+        arguments = m.OPERATIONS[call.operation].args.model_validate(call.arguments)
+        result = getattr(process, call.operation)(**dict(arguments))
     except DriverError as error:
         definite = error.definite
         return _ended(invoked, origin, error=error.code, definite=definite, message=error.message)
@@ -209,13 +208,3 @@ def _ended(
         invoked_at_ns=invoked,
         completed_at_ns=time.monotonic_ns() - origin,
     )
-
-
-@cache
-def _port_method(operation: ConcurrentOperation) -> Callable[..., Any]:
-    """The exec driver's method, taking JSON arguments and validating them into the port's
-    types (a process is an ExecDriver, whatever launched it)."""
-    from conformance.adapters.exec_adapter import ExecDriver
-
-    method: Callable[..., Any] = validate_call(getattr(ExecDriver, operation))
-    return method

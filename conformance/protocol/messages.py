@@ -1,8 +1,9 @@
 """Protocol v1 messages: the envelopes, and one operation per driver-port method.
 
-An operation's arguments are a model whose field names are the port method's
-parameter names, and its result is the port method's return type, so the wire
-carries the port's own values. Two methods have no message because they act
+An operation's arguments are a model read off the port method's signature (its
+parameters' names, types and defaults: `port_args`), and its result is the port
+method's return type, so the wire carries the port's own values and the port's
+signatures are written once, in `Driver`. Two methods have no message because they act
 on the process, not through it: `restart` (the harness kills the process and
 launches it again on the same store) and `close` (the harness closes stdin).
 `describe` is answered once, by the handshake. One operation has no port
@@ -12,33 +13,19 @@ scenarios, so that the harness can hand the same process to the next one.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
-from typing import Annotated, Any, Final, Generic, Literal, TypeVar, cast
+from typing import Annotated, Any, Final, Generic, Literal, TypeVar, cast, get_type_hints
 
 from pydantic import BaseModel, Field, TypeAdapter, create_model
 
 from conformance.driver import (
-    AssignmentResult,
-    BudgetSnapshot,
-    CallOutcome,
-    Completion,
-    ConcurrentCall,
-    DelegationKind,
     Description,
+    Driver,
     ErrorCode,
-    Lease,
-    MutationEffects,
-    Permissions,
-    Run,
-    RunStatus,
-    SessionView,
-    TaskView,
     Value,
-    WakeResult,
-    WarningLog,
-    WorkRequest,
 )
 
 PROTOCOL_VERSION: Final = 1
@@ -53,7 +40,7 @@ ReplySeq = Annotated[
 
 
 # --------------------------------------------------------------------------
-# Arguments, one model per operation that takes any
+# Arguments: read off the driver port's signatures, never written twice
 # --------------------------------------------------------------------------
 
 
@@ -65,137 +52,38 @@ class NoArgs(Args):
     pass
 
 
-class SetClockArgs(Args):
-    instant: datetime
-
-
 #: A century in microseconds: any larger step is a mistake, refused as invalid input.
 MAX_CLOCK_STEP_MICROSECONDS = 100 * 366 * 24 * 3600 * 10**6
 
 
+# The one operation whose wire form is not its port method's: a step in whole microseconds,
+# where the port takes a timedelta.
 class AdvanceClockArgs(Args):
     delta_microseconds: int = Field(ge=0, le=MAX_CLOCK_STEP_MICROSECONDS)
 
 
-class WorkspaceArgs(Args):
-    workspace_id: str
+_ARGS: dict[str, type[Args]] = {"NoArgs": NoArgs}
 
 
-class CreateAgentArgs(Args):
-    workspace_id: str
-    agent_id: str
-    can_assign_tasks: bool
-
-
-class CreateTaskArgs(Args):
-    workspace_id: str
-    task_id: str
-    assignee_agent_id: str = ""
-
-
-class AgentTaskArgs(Args):
-    agent_id: str
-    task_id: str
-
-
-class AssignTaskArgs(Args):
-    task_id: str
-    assignee_agent_id: str
-    acting_agent_id: str
-
-
-class ProduceWakeArgs(Args):
-    producer: str
-    task_id: str
-    agent_id: str
-
-
-class EnqueueWakeArgs(Args):
-    agent_id: str
-    reason: str
-    payload: str
-    dedup_key: str | None
-
-
-class SetRunStatusArgs(Args):
-    run_id: str
-    status: RunStatus
-
-
-class RunArgs(Args):
-    run_id: str
-
-
-class TaskArgs(Args):
-    task_id: str
-
-
-class CreateEnvironmentArgs(Args):
-    environment_id: str
-    members: list[str]
-
-
-class CreateCampaignArgs(Args):
-    campaign_id: str
-    environment_id: str
-    budget: int
-
-
-class CreateSessionArgs(Args):
-    session_id: str
-    campaign_id: str
-    principal: str
-    permissions: Permissions
-
-
-class DelegateArgs(Args):
-    kind: DelegationKind
-    originating_session_id: str
-    deliverable: str
-    acceptance_checks: list[str]
-    budget_slice: int
-    permissions: Permissions
-    assignee: str | None
-
-
-class ClaimArgs(Args):
-    request_id: str
-    holder: str
-
-
-class HeartbeatArgs(Args):
-    request_id: str
-    holder: str
-    generation: int
-
-
-class PublishArgs(Args):
-    request_id: str
-    holder: str
-    generation: int
-    result_ref: str
-
-
-class RecordUsageArgs(Args):
-    session_id: str
-    amount: int
-
-
-class RequestArgs(Args):
-    request_id: str
-
-
-class ListRequestsArgs(Args):
-    environment_id: str
-    principal: str
-
-
-class CampaignArgs(Args):
-    campaign_id: str
-
-
-class RunConcurrentlyArgs(Args):
-    calls: list[ConcurrentCall]
+def port_args(method: str, model: str) -> type[Args]:
+    """The args model of the port method `method`, named `model`: one field per parameter,
+    typed and defaulted as `Driver` declares it, in its order. Operations whose parameters
+    agree may share a model (the schema names it once)."""
+    parameters = list(inspect.signature(getattr(Driver, method)).parameters.values())[1:]
+    hints = get_type_hints(getattr(Driver, method))
+    fields: dict[str, Any] = {
+        parameter.name: (
+            hints[parameter.name],
+            ... if parameter.default is inspect.Parameter.empty else parameter.default,
+        )
+        for parameter in parameters
+    }
+    shared = _ARGS.get(model)
+    if shared is None:
+        shared = _ARGS[model] = create_model(model, __base__=Args, __module__=__name__, **fields)
+    elif list(shared.model_fields) != list(fields):
+        raise TypeError(f"{method} cannot share {model}: its parameters are {list(fields)}")
+    return shared
 
 
 # --------------------------------------------------------------------------
@@ -289,39 +177,48 @@ class NotSupportedReply(Value):
 
 _None = type(None)
 
+
+def port_operation(method: str, model: str | None = None) -> Operation[Any, Any]:
+    """The operation of the port method `method`: its arguments the method's parameters (the
+    model `model`, else `<Method>Args`), its result the method's return type."""
+    returned = get_type_hints(getattr(Driver, method))["return"]
+    named = model or "".join(part.capitalize() for part in method.split("_")) + "Args"
+    return Operation(method, port_args(method, named), returned)
+
+
 HANDSHAKE = Operation("handshake", NoArgs, HandshakeResult)
 RESET = Operation("reset", NoArgs, _None)
-SET_CLOCK = Operation("set_clock", SetClockArgs, _None)
+SET_CLOCK = port_operation("set_clock")
 ADVANCE_CLOCK = Operation("advance_clock", AdvanceClockArgs, datetime)
-CREATE_WORKSPACE = Operation("create_workspace", WorkspaceArgs, _None)
-CREATE_AGENT = Operation("create_agent", CreateAgentArgs, _None)
-CREATE_TASK = Operation("create_task", CreateTaskArgs, TaskView)
-OPEN_OFFICE_SESSION = Operation("open_office_session", AgentTaskArgs, _None)
-ASSIGN_TASK = Operation("assign_task", AssignTaskArgs, AssignmentResult)
-PRODUCE_WAKE = Operation("produce_wake", ProduceWakeArgs, WakeResult)
-ENQUEUE_WAKE = Operation("enqueue_wake", EnqueueWakeArgs, WakeResult)
-SET_RUN_STATUS = Operation("set_run_status", SetRunStatusArgs, _None)
-DELETE_RUN = Operation("delete_run", RunArgs, _None)
-GET_TASK = Operation("get_task", TaskArgs, TaskView)
-LIST_RUNS = Operation("list_runs", NoArgs, list[Run])
-TELEMETRY = Operation("telemetry", NoArgs, str)
-WARNING_LOGS = Operation("warning_logs", NoArgs, list[WarningLog])
-MUTATION_EFFECTS = Operation("mutation_effects", NoArgs, MutationEffects)
-FAIL_NEXT_COUNT_READ = Operation("fail_next_count_read", NoArgs, _None)
-ASSIGN_TASK_KEYLESS = Operation("assign_task_keyless", AssignTaskArgs, AssignmentResult)
-CREATE_ENVIRONMENT = Operation("create_environment", CreateEnvironmentArgs, _None)
-CREATE_CAMPAIGN = Operation("create_campaign", CreateCampaignArgs, _None)
-CREATE_SESSION = Operation("create_session", CreateSessionArgs, _None)
-DELEGATE = Operation("delegate", DelegateArgs, WorkRequest)
-CLAIM = Operation("claim", ClaimArgs, Lease)
-HEARTBEAT = Operation("heartbeat", HeartbeatArgs, Lease)
-PUBLISH = Operation("publish", PublishArgs, Completion)
-RECORD_USAGE = Operation("record_usage", RecordUsageArgs, _None)
-GET_REQUEST = Operation("get_request", RequestArgs, WorkRequest)
-LIST_REQUESTS = Operation("list_requests", ListRequestsArgs, list[WorkRequest])
-BUDGET = Operation("budget", CampaignArgs, BudgetSnapshot)
-LIST_SESSIONS = Operation("list_sessions", CampaignArgs, list[SessionView])
-RUN_CONCURRENTLY = Operation("run_concurrently", RunConcurrentlyArgs, list[CallOutcome])
+CREATE_WORKSPACE = port_operation("create_workspace", "WorkspaceArgs")
+CREATE_AGENT = port_operation("create_agent")
+CREATE_TASK = port_operation("create_task")
+OPEN_OFFICE_SESSION = port_operation("open_office_session", "AgentTaskArgs")
+ASSIGN_TASK = port_operation("assign_task")
+PRODUCE_WAKE = port_operation("produce_wake")
+ENQUEUE_WAKE = port_operation("enqueue_wake")
+SET_RUN_STATUS = port_operation("set_run_status")
+DELETE_RUN = port_operation("delete_run", "RunArgs")
+GET_TASK = port_operation("get_task", "TaskArgs")
+LIST_RUNS = port_operation("list_runs", "NoArgs")
+TELEMETRY = port_operation("telemetry", "NoArgs")
+WARNING_LOGS = port_operation("warning_logs", "NoArgs")
+MUTATION_EFFECTS = port_operation("mutation_effects", "NoArgs")
+FAIL_NEXT_COUNT_READ = port_operation("fail_next_count_read", "NoArgs")
+ASSIGN_TASK_KEYLESS = port_operation("assign_task_keyless", "AssignTaskArgs")
+CREATE_ENVIRONMENT = port_operation("create_environment")
+CREATE_CAMPAIGN = port_operation("create_campaign")
+CREATE_SESSION = port_operation("create_session")
+DELEGATE = port_operation("delegate")
+CLAIM = port_operation("claim")
+HEARTBEAT = port_operation("heartbeat")
+PUBLISH = port_operation("publish")
+RECORD_USAGE = port_operation("record_usage")
+GET_REQUEST = port_operation("get_request", "RequestArgs")
+LIST_REQUESTS = port_operation("list_requests")
+BUDGET = port_operation("budget", "CampaignArgs")
+LIST_SESSIONS = port_operation("list_sessions", "CampaignArgs")
+RUN_CONCURRENTLY = port_operation("run_concurrently")
 
 OPERATIONS: Final[dict[str, Operation[Any, Any]]] = {
     operation.name: operation

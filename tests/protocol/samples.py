@@ -89,7 +89,7 @@ WORK_REQUEST = WorkRequest(
     state=RequestState.IN_PROGRESS,
     result_ref=None,
 )
-ASSIGN = m.AssignTaskArgs(task_id="t-1", assignee_agent_id="a-1", acting_agent_id="a-0")
+ASSIGN = m.ASSIGN_TASK.args(task_id="t-1", assignee_agent_id="a-1", acting_agent_id="a-0")
 
 SAMPLES: dict[str, tuple[m.Args, Any]] = {
     "handshake": (
@@ -101,33 +101,33 @@ SAMPLES: dict[str, tuple[m.Args, Any]] = {
         ),
     ),
     "reset": (m.NoArgs(), None),
-    "set_clock": (m.SetClockArgs(instant=ELSEWHERE), None),
+    "set_clock": (m.SET_CLOCK.args(instant=ELSEWHERE), None),
     "advance_clock": (m.AdvanceClockArgs(delta_microseconds=1_500_001), INSTANT),
-    "create_workspace": (m.WorkspaceArgs(workspace_id="w-1"), None),
+    "create_workspace": (m.CREATE_WORKSPACE.args(workspace_id="w-1"), None),
     "create_agent": (
-        m.CreateAgentArgs(workspace_id="w-1", agent_id="a-1", can_assign_tasks=True),
+        m.CREATE_AGENT.args(workspace_id="w-1", agent_id="a-1", can_assign_tasks=True),
         None,
     ),
-    "create_task": (m.CreateTaskArgs(workspace_id="w-1", task_id="t-1"), TASK),
-    "open_office_session": (m.AgentTaskArgs(agent_id="a-1", task_id="t-1"), None),
+    "create_task": (m.CREATE_TASK.args(workspace_id="w-1", task_id="t-1"), TASK),
+    "open_office_session": (m.OPEN_OFFICE_SESSION.args(agent_id="a-1", task_id="t-1"), None),
     "assign_task": (ASSIGN, ASSIGNMENT),
     "assign_task_keyless": (
         ASSIGN,
         AssignmentResult(task_id="t-1", assignee_agent_id="", generation=3, wake=None),
     ),
     "produce_wake": (
-        m.ProduceWakeArgs(producer=Producer.ONBOARDING, task_id="t-1", agent_id="a-1"),
+        m.PRODUCE_WAKE.args(producer=Producer.ONBOARDING, task_id="t-1", agent_id="a-1"),
         WakeResult(outcome=Outcome.RATE_LIMITED, run_id=None),
     ),
     "enqueue_wake": (
-        m.EnqueueWakeArgs(
+        m.ENQUEUE_WAKE.args(
             agent_id="a-1", reason="task_assigned", payload="{not json", dedup_key=None
         ),
         WakeResult(outcome=Outcome.COALESCED, run_id="r-1"),
     ),
-    "set_run_status": (m.SetRunStatusArgs(run_id="r-1", status="finished"), None),
-    "delete_run": (m.RunArgs(run_id="r-1"), None),
-    "get_task": (m.TaskArgs(task_id="t-1"), TASK),
+    "set_run_status": (m.SET_RUN_STATUS.args(run_id="r-1", status="finished"), None),
+    "delete_run": (m.DELETE_RUN.args(run_id="r-1"), None),
+    "get_task": (m.GET_TASK.args(task_id="t-1"), TASK),
     "list_runs": (
         m.NoArgs(),
         [
@@ -165,21 +165,21 @@ SAMPLES: dict[str, tuple[m.Args, Any]] = {
     ),
     "fail_next_count_read": (m.NoArgs(), None),
     "create_environment": (
-        m.CreateEnvironmentArgs(environment_id="e-1", members=["p-1", "p-2"]),
+        m.CREATE_ENVIRONMENT.args(environment_id="e-1", members=["p-1", "p-2"]),
         None,
     ),
     "create_campaign": (
-        m.CreateCampaignArgs(campaign_id="c-1", environment_id="e-1", budget=100),
+        m.CREATE_CAMPAIGN.args(campaign_id="c-1", environment_id="e-1", budget=100),
         None,
     ),
     "create_session": (
-        m.CreateSessionArgs(
+        m.CREATE_SESSION.args(
             session_id="s-1", campaign_id="c-1", principal="p-1", permissions=PERMISSIONS
         ),
         None,
     ),
     "delegate": (
-        m.DelegateArgs(
+        m.DELEGATE.args(
             kind=DelegationKind.SUBAGENT,
             originating_session_id="s-1",
             deliverable="a report",
@@ -190,10 +190,10 @@ SAMPLES: dict[str, tuple[m.Args, Any]] = {
         ),
         WORK_REQUEST,
     ),
-    "claim": (m.ClaimArgs(request_id="wr-1", holder="p-1"), LEASE),
-    "heartbeat": (m.HeartbeatArgs(request_id="wr-1", holder="p-1", generation=1), LEASE),
+    "claim": (m.CLAIM.args(request_id="wr-1", holder="p-1"), LEASE),
+    "heartbeat": (m.HEARTBEAT.args(request_id="wr-1", holder="p-1", generation=1), LEASE),
     "publish": (
-        m.PublishArgs(request_id="wr-1", holder="p-1", generation=1, result_ref="s3://x"),
+        m.PUBLISH.args(request_id="wr-1", holder="p-1", generation=1, result_ref="s3://x"),
         Completion(
             request_id="wr-1",
             holder="p-1",
@@ -203,15 +203,15 @@ SAMPLES: dict[str, tuple[m.Args, Any]] = {
             budget_returned=35,
         ),
     ),
-    "record_usage": (m.RecordUsageArgs(session_id="s-2", amount=5), None),
-    "get_request": (m.RequestArgs(request_id="wr-1"), WORK_REQUEST),
-    "list_requests": (m.ListRequestsArgs(environment_id="e-1", principal="p-1"), [WORK_REQUEST]),
+    "record_usage": (m.RECORD_USAGE.args(session_id="s-2", amount=5), None),
+    "get_request": (m.GET_REQUEST.args(request_id="wr-1"), WORK_REQUEST),
+    "list_requests": (m.LIST_REQUESTS.args(environment_id="e-1", principal="p-1"), [WORK_REQUEST]),
     "budget": (
-        m.CampaignArgs(campaign_id="c-1"),
+        m.BUDGET.args(campaign_id="c-1"),
         BudgetSnapshot(campaign_id="c-1", total=100, available=55, reserved=35, spent=10),
     ),
     "list_sessions": (
-        m.CampaignArgs(campaign_id="c-1"),
+        m.BUDGET.args(campaign_id="c-1"),
         [
             SessionView(
                 session_id="s-1", campaign_id="c-1", request_id=None, depth=0, delegations=1
@@ -222,7 +222,7 @@ SAMPLES: dict[str, tuple[m.Args, Any]] = {
         ],
     ),
     "run_concurrently": (
-        m.RunConcurrentlyArgs(
+        m.RUN_CONCURRENTLY.args(
             calls=[
                 ConcurrentCall(
                     operation="claim", arguments={"request_id": "wr-1", "holder": "p-1"}

@@ -97,7 +97,7 @@ def test_instants_are_utc_with_six_fractional_digits(instant: datetime, wire: st
 
 def test_a_naive_instant_never_reaches_the_wire() -> None:
     with pytest.raises(ValueError, match="naive"):
-        encode_request(1, m.SET_CLOCK, m.SetClockArgs(instant=datetime(2026, 1, 1)))
+        encode_request(1, m.SET_CLOCK, m.SET_CLOCK.args(instant=datetime(2026, 1, 1)))
 
 
 def test_a_duration_is_whole_microseconds() -> None:
@@ -226,7 +226,7 @@ def test_validating_mode_rejects_what_typed_decoding_lets_through(
 
 
 def test_validating_mode_checks_outgoing_messages_too() -> None:
-    wrong = m.TaskArgs(task_id="t")  # a get_task argument set sent as create_workspace
+    wrong = m.GET_TASK.args(task_id="t")  # a get_task argument set sent as create_workspace
     with pytest.raises(ProtocolError) as caught:
         encode_request(1, m.CREATE_WORKSPACE, wrong, validate=True)
     assert caught.value.kind is SCHEMA_INVALID
