@@ -236,7 +236,7 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
   Scenario: Refusals in a burst seconds apart are each counted and logged
     Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
     When 1 minute passes
-    And agent "bob" assigns task "T-100" to "ada" N - 1 times, 2 seconds apart
+    And agent "bob" assigns task "T-100" to "ada" 4 times, 2 seconds apart
     Then each of those wakes was "rate_limited"
     And the rate-limit counters moved by those wakes by: allowance_exhausted +4
     And each of those 4 refusals was logged as a warning with:

@@ -20,7 +20,7 @@ from conformance.steps.office_scene import OfficeScene
 FEATURES = sorted((Path(__file__).resolve().parents[1] / "features").glob("office_*.feature"))
 BACKGROUND = re.compile(r"the allowance is N = (\d+) agent wakes per task in any rolling")
 LITERAL_SERIES = re.compile(
-    rf"\b(?:{ASSIGNMENT_ALLOWANCE - 1}|{ASSIGNMENT_ALLOWANCE}|{ASSIGNMENT_ALLOWANCE + 1}) times\b"
+    rf"\b(?:{ASSIGNMENT_ALLOWANCE}|{ASSIGNMENT_ALLOWANCE + 1}) times\b"
     rf"|\bwakes? (?:\d+ to )?(?:{ASSIGNMENT_ALLOWANCE}|{ASSIGNMENT_ALLOWANCE + 1}) of that series"
 )
 WORKED_FOR_N = {
