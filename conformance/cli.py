@@ -528,7 +528,7 @@ def _unusable(
     properties: Budget,
 ) -> ResultsRun:
     from conformance.inventory import load_inventory
-    from conformance.running.recorder import unusable_run
+    from conformance.running.run_header import unusable_run
     from conformance.spec.registry import default_registry
 
     run = unusable_run(

@@ -27,7 +27,8 @@ from typing import IO, Any, Final
 import pytest
 
 from conformance.running.harness_memory import RECORDER_NAME, HarnessMemory
-from conformance.running.recorder import ResultsRecorder, item_keys
+from conformance.running.recorder import ResultsRecorder
+from conformance.running.scenario_items import item_keys
 from conformance.stream.results import ScenarioResult
 
 WORKER_MODULE: Final = "conformance.running.jobs_worker"

@@ -27,9 +27,9 @@ from conformance.running.recorder import (
     DRIVER_KEY,
     EVIDENCE_KEY,
     ResultsRecorder,
-    item_keys,
 )
 from conformance.running.restart_forecast import FORECAST, RestartForecast
+from conformance.running.scenario_items import item_keys
 from conformance.scratch import RUN_FOLDER
 from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,

@@ -13,30 +13,26 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Literal
 
 import pytest
 from pytest_bdd.parser import Step
 
-from conformance import __version__ as kit_version
 from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.adapters.faults import ImplementationFault, stderr_of, unusable_cause
 from conformance.applicability import NOT_APPLICABLE_PREFIX
-from conformance.identity import spec_hashes
 from conformance.properties import MODULE_TITLES
 from conformance.properties.catalogue import (
     PropertyCheck,
     check_of_item,
-    fanned_status,
     search_of_item,
     search_seed,
 )
-from conformance.protocol.messages import PROTOCOL_VERSION
 from conformance.running.expectations import ExpectedFailure
 from conformance.running.failure_evidence import (
     counterexample_of,
@@ -44,8 +40,15 @@ from conformance.running.failure_evidence import (
     unreplayed_violation,
 )
 from conformance.running.fault_budget import stopped_reason
+from conformance.running.property_records import fanned_out
 from conformance.running.reading_verdict import first_divergence, weighed
-from conformance.running.scenario_items import scenario_template
+from conformance.running.run_header import header_of
+from conformance.running.scenario_items import (
+    clause_tags,
+    feature_file,
+    interpretation_tags,
+    scenario_template,
+)
 from conformance.scratch import RUN_FOLDER
 from conformance.spec.clause_check import (
     ClauseViolation,
@@ -55,15 +58,11 @@ from conformance.spec.clause_check import (
 )
 from conformance.spec.evidence import Ledger, Tally, open_ledger
 from conformance.spec.registry import (
-    CLAUSE_TAG_PREFIX,
     CRITERION_TAG,
     INTERPRETATION_ID,
-    INTERPRETATION_TAG_PREFIX,
     Registry,
-    default_registry,
 )
-from conformance.spec.scenario_keys import ScenarioEntry, inventory_digest, scenario_key
-from conformance.stream import provenance
+from conformance.spec.scenario_keys import ScenarioEntry, scenario_key
 from conformance.stream.redaction import REDACT, masked_url
 from conformance.stream.results import (
     Claim,
@@ -71,7 +70,6 @@ from conformance.stream.results import (
     Failure,
     Footer,
     Header,
-    Provenance,
     ResultsRun,
     ResultsWriter,
     ScenarioResult,
@@ -372,7 +370,7 @@ class ResultsRecorder:
             clauses=pending.clauses,
             checks=pending.ledger.snapshot(),
         )
-        records = [result] if pending.check is None else _fanned_out(result, pending.check)
+        records = [result] if pending.check is None else fanned_out(result, pending.check)
         for record in records:
             self._write(self._expected(record))
 
@@ -458,8 +456,8 @@ class ResultsRecorder:
         example = callspec.id if callspec is not None and template.templated else None
         criteria = [tag for tag in template.tags if CRITERION_TAG.fullmatch(tag)]
         criterion = criteria[0] if len(criteria) == 1 else None
-        feature_file = _feature_file(template.feature.filename, self._features_dir)
-        key = scenario_key(feature_file, template.name, example)
+        path = feature_file(template.feature.filename, self._features_dir)
+        key = scenario_key(path, template.name, example)
         self.keys_by_nodeid[item.nodeid] = [key]
         values: dict[str, str] = (
             dict(callspec.params.get("_pytest_bdd_example", {})) if callspec and example else {}
@@ -472,7 +470,7 @@ class ResultsRecorder:
             feature_title=template.feature.name,
             planned=list(rendered.steps),
             criterion=criterion,
-            feature=feature_file,
+            feature=path,
             scenario=template.name,
             line=template.line_number,
             interpretations=interpretation_tags(template.tags),
@@ -517,147 +515,6 @@ class ResultsRecorder:
         return None if description is None else self._redact.values(description)
 
 
-def item_keys(item: pytest.Item, features_dir: Path) -> list[str]:
-    """The keys of the records a collected item writes (a property's, one per criterion);
-    none for an item that is neither a scenario nor a catalogued property."""
-    template = scenario_template(item)
-    if template is None:
-        check = check_of_item(item)
-        return [] if check is None else [check.key(c) for c in check.criteria]
-    callspec = getattr(item, "callspec", None)
-    example = callspec.id if callspec is not None and template.templated else None
-    feature_file = _feature_file(template.feature.filename, features_dir.resolve())
-    return [scenario_key(feature_file, template.name, example)]
-
-
-def _feature_file(filename: str, features_dir: Path) -> str:
-    return Path(filename).resolve().relative_to(features_dir).as_posix()
-
-
-def header_of(
-    impl: str,
-    containment: Containment,
-    inventory: list[ScenarioEntry],
-    registry: Registry,
-    claim: Claim,
-    *,
-    description: dict[str, Any] | None,
-    error: str | None,
-    database: str | None = None,
-    needs_review: list[str] | None = None,
-) -> Header:
-    """The stream's first line: what ran, against which kit, where (see provenance)."""
-    return Header(
-        kit_version=kit_version,
-        protocol_version=PROTOCOL_VERSION,
-        spec_hashes=spec_hashes(registry),
-        implementation=REDACT.text(impl),
-        description=description,
-        implementation_error=error,
-        database=database,
-        seed=None,
-        needs_review=needs_review or [],
-        claim=claim,
-        started_at=datetime.now(UTC),
-        provenance=provenance_of(impl, containment, inventory),
-    )
-
-
-def provenance_of(
-    impl: str, containment: Containment, inventory: list[ScenarioEntry]
-) -> Provenance:
-    return Provenance(
-        kit_commit=provenance.kit_commit(),
-        suite=provenance.suite_digests(),
-        inventory=inventory_digest([entry.key for entry in inventory]),
-        implementation_digests=provenance.implementation_digests(impl),
-        sandbox=containment.sandbox,
-        pass_env=list(containment.pass_env),
-        **provenance.machine(),
-    )
-
-
-def unusable_run(
-    impl: str,
-    cause: str,
-    *,
-    containment: Containment,
-    inventory: list[ScenarioEntry],
-    registry: Registry,
-    claim: Claim,
-) -> ResultsRun:
-    """The run of an implementation that could not even start: every scenario not run, and
-    why, so that every report the user asked for still says what happened."""
-    cause = REDACT.text(cause)
-    header = header_of(impl, containment, inventory, registry, claim, description=None, error=cause)
-    scenarios = [
-        result.model_copy(update={"evidence": f"not run: the implementation is unusable: {cause}"})
-        for result in undefined_results([], inventory)
-    ]
-    footer = Footer(
-        finished_at=header.started_at,
-        totals=totals(scenarios),
-        stopped=f"the implementation is unusable: {cause}",
-        records=len(scenarios),
-    )
-    return ResultsRun(header=header, scenarios=scenarios, footer=footer)
-
-
-def _fanned_out(result: ScenarioResult, check: PropertyCheck) -> list[ScenarioResult]:
-    """A property's one run as a record per criterion it names (see `fanned_status`)."""
-    records = []
-    for criterion in check.criteria:
-        status = fanned_status(result.status, result.violated, criterion, result.checks)
-        unexercised = status is Status.NOT_APPLICABLE
-        verified_past = status is Status.PASSED and result.status is not status
-        ended = ended_unjudged(result)
-        records.append(
-            result.model_copy(
-                update={
-                    "key": check.key(criterion),
-                    "criterion": criterion,
-                    "title": f"{check.title} [{criterion}]",
-                    "example": {"criterion": criterion},
-                    "status": status,
-                    "ended": result.status if ended else None,
-                    "evidence": (
-                        "\n\n".join(
-                            filter(None, (_not_exercised(result, criterion), result.evidence))
-                        )
-                        if unexercised
-                        else _verified_past(result)
-                        if verified_past
-                        else result.evidence
-                    ),
-                    "failure": result.failure if ended or status is result.status else None,
-                    "checks": _own_checks(result.checks, criterion),
-                }
-            )
-        )
-    return records
-
-
-FAULTS: Final = frozenset({Status.ERRORED, Status.TIMEOUT, Status.UNDEFINED})
-
-
-def ended_unjudged(result: ScenarioResult) -> bool:
-    """Whether a property ended in what no check judged: a fault, or a failure that cites no
-    clause (an error the implementation answered where the search needed an answer). The run
-    fails on it once, named by the property, and no criterion is blamed for it."""
-    return result.status in FAULTS or (result.status is Status.FAILED and not result.violated)
-
-
-def _own_checks(checks: dict[str, Tally], criterion: str) -> dict[str, Tally]:
-    """A property's tallies as one criterion's record holds them: its clauses', and those of
-    the readings registered under it (so a run's evidence is each tally once)."""
-    registry = default_registry()
-    return {
-        cite: tally
-        for cite, tally in checks.items()
-        if criterion in registry.criteria_of_readings([cite])
-    }
-
-
 def _implementation_said(item: pytest.Item, call: pytest.CallInfo[None]) -> list[str]:
     """The implementation's last stderr lines, from the scenario's driver or the property's
     factory, unless the failure is a fault whose account already holds them."""
@@ -670,35 +527,6 @@ def _implementation_said(item: pytest.Item, call: pytest.CallInfo[None]) -> list
 def followed_readings(error: BaseException | None) -> list[str]:
     """The readings a property followed to the end past a divergence, if that is how it ended."""
     return error.readings() if isinstance(error, FollowedDivergence) else []
-
-
-def _not_exercised(result: ScenarioResult, criterion: str) -> str:
-    """Why a property's record of `criterion` verified nothing: no check of its clauses ran."""
-    if ended_unjudged(result):
-        return (
-            f"not exercised by this property: it {result.status.value} before any check of "
-            f"{criterion}'s clauses held (the fault fails the run once, not this criterion)"
-        )
-    if result.violated:
-        broken = ", ".join(result.violated)
-        return (
-            f"not exercised by this property: no check of {criterion}'s clauses held before it "
-            f"stopped at a counterexample against {broken}"
-        )
-    return (
-        f"not exercised by this property: none of its schedules reached a check of "
-        f"{criterion}'s clauses (a capability or hook it needs may be missing)"
-    )
-
-
-def _verified_past(result: ScenarioResult) -> str:
-    """A property record of a criterion whose checks held while the property as a whole did
-    not pass: those checks are its evidence."""
-    said = ", ".join(result.followed or result.violated) or result.status.value
-    return (
-        f"checks of this criterion's clauses held; the property as a whole ended otherwise "
-        f"({said}), which its own criteria's records show"
-    )
 
 
 def _ledger_the_end(pending: _Pending, error: BaseException | None) -> None:
@@ -754,26 +582,6 @@ def _skip_reason(report: pytest.TestReport) -> str:
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         return str(longrepr[2]).removeprefix("Skipped: ")
     return str(longrepr)
-
-
-def interpretation_tags(tags: Iterable[str]) -> list[str]:
-    """The interpretations a scenario rests on, from its `@interpretation:<ID>` tags."""
-    return sorted(
-        tag.removeprefix(INTERPRETATION_TAG_PREFIX)
-        for tag in tags
-        if tag.startswith(INTERPRETATION_TAG_PREFIX)
-    )
-
-
-def clause_tags(criterion: str | None, tags: Iterable[str]) -> list[str]:
-    """The clauses a scenario checks, from its `@clause:<slug>` tags, as full clause IDs."""
-    if criterion is None:
-        return []
-    return sorted(
-        f"{criterion}/{tag.removeprefix(CLAUSE_TAG_PREFIX)}"
-        for tag in tags
-        if tag.startswith(CLAUSE_TAG_PREFIX)
-    )
 
 
 def _apply_expectation(
