@@ -1061,6 +1061,7 @@ def strength(
     """Run the suite against every mutant (each must be killed by its own criterion) and every
     legal variant (each must pass, or diverge only where it says); 1 if either side fails."""
     from conformance import strength as kit_strength
+    from conformance import strength_report
 
     narrowed = bool(mutant or variant)
     try:
@@ -1084,9 +1085,9 @@ def strength(
             method=kit_strength.Method(fresh_interpreters, over_the_wire),
             properties=checks,
         )
-    kit_strength.print_report(outcome, console)
+    strength_report.print_report(outcome, console)
     if json_out is not None:
-        kit_strength.write_json(outcome, json_out)
+        strength_report.write_json(outcome, json_out)
     raise typer.Exit(EXIT_OK if outcome.succeeded() else EXIT_FAILURES)
 
 

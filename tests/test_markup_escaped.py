@@ -26,9 +26,9 @@ from conformance.strength import (
     Target,
     TargetRun,
     VariantVerdict,
-    print_report,
     select_variants,
 )
+from conformance.strength_report import print_report
 from tests.runs import STARTED, a_header
 
 BRACKETS = "[redacted $MY_TOKEN] [bold]x[/bold] [[expected_failure]]"

@@ -28,14 +28,13 @@ from conformance.strength import (
     Target,
     TargetRun,
     _variant_verdict,
-    print_report,
     run_strength,
     run_target,
     select_mutants,
     select_variants,
     suite_arguments,
-    summary_line,
 )
+from conformance.strength_report import print_report, summary_line
 
 pytestmark = pytest.mark.cost(seconds=20)
 

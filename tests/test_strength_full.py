@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from conformance.strength import print_report, run_strength, select_mutants, select_variants
+from conformance.strength import run_strength, select_mutants, select_variants
+from conformance.strength_report import print_report
 
 pytestmark = [pytest.mark.slow(seconds=240), pytest.mark.timeout(1500)]
 
