@@ -35,8 +35,8 @@ def kit_modules() -> Iterator[tuple[str, Path]]:
 
 
 def package_of(parts: tuple[str, ...]) -> str:
-    """`conformance.spec` for any module under conformance/spec/, `conformance.cli` for cli.py,
-    `conformance` for the package's own __init__."""
+    """`conformance.spec` for any module under conformance/spec/, `conformance.strength` for
+    strength.py, `conformance` for the package's own __init__."""
     if len(parts) < 2 or parts[1] == "__init__.py":
         return "conformance"
     return f"conformance.{parts[1].removesuffix('.py')}"

@@ -16,6 +16,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from conformance import cli
+from conformance.cli import common
+from conformance.cli.run import exit_code
 from conformance.reports.compare import comparison_table, divergence_table
 from conformance.reports.terminal import print_verdicts
 from conformance.spec.registry import default_registry
@@ -78,7 +80,7 @@ def a_bracketed_strength_report() -> StrengthReport:
 @pytest.fixture
 def terminal(monkeypatch: pytest.MonkeyPatch) -> Console:
     console = Console(record=True, width=400)
-    monkeypatch.setattr(cli, "console", console)
+    monkeypatch.setattr(common, "console", console)
     return console
 
 
@@ -91,10 +93,10 @@ def test_brackets_reach_the_terminal_on_every_path(terminal: Console, tmp_path: 
     claimed = runner.invoke(cli.app, ["run", "--claim", "[office]"])
     assert claimed.exit_code == cli.EXIT_USAGE
     run = a_bracketed_run()
-    cli._exit_code(run, pytest_code=None)
-    cli._exit_code(run.model_copy(update={"footer": run.footer and run.footer.model_copy(
+    exit_code(run, pytest_code=None)
+    exit_code(run.model_copy(update={"footer": run.footer and run.footer.model_copy(
         update={"stopped": None})}), pytest_code=None)  # fmt: skip
-    cli._exit_code(
+    exit_code(
         run.model_copy(update={"header": run.header.model_copy(
             update={"implementation_error": f"it said {BRACKETS}"})}),
         pytest_code=None,

@@ -365,7 +365,7 @@ def test_readings_quote_the_spec_sentence_each_question_reads(
 ) -> None:
     """The kit stores where each question's sentence stands, never the sentence: `--spec`
     quotes it from the spec files given (read unwrapped here, on a wide console)."""
-    monkeypatch.setattr("conformance.cli.console", Console(width=3000))
+    monkeypatch.setattr("conformance.cli.common.console", Console(width=3000))
     listed = RUNNER.invoke(app, ["readings", "--spec", str(SHARED_SPEC)])
     said = " ".join(listed.output.split())
     assert listed.exit_code == 0, listed.output

@@ -271,7 +271,7 @@ def test_a_merge_of_parts_that_are_not_one_whole_run_is_refused(
 
 def test_merge_refuses_a_part_of_another_inventory(runs: Path) -> None:
     """A part whose records are not its share of this kit's inventory does not verify."""
-    from conformance.cli import _kit_inventory
+    from conformance.cli.common import _kit_inventory
 
     kit = _kit_inventory()
     fewer = kit._replace(keys=kit.keys[1:])

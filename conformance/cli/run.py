@@ -1,0 +1,538 @@
+"""`conformance run`: the suite against an implementation, its stream, reports and exit code."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Final
+
+import typer
+from rich.markup import escape
+
+from conformance.properties import Budget
+
+if TYPE_CHECKING:
+    from conformance.adapters.containment import Containment
+    from conformance.running.harness_memory import HarnessMemory
+    from conformance.running.progress import Progress
+    from conformance.stream.results import Claim, ResultsRun, ScenarioResult
+
+
+from conformance.cli import common
+from conformance.cli.common import (
+    EXIT_CODES_HELP,
+    EXIT_FAILURES,
+    EXIT_HARNESS,
+    EXIT_OK,
+    EXIT_UNUSABLE,
+    EXIT_USAGE,
+    NO_TESTS_COLLECTED,
+    CucumberOut,
+    HtmlOut,
+    JunitOut,
+    MarkdownOut,
+    ResultsOut,
+    Seed,
+    SignKey,
+    TracebackOption,
+    app,
+)
+
+
+@app.command(epilog=EXIT_CODES_HELP, short_help="run the suite against an implementation")
+def run(
+    impl: Annotated[
+        str,
+        typer.Option(
+            metavar="IMPL",
+            help="'reference'; 'exec:<command>' (any language, protocol v1; a bare `conformance` "
+            "is found beside this kit); 'python:<module>:<factory>'; 'mutant:<name>' or "
+            "'variant:<name>' (`conformance mutants`, `conformance variants`)",
+        ),
+    ] = "reference",
+    database: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="SQLAlchemy URL of the in-process reference's store"),
+    ] = None,
+    results: ResultsOut = None,
+    junit: JunitOut = None,
+    markdown: MarkdownOut = None,
+    html: HtmlOut = None,
+    cucumber: CucumberOut = None,
+    expectations: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True, dir_okay=False, help="known failures, TOML (docs/expectations.md)"
+        ),
+    ] = None,
+    spec: Annotated[
+        list[Path] | None,
+        typer.Option(
+            exists=True, dir_okay=False, metavar="FILE", help="source spec file, for drift marks"
+        ),
+    ] = None,
+    max_fail: Annotated[
+        int,
+        typer.Option(min=0, metavar="N", help="stop after N failing scenarios (0: never)"),
+    ] = 0,
+    restart_budget: Annotated[
+        int,
+        typer.Option(min=0, metavar="N", help="stop after N implementation faults (exit code 3)"),
+    ] = 10,
+    select: Annotated[
+        str | None, typer.Option("-k", metavar="EXPR", help="pytest -k expression")
+    ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", help="no line per scenario: the verdict tables, failures and verdict only"
+        ),
+    ] = False,
+    every_record: Annotated[
+        bool,
+        typer.Option(
+            "--every-record",
+            help="a line per record as it is judged, passes too (default: those to read only)",
+        ),
+    ] = False,
+    traceback: TracebackOption = False,
+    claim: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="SPEC",
+            help="claim conformance to this spec only: office or work-requests (repeatable)",
+        ),
+    ] = None,
+    allow_unverified: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="CRITERION",
+            help="a criterion that may stay unverified (a capability it needs is missing)",
+        ),
+    ] = None,
+    strict_interpretations: Annotated[
+        bool,
+        typer.Option(
+            "--strict-interpretations", help="a scenario diverging from a reading fails the run"
+        ),
+    ] = False,
+    sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--sandbox",
+            help="run the exec: implementation under bubblewrap: read-only files, no network, "
+            "its own PID namespace (docs/trust.md)",
+        ),
+    ] = False,
+    pass_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="hand this environment variable to the implementation too (repeatable); it "
+            "gets only PATH, HOME, LANG, TMPDIR and CONFORMANCE_STORE otherwise",
+        ),
+    ] = None,
+    sign_key_file: SignKey = None,
+    properties: Annotated[
+        Budget,
+        typer.Option(
+            help="the property checks beside the scenarios: none, ci (seconds each) or thorough "
+            "(many more examples); a counterexample is printed as a Gherkin scenario"
+        ),
+    ] = Budget.CI,
+    seed: Seed = None,
+    jobs: Annotated[
+        str,
+        typer.Option(
+            metavar="N",
+            help="spread the scenarios and property checks over N worker processes, each with "
+            "implementation processes of its own (auto: one per core); one stream, in the "
+            "inventory's order, with the verdicts of --jobs 1",
+        ),
+    ] = "1",
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            metavar="K/N",
+            help="run the K-th of N disjoint, stable parts of the inventory (a CI matrix; needs "
+            "--seed); `conformance merge` joins the parts' streams into one run's",
+        ),
+    ] = None,
+) -> None:
+    """Run the Gherkin suite and the property checks against an implementation, and print the
+    per-criterion verdict."""
+    import pytest
+
+    from conformance.adapters.containment import Containment
+    from conformance.adapters.process_tree import adopting_orphans
+    from conformance.reports.terminal import print_verdicts
+    from conformance.running.jobs import JobsMemory
+    from conformance.running.spread import run_suite
+    from conformance.scratch import RUN_FOLDER
+    from conformance.spec.registry import default_registry
+    from conformance.stream.provenance import suite_digests
+    from conformance.stream.redaction import REDACT
+    from conformance.suite import pytest_arguments
+
+    REDACT.keep(impl)  # the command as given is the run's identity, never a secret
+    if expectations is not None:
+        listed_seed = _check_expectations(expectations)
+        seed = listed_seed if seed is None else seed
+    workers, seed = _spread(jobs, shard, seed, properties, database)
+    _load_the_suite()
+    kit_before = suite_digests()
+    hidden = tuple(path.resolve() for path in (results, sign_key_file) if path is not None)
+    containment = Containment(pass_env=tuple(pass_env or ()), sandbox=sandbox, hidden=hidden)
+    _check_claim(claim or [], allow_unverified or [])
+    scratch = RUN_FOLDER.make("run-")
+    stream = results or scratch / "results.jsonl"
+    args = [
+        *pytest_arguments(properties),
+        f"--basetemp={scratch / 'scenarios'}",
+        "--impl",
+        impl,
+        "--results",
+        str(stream),
+        "-p",
+        "no:cov",
+        f"--progress={_progress(quiet, every_record)}",
+        *TERMINAL_ARGUMENTS,
+    ]
+    args += ["--database", database] if database else []
+    args += ["--expectations", str(expectations)] if expectations else []
+    args += ["--maxfail", str(max_fail)] if max_fail else []
+    args += ["--restart-budget", str(restart_budget)]
+    for spec_file in spec or []:
+        args += ["--spec-file", str(spec_file)]
+    for spec_name in claim or []:
+        args += ["--claim", spec_name]
+    for criterion_id in allow_unverified or []:
+        args += ["--allow-unverified", criterion_id]
+    args += ["--strict-interpretations"] if strict_interpretations else []
+    args += ["--sandbox"] if sandbox else []
+    for name in pass_env or []:
+        args += ["--pass-env", name]
+    args += ["--sign-key-file", str(sign_key_file)] if sign_key_file else []
+    args += ["-k", select] if select else []
+    args += [f"--hypothesis-seed={seed}"] if seed is not None else []
+    args += ["--shard", shard] if shard else []
+    with adopting_orphans():
+        unusable = _preflight(impl, database, containment)
+        if unusable is not None:
+            _end_every_process()
+            run_of_nothing = _unusable(
+                impl, unusable, containment, claim, allow_unverified, properties
+            )
+            _write_stream(run_of_nothing, results, sign_key_file)
+            reports = {"junit": junit, "markdown": markdown, "html": html, "cucumber": cucumber}
+            write_reports(run_of_nothing, spec=spec, **reports)
+            common.console.print(f"[bold red]implementation unusable:[/] {escape(unusable)}")
+            raise typer.Exit(EXIT_UNUSABLE)
+        code, memory = run_suite(
+            workers,
+            args,
+            stream=stream,
+            sign_key_file=sign_key_file,
+            properties=properties,
+            scratch=scratch,
+            max_fail=max_fail,
+            restart_budget=restart_budget,
+            shard=shard,
+            progress=_progress_printer(
+                _progress(quiet, every_record), _claim_of(claim, allow_unverified)
+            ),
+        )
+        _end_every_process()
+    if isinstance(memory, JobsMemory) and memory.fault is not None:
+        common.console.print(f"[bold red]fault of the harness:[/] {escape(memory.fault)}")
+        raise typer.Exit(EXIT_HARNESS)
+    if code == pytest.ExitCode.INTERNAL_ERROR:
+        common.console.print(
+            "[bold red]fault of the harness:[/] pytest stopped with an internal error"
+        )
+        raise typer.Exit(EXIT_HARNESS)
+    if code == pytest.ExitCode.USAGE_ERROR or memory.run is None:
+        common.console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
+        raise typer.Exit(EXIT_USAGE)
+    outcome = memory.run
+    trusted = [
+        _stream_is_the_harness_s(memory),
+        _agrees_with_pytest(memory),
+        _kit_unchanged(kit_before),
+    ]
+    shown = outcome if all(trusted) else _distrusted(outcome)
+    write_reports(shown, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
+    print_verdicts(shown, default_registry(), common.console, results, traceback=traceback)
+    verdict = exit_code(outcome, code)
+    raise typer.Exit(verdict if all(trusted) else max(verdict, EXIT_FAILURES))
+
+
+TERMINAL_ARGUMENTS: Final = ("-qq", "--tb=no", "--no-summary")
+"""pytest's own output silenced (its failure section, its letters, its count line): the kit
+prints its progress lines, then each failure's account once, after the verdict tables (see
+running/progress.py); the stream keeps the whole evidence either way."""
+
+
+def _progress(quiet: bool, every_record: bool) -> Progress:
+    from conformance.running.progress import Progress
+
+    if quiet:
+        return Progress.NONE
+    return Progress.SCENARIOS if every_record else Progress.PROBLEMS
+
+
+def _spread(
+    jobs: str, shard: str | None, seed: int | None, properties: Budget, database: str | None
+) -> tuple[int, int | None]:
+    """The workers and the seed of the run (see running.spread); a usage error exits 2."""
+    from conformance.running.spread import SpreadError, check_spread
+
+    try:
+        return check_spread(jobs, shard, seed, properties, database)
+    except SpreadError as error:
+        common.console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
+        raise typer.Exit(EXIT_USAGE) from error
+
+
+def _progress_printer(progress: Progress, claim: Claim) -> Callable[[ScenarioResult], None]:
+    """A `--jobs` run's progress lines, as a run of one job prints them (running.progress)."""
+    from conformance.running.progress import ProgressLines
+
+    lines = ProgressLines(progress, claim)
+
+    def printed(record: ScenarioResult) -> None:
+        line = lines.line_for(record)
+        if line is not None:
+            common.console.print(line, markup=False, highlight=False)
+
+    return printed
+
+
+def _distrusted(outcome: ResultsRun) -> ResultsRun:
+    """The run as its reports must show it when a check after it failed (the lines above say
+    which): failed, whatever its records say, since its exit code is at least 1."""
+    footer = outcome.footer
+    if footer is None or footer.integrity is not None:
+        return outcome
+    breach = "a check after the run failed (the stream, pytest's outcomes or the kit's files)"
+    return outcome.model_copy(update={"footer": footer.model_copy(update={"integrity": breach})})
+
+
+def _load_the_suite() -> None:
+    """Import the kit's plugin and step modules before any implementation runs: whatever it
+    then writes into their folders (a forged .pyc) is never loaded."""
+    import importlib
+
+    from conformance.suite import PLUGINS
+
+    for plugin in PLUGINS:
+        importlib.import_module(plugin)
+
+
+def _kit_unchanged(before: dict[str, str]) -> bool:
+    """Whether the kit's own files (features, steps, registry, harness code) are as they were
+    when the run began: an implementation running as the same user could change them."""
+    from conformance.stream.provenance import suite_digests
+
+    after = suite_digests()
+    changed = sorted(
+        path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
+    )
+    for path in changed[:10]:
+        common.console.print(
+            f"[bold red]integrity:[/] the kit's file {escape(path)} changed during the run"
+        )
+    return not changed
+
+
+def _end_every_process() -> None:
+    """Kill every process the run started (parked, spare, or adopted) before judging."""
+    from conformance.adapters.exec_pool import PARK
+    from conformance.adapters.exec_spares import SPARES
+    from conformance.adapters.process_tree import sweep_orphans
+
+    PARK.kill_all()
+    SPARES.shut_down()
+    sweep_orphans()
+
+
+def _stream_is_the_harness_s(memory: HarnessMemory) -> bool:
+    """Whether the stream on disk is still the one the harness wrote, now that every process
+    of the run is gone; if not, the harness's own records are put back."""
+    if not memory.stream_altered():
+        return True
+    memory.restore_stream()
+    common.console.print(
+        "[bold red]integrity:[/] the results stream was changed on disk after the run ended; "
+        "it was rewritten from the harness's own records, and the run fails"
+    )
+    return False
+
+
+def _agrees_with_pytest(memory: HarnessMemory) -> bool:
+    disagreements = memory.disagreements()
+    for line in disagreements[:10]:
+        common.console.print(f"[bold red]records disagree with pytest:[/] {escape(line)}")
+    return not disagreements
+
+
+def _preflight(impl: str, database: str | None, containment: Containment) -> str | None:
+    """Open the implementation once before the suite. A configuration error (an unknown
+    implementation, a database that cannot be reached) exits 2 before anything is written; an
+    implementation that cannot even start is returned as the cause, for exit 3 with reports."""
+    from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
+
+    from conformance.adapters.factory import ConfigurationError, open_driver
+    from conformance.adapters.faults import unusable_cause
+    from conformance.scratch import RUN_FOLDER
+
+    with tempfile.TemporaryDirectory(prefix="preflight-", dir=RUN_FOLDER.path()) as scratch:
+        try:
+            driver = open_driver(impl, database, Path(scratch), containment=containment)
+        except (ConfigurationError, ArgumentError) as error:
+            common.console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
+            raise typer.Exit(EXIT_USAGE) from error
+        except (OperationalError, InterfaceError) as error:
+            reason = str(error.orig) if error.orig is not None else str(error)
+            common.console.print(
+                f"[bold red]configuration error:[/] cannot reach the database: {escape(reason)}"
+            )
+            raise typer.Exit(EXIT_USAGE) from error
+        except Exception as error:  # whatever the implementation did, it is unusable
+            return unusable_cause(error)
+        driver.close()
+    return None
+
+
+def _unusable(
+    impl: str,
+    cause: str,
+    containment: Containment,
+    specs: list[str] | None,
+    allowed: list[str] | None,
+    properties: Budget,
+) -> ResultsRun:
+    from conformance.inventory import load_inventory
+    from conformance.running.run_header import unusable_run
+    from conformance.spec.registry import default_registry
+
+    run = unusable_run(
+        impl,
+        cause,
+        containment=containment,
+        inventory=load_inventory(properties=properties is not Budget.NONE),
+        registry=default_registry(),
+        claim=_claim_of(specs, allowed),
+    )
+    run.header.properties = properties.value
+    return run
+
+
+def _claim_of(specs: list[str] | None, allowed: list[str] | None) -> Claim:
+    from conformance.stream.results import SPEC_PREFIXES, Claim
+
+    return Claim(
+        specs=sorted(set(specs or [])) or sorted(SPEC_PREFIXES),
+        allow_unverified=sorted(set(allowed or [])),
+    )
+
+
+def _write_stream(run: ResultsRun, path: Path | None, sign_key_file: Path | None) -> None:
+    """A results stream of a run made without pytest (an unusable implementation's)."""
+    from conformance.stream.results import ResultsWriter
+    from conformance.stream.stream_integrity import read_key
+
+    if path is None:
+        return
+    writer = ResultsWriter(path, sign_key=read_key(sign_key_file) if sign_key_file else None)
+    for record in (run.header, *run.scenarios, *([run.footer] if run.footer else [])):
+        writer.write(record)
+    writer.close()
+
+
+def _check_claim(specs: list[str], allowed: list[str]) -> None:
+    """A claim naming an unknown spec or criterion is a usage error, caught before running."""
+    from conformance.spec.registry import default_registry
+    from conformance.stream.results import SPEC_PREFIXES
+
+    unknown = [f"spec {s!r}" for s in specs if s not in SPEC_PREFIXES] + [
+        f"criterion {c!r}" for c in allowed if c not in default_registry().ids()
+    ]
+    if unknown:
+        known = ", ".join(sorted(SPEC_PREFIXES))
+        common.console.print(
+            f"[bold red]configuration error:[/] unknown {escape(', '.join(unknown))} "
+            f"(specs: {known}; criteria: see `conformance criteria`)"
+        )
+        raise typer.Exit(EXIT_USAGE)
+
+
+def _check_expectations(path: Path) -> int | None:
+    """Check the file before anything runs; the seed of the search it lists failures of."""
+    from conformance.inventory import load_inventory
+    from conformance.running.expectations import (
+        ExpectationsError,
+        expectations_seed,
+        load_expectations,
+    )
+
+    try:
+        load_expectations(path, [entry.key for entry in load_inventory(properties=True)])
+        return expectations_seed(path)
+    except ExpectationsError as error:
+        common.console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
+        raise typer.Exit(EXIT_USAGE) from error
+
+
+def exit_code(outcome: ResultsRun, pytest_code: int | None) -> int:
+    """The run's exit code from its records; `pytest_code` is None when judging a stored
+    stream."""
+    from conformance.reports.summary import run_succeeded
+    from conformance.spec.registry import default_registry
+
+    if outcome.header.implementation_error is not None:
+        common.console.print(
+            f"[bold red]implementation unusable:[/] {escape(outcome.header.implementation_error)}"
+        )
+        return EXIT_UNUSABLE
+    if outcome.footer is not None and outcome.footer.integrity is not None:
+        common.console.print(f"[bold red]integrity:[/] {escape(outcome.footer.integrity)}")
+        return EXIT_FAILURES
+    if outcome.footer is not None and outcome.footer.stopped is not None:
+        common.console.print(f"[bold red]run stopped:[/] {escape(outcome.footer.stopped)}")
+        return EXIT_UNUSABLE
+    if pytest_code == NO_TESTS_COLLECTED or not outcome.scenarios:
+        common.console.print("[bold red]no scenario ran[/]")
+        return EXIT_FAILURES
+    return EXIT_OK if run_succeeded(outcome, default_registry()) else EXIT_FAILURES
+
+
+def write_reports(
+    outcome: ResultsRun,
+    *,
+    junit: Path | None,
+    markdown: Path | None,
+    html: Path | None,
+    cucumber: Path | None,
+    spec: list[Path] | None = None,
+) -> None:
+    """Every report asked for; with spec files, the cited clauses quote the spec's own words."""
+    from conformance.reports.cucumber import render_cucumber
+    from conformance.reports.html import render_html
+    from conformance.reports.junit import render_junit
+    from conformance.reports.markdown import render_markdown
+    from conformance.spec.registry import default_registry
+    from conformance.spec.spec_drift import quote_clauses
+
+    registry = default_registry()
+    quotes = quote_clauses(spec, registry) if spec else {}
+    renderers: list[tuple[Path | None, Callable[[], str]]] = [
+        (junit, lambda: render_junit(outcome, registry)),
+        (markdown, lambda: render_markdown(outcome, registry, quotes)),
+        (html, lambda: render_html(outcome, registry, quotes)),
+        (cucumber, lambda: render_cucumber(outcome, registry)),
+    ]
+    for path, render in renderers:
+        if path is not None:
+            path.write_text(render(), encoding="utf-8")
