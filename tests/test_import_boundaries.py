@@ -6,8 +6,10 @@ beside the harness (`conformance.steps`, ...), so a user's own `steps` or `refer
 cannot shadow them. The layers: steps never reach the reference, the reference never reaches
 the harness, and the harness never imports its strength tests' packages (they hand their
 families in as entry points, conformance.implementations). No module imports itself back
-through another (reference/db.py once imported the two model modules that import it). Every
-import counts, the ones inside functions too: a lazy import is still a circle, only hidden.
+through another, and no package (`conformance.spec`, a top-level module such as
+`conformance.strength`, a linked folder) imports one that imports it back: the packages form
+the layers docs/kit.md lists. The steps import nothing of the runner. Every import counts, the
+ones inside functions too: a lazy import is still a circle, only hidden.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ FORBIDDEN = {
     "harness": ("mutants", "variants"),
 }
 """Which layer may not import which: the harness is conformance/ without the linked folders."""
+RUNNER = ("running", "reports", "cli", "strength", "strength_report")
+"""The packages that run the suite and report on it, which the steps must not reach into."""
 
 
 def modules() -> dict[str, Path]:
@@ -143,3 +147,34 @@ def test_no_import_circle(package: str) -> None:
     }
     circles = [c for c in cycles(graph) if any(layer(m) == package for m in c)]
     assert not circles, circles
+
+
+def package(module: str) -> str:
+    """`conformance.spec` for any module under conformance/spec/, `conformance.strength` for
+    strength.py, `conformance.steps` for any step module: the unit the layers are made of."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph() -> dict[str, set[str]]:
+    known = modules()
+    graph: dict[str, set[str]] = {package(name): set() for name in known}
+    for name, path in known.items():
+        graph[package(name)] |= {
+            package(target) for target in imported(path) if package(target) in graph
+        } - {package(name)}
+    return graph
+
+
+def test_no_package_imports_one_that_imports_it_back() -> None:
+    circles = cycles(package_graph())
+    assert not circles, circles
+
+
+def test_the_steps_import_nothing_of_the_runner() -> None:
+    reached = package_graph()["conformance.steps"] & {f"{KIT}.{name}" for name in RUNNER}
+    assert not reached, f"the steps import the runner's {sorted(reached)}"
+
+
+def test_the_package_graph_sees_lazy_imports() -> None:
+    """The cli imports strength and the inventory only inside its commands' bodies."""
+    assert {"conformance.strength", "conformance.inventory"} <= package_graph()["conformance.cli"]

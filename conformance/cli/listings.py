@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from conformance.implementations import Family
 
 
-from conformance.cli import common
+import conformance.cli.common as common
 from conformance.cli.common import (
     EXIT_FAILURES,
     EXIT_USAGE,

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from conformance.stream.results import Claim, ResultsRun, ScenarioResult
 
 
-from conformance.cli import common
+import conformance.cli.common as common
 from conformance.cli.common import (
     EXIT_CODES_HELP,
     EXIT_FAILURES,

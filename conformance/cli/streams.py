@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     pass
 
 
-from conformance.cli import common
+import conformance.cli.common as common
 from conformance.cli.common import (
     EXIT_USAGE,
     CucumberOut,

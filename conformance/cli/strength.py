@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from conformance.strength import TargetRun
 
 
-from conformance.cli import common
+import conformance.cli.common as common
 from conformance.cli.common import (
     EXIT_FAILURES,
     EXIT_OK,
