@@ -26,6 +26,7 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
+from conformance.oracle.grants import folded_within, within
 from conformance.oracle.stored_instants import as_stored
 from conformance.oracle.work_request_cites import (
     CLAIMABLE_AGAIN,
@@ -52,7 +53,6 @@ from conformance.oracle.work_request_cites import (
 from conformance.oracle.work_request_cites import (
     NO_BUDGET as NO_BUDGET_CREATED,
 )
-from conformance.oracle.work_requests import folded_within, within
 from conformance.spec.clause_check import (
     Cite,
     cites_of,

@@ -20,8 +20,10 @@ from conformance.driver import (
     WorkRequest,
     WorkRequestLimits,
 )
+from conformance.oracle.grants import within
 from conformance.oracle.office_window import OfficeWindowOracle
-from conformance.oracle.work_requests import Refusals, WorkRequestOracle, within
+from conformance.oracle.refusals import Refusals
+from conformance.oracle.work_requests import WorkRequestOracle
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 W = timedelta(minutes=10)

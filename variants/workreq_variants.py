@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from conformance.adapters.patched import Capability, Patch
 from conformance.driver import Permissions
-from conformance.oracle.work_requests import folded_within
+from conformance.oracle.grants import folded_within
 from conformance.reference import app
 from conformance.reference.db import Database
 from conformance.reference.errors import (

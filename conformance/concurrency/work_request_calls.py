@@ -30,6 +30,7 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
+from conformance.oracle.refusals import Refusals
 from conformance.oracle.stored_instants import as_stored
 from conformance.oracle.work_request_cites import (
     ACCEPT_CITES,
@@ -54,7 +55,7 @@ from conformance.oracle.work_request_cites import (
     wrong_code_cites,
 )
 from conformance.oracle.work_request_cites import Operation as Judged
-from conformance.oracle.work_requests import Refusals, WorkRequestOracle
+from conformance.oracle.work_requests import WorkRequestOracle
 from conformance.spec.clause_check import ScenarioError
 
 Judge = Callable[[WorkRequestOracle, Operation], Mismatch | None]

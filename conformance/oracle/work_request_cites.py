@@ -8,7 +8,7 @@ import re
 from typing import Literal
 
 from conformance.driver import DelegationKind, ErrorCode
-from conformance.oracle.work_requests import Refusals
+from conformance.oracle.refusals import Refusals
 from conformance.spec.registry import INTERPRETATION_ID
 
 CREATES = "AC-ARMONIA-WORKREQ-001.1/creates-request"

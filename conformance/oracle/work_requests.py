@@ -26,7 +26,6 @@ would have it switches the model to that reading (`follow`) and goes on checking
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
@@ -41,14 +40,18 @@ from conformance.driver import (
     WorkRequest,
     WorkRequestLimits,
 )
+from conformance.oracle.grants import within
+from conformance.oracle.refusals import ACCEPTED, ROOT_USAGE_REFUSALS, Refusals, applying
+from conformance.oracle.work_request_records import (
+    CampaignRecord,
+    RequestRecord,
+    SessionRecord,
+    changing,
+    clone,
+)
 from conformance.spec.registry import KIT_READING
 
 T = TypeVar("T")
-
-Refusals = frozenset[ErrorCode]
-"""Every refusal code that applies to an operation; empty when it must be accepted."""
-
-ACCEPTED: Refusals = frozenset()
 
 FOLLOWED: Mapping[str, frozenset[str]] = {
     "WR-1": frozenset({"from-campaign"}),
@@ -70,102 +73,6 @@ FOLLOWED: Mapping[str, frozenset[str]] = {
 }
 """The alternative readings this model predicts by (the register marks them `followed`)."""
 
-ROOT_USAGE_REFUSALS: Refusals = frozenset(
-    {ErrorCode.FORBIDDEN, ErrorCode.INVALID_INPUT, ErrorCode.NOT_SUPPORTED}
-)
-"""How an implementation reading WR-14 as root-usage-refused may turn a root's usage away."""
-
-
-@dataclass
-class _Campaign:
-    campaign_id: str
-    environment_id: str
-    total: int
-    available: int
-    root_spent: int = 0
-
-
-@dataclass
-class _Session:
-    session_id: str
-    campaign_id: str
-    permissions: Permissions
-    depth: int
-    request_id: str | None
-    """The request this session serves; None for a root session."""
-    delegations: int = 0
-    kept_slots: int = 0
-    """Refused delegations that used up a count-cap slot under WR-4's slot-kept reading."""
-
-
-@dataclass
-class _Request:
-    request_id: str
-    kind: DelegationKind
-    environment_id: str
-    campaign_id: str
-    originating_session_id: str
-    child_session_id: str
-    deliverable: str
-    acceptance_checks: list[str]
-    budget_slice: int
-    permissions: Permissions
-    assignee: str | None
-    remaining: int
-    generation: int
-    """The generation of the newest grant, or what the unclaimed request reported."""
-    claimed: bool = False
-    spent: int = 0
-    holder: str | None = None
-    expires_at: datetime | None = None
-    completion: Completion | None = None
-
-
-def _clone(record: T) -> T:
-    """A copy of a record one level deep: a new object holding the same field values."""
-    twin = object.__new__(type(record))
-    twin.__dict__.update(record.__dict__)
-    return twin
-
-
-def _changing(request: _Request) -> tuple[object, ...]:
-    """A request's fields that operations change, after its id."""
-    completion = request.completion
-    closed = None if completion is None else (completion.result_ref, completion.completed_at)
-    return (
-        request.request_id,
-        request.remaining,
-        request.spent,
-        request.generation,
-        request.claimed,
-        request.holder,
-        request.expires_at,
-        closed,
-        None if completion is None else completion.budget_returned,
-    )
-
-
-def within(inner: Permissions, outer: Permissions) -> bool:
-    """Whether `inner` grants nothing `outer` lacks, tools and devices separately."""
-    return inner.tools <= outer.tools and inner.devices <= outer.devices
-
-
-def folded_within(inner: Permissions, outer: Permissions) -> bool:
-    """Whether `inner` grants nothing `outer` lacks when names are compared as WR-25's
-    alternative compares them, case and trailing spaces aside."""
-
-    def folded(names: frozenset[str]) -> set[str]:
-        return {name.rstrip(" ").lower() for name in names}
-
-    return folded(inner.tools) <= folded(outer.tools) and folded(inner.devices) <= folded(
-        outer.devices
-    )
-
-
-def applying(*conditions: tuple[bool, ErrorCode]) -> Refusals:
-    """The codes whose condition holds."""
-    return frozenset(code for holds, code in conditions if holds)
-
 
 class WorkRequestOracle:
     """The predicted state of one implementation's work-request store."""
@@ -180,18 +87,18 @@ class WorkRequestOracle:
         }
         """The alternative readings the model predicts by, by interpretation ID."""
         self._members: dict[str, set[str]] = {}
-        self._campaigns: dict[str, _Campaign] = {}
-        self._sessions: dict[str, _Session] = {}
-        self._requests: dict[str, _Request] = {}
+        self._campaigns: dict[str, CampaignRecord] = {}
+        self._sessions: dict[str, SessionRecord] = {}
+        self._requests: dict[str, RequestRecord] = {}
 
     def copy(self) -> WorkRequestOracle:
         """An independent copy, for a search that tries one order after another: the records
         are copied one level deep (their lists, sets and values are never changed in place)."""
-        twin = _clone(self)
+        twin = clone(self)
         twin.readings = dict(self.readings)
-        twin._campaigns = {key: _clone(value) for key, value in self._campaigns.items()}
-        twin._sessions = {key: _clone(value) for key, value in self._sessions.items()}
-        twin._requests = {key: _clone(value) for key, value in self._requests.items()}
+        twin._campaigns = {key: clone(value) for key, value in self._campaigns.items()}
+        twin._sessions = {key: clone(value) for key, value in self._sessions.items()}
+        twin._requests = {key: clone(value) for key, value in self._requests.items()}
         twin._members = dict(self._members)
         return twin
 
@@ -209,7 +116,7 @@ class WorkRequestOracle:
             tuple(
                 sorted((s.session_id, s.delegations, s.kept_slots) for s in self._sessions.values())
             ),
-            tuple(sorted(_changing(request) for request in self._requests.values())),
+            tuple(sorted(changing(request) for request in self._requests.values())),
         )
 
     def reads(self, interpretation: str, name: str) -> bool:
@@ -261,7 +168,7 @@ class WorkRequestOracle:
             return ErrorCode.INVALID_INPUT
         if environment_id not in self._members:
             return ErrorCode.NOT_FOUND
-        self._campaigns[campaign_id] = _Campaign(campaign_id, environment_id, budget, budget)
+        self._campaigns[campaign_id] = CampaignRecord(campaign_id, environment_id, budget, budget)
         return None
 
     def create_session(
@@ -272,7 +179,7 @@ class WorkRequestOracle:
         campaign = self._campaigns.get(campaign_id)
         if campaign is None or principal not in self._members[campaign.environment_id]:
             return ErrorCode.NOT_FOUND
-        self._sessions[session_id] = _Session(session_id, campaign_id, permissions, 0, None)
+        self._sessions[session_id] = SessionRecord(session_id, campaign_id, permissions, 0, None)
         return None
 
     # -- delegation ----------------------------------------------------------
@@ -313,13 +220,13 @@ class WorkRequestOracle:
             (served is not None and served.completion is not None, ErrorCode.ALREADY_COMPLETED),
         )
 
-    def delegations_counted(self, origin: _Session) -> int:
+    def delegations_counted(self, origin: SessionRecord) -> int:
         """What the count cap compares, by the readings the model follows: the originator's own
         delegations or its campaign's (WR-18), with or without the slots refused delegations
         kept (WR-4)."""
         return self._counted(origin, self.reads("WR-18", "per-campaign"), self._kept())
 
-    def _counted(self, origin: _Session, per_campaign: bool, kept: bool) -> int:
+    def _counted(self, origin: SessionRecord, per_campaign: bool, kept: bool) -> int:
         sessions = (
             [s for s in self._sessions.values() if s.campaign_id == origin.campaign_id]
             if per_campaign
@@ -404,7 +311,7 @@ class WorkRequestOracle:
         campaign = self._campaigns[origin.campaign_id]
         self._draw(origin, budget_slice)
         origin.delegations += 1
-        self._requests[request_id] = _Request(
+        self._requests[request_id] = RequestRecord(
             request_id=request_id,
             kind=kind,
             environment_id=campaign.environment_id,
@@ -419,7 +326,7 @@ class WorkRequestOracle:
             remaining=budget_slice,
             generation=generation,
         )
-        self._sessions[child_session_id] = _Session(
+        self._sessions[child_session_id] = SessionRecord(
             child_session_id,
             campaign.campaign_id,
             permissions=permissions,
@@ -466,7 +373,7 @@ class WorkRequestOracle:
         """The live lease `holder` holds on the request, which claiming again may answer."""
         request = self._requests[request_id]
         if self._live(request) and request.holder == holder:
-            return self._lease(request)
+            return request.lease()
         return None
 
     def claim(
@@ -488,14 +395,14 @@ class WorkRequestOracle:
         request.claimed = True
         request.holder = holder
         request.expires_at = self.fresh_expiry() if expires_at is None else expires_at
-        return self._lease(request)
+        return request.lease()
 
     def regenerate(self, request_id: str, generation: int) -> Lease:
         """Record a heartbeat that renewed the lease under a newer generation (WR-7 read as
         heartbeat-regenerates): the holder fences with it from now on."""
         request = self._requests[request_id]
         request.generation = generation
-        return self._lease(request)
+        return request.lease()
 
     def heartbeat_refusals(self, request_id: str, holder: str, generation: int) -> Refusals:
         """Every refusal that applies to a heartbeat."""
@@ -516,7 +423,7 @@ class WorkRequestOracle:
         if not renewable:
             raise ValueError(f"{request_id} holds no live lease to extend")
         request.expires_at = self.fresh_expiry() if expires_at is None else expires_at
-        return self._lease(request)
+        return request.lease()
 
     def publish_refusals(
         self, request_id: str, holder: str, generation: int, result_ref: str
@@ -699,20 +606,20 @@ class WorkRequestOracle:
         return self.reads("WR-17", "completed-listed")
 
     # -- internals ---------------------------------------------------------------
-    def _available_to(self, origin: _Session) -> int:
+    def _available_to(self, origin: SessionRecord) -> int:
         """What a session may hand out: its campaign's available, or its request's remaining
         (WR-1; the campaign's for every session, read as from-campaign)."""
         if origin.request_id is None or self.reads("WR-1", "from-campaign"):
             return self._campaigns[origin.campaign_id].available
         return self._requests[origin.request_id].remaining
 
-    def _draw(self, origin: _Session, amount: int) -> None:
+    def _draw(self, origin: SessionRecord, amount: int) -> None:
         if origin.request_id is None or self.reads("WR-1", "from-campaign"):
             self._campaigns[origin.campaign_id].available -= amount
         else:
             self._requests[origin.request_id].remaining -= amount
 
-    def _give_back(self, request: _Request) -> None:
+    def _give_back(self, request: RequestRecord) -> None:
         """Hand a completing request's remaining to its nearest open ancestor, else the campaign.
 
         Read as from-campaign (WR-1), every slice came out of the campaign, so every remainder
@@ -734,14 +641,14 @@ class WorkRequestOracle:
             session = self._sessions[ancestor.originating_session_id]
         self._campaigns[request.campaign_id].available += amount
 
-    def _live(self, request: _Request) -> bool:
+    def _live(self, request: RequestRecord) -> bool:
         return (
             request.completion is None
             and request.expires_at is not None
             and self.now < request.expires_at
         )
 
-    def _fence(self, request: _Request, holder: str, generation: int) -> Refusals:
+    def _fence(self, request: RequestRecord, holder: str, generation: int) -> Refusals:
         """Every refusal of a heartbeat or publish by someone not holding the current live lease.
 
         A stranger to the environment may be told the request is not found; a
@@ -756,16 +663,7 @@ class WorkRequestOracle:
             (not self._live(request), ErrorCode.LEASE_EXPIRED),
         )
 
-    def _lease(self, request: _Request) -> Lease:
-        closed_at = request.completion.completed_at if request.completion else None
-        return Lease(
-            holder=request.holder,
-            generation=request.generation,
-            expires_at=request.expires_at,
-            closed_at=closed_at,
-        )
-
-    def _state(self, request: _Request) -> RequestState:
+    def _state(self, request: RequestRecord) -> RequestState:
         if request.completion is not None:
             return RequestState.COMPLETED
         if self._live(request):
@@ -779,7 +677,7 @@ class WorkRequestOracle:
         request = self._requests[request_id]
         return request.claimed and request.completion is None and not self._live(request)
 
-    def _view(self, request: _Request) -> WorkRequest:
+    def _view(self, request: RequestRecord) -> WorkRequest:
         return WorkRequest(
             request_id=request.request_id,
             kind=request.kind,
@@ -793,7 +691,7 @@ class WorkRequestOracle:
             budget_spent=request.spent,
             permissions=request.permissions,
             assignee=request.assignee,
-            lease=self._lease(request),
+            lease=request.lease(),
             state=self._state(request),
             result_ref=request.completion.result_ref if request.completion else None,
         )

@@ -99,6 +99,8 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
+from conformance.oracle.grants import within
+from conformance.oracle.refusals import Refusals
 from conformance.oracle.stored_instants import as_stored
 from conformance.oracle.work_request_cites import (
     ACCEPT_CITES,
@@ -140,7 +142,7 @@ from conformance.oracle.work_request_cites import (
     refusal_cites,
     wrong_code_cites,
 )
-from conformance.oracle.work_requests import FOLLOWED, Refusals, WorkRequestOracle, within
+from conformance.oracle.work_requests import FOLLOWED, WorkRequestOracle
 from conformance.properties import RESTARTS_PER_EXAMPLE, Budget, restart_permits
 from conformance.properties.catalogue import (
     WORK_REQUEST_SEARCHES,
