@@ -33,6 +33,9 @@ PLUGINS: Final = (
     "conformance.steps.workreq_world",
     "conformance.steps.workreq_actions",
     "conformance.steps.workreq_checks",
+    "conformance.steps.workreq_race_checks",
+    "conformance.steps.workreq_lease_checks",
+    "conformance.steps.workreq_contract_checks",
 )
 """The kit's plugin and the step libraries, loaded by name (the checkout's conftest.py too)."""
 
