@@ -32,6 +32,7 @@ PLUGINS: Final = (
     "conformance.steps.concurrency",
     "conformance.steps.workreq_world",
     "conformance.steps.workreq_actions",
+    "conformance.steps.workreq_batch_actions",
     "conformance.steps.workreq_checks",
     "conformance.steps.workreq_race_checks",
     "conformance.steps.workreq_lease_checks",
