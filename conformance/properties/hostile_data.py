@@ -28,7 +28,7 @@ OFFICE_TASKS: Final = ("T-100", "T-1000", "T-200", "t-100", "T-100 ")
 """T-100 is a prefix of T-1000: a count matching task ids by prefix (or `LIKE`) mixes them;
 "t-100" and "T-100 " are T-100 to a case-insensitive collation that pads with spaces (MySQL's
 and MariaDB's defaults): a count comparing ids that way mixes them too. The Gherkin creates
-no task outside this pool (tests/test_hostile_data.py)."""
+no task outside this pool (tests/features/test_office_hostile_data.py)."""
 
 NOT_AGENT_ACTOR_TYPES: Final[tuple[Any, ...]] = (
     "user",
@@ -149,7 +149,8 @@ GRANT_NAMES: Final = (
 prefix of "shell", "hell" a suffix, "shell" a prefix of "shell-admin", "mic" of "microphone".
 A grant compared by substring (a name looked up in the held names joined into one text), by
 prefix, or as a namespace that covers longer names, lets a child have what its originator
-lacks. The Gherkin's grant names are drawn from here too (tests/test_workreq_hostile_data.py)."""
+lacks. The Gherkin's grant names are drawn from here too
+(tests/features/test_workreq_hostile_data.py)."""
 
 GRANT_NAMES_JUDGED_APART: Final = ("Shell", "GPU")
 """Held names written in other case, which the machine never draws: whether "Shell" is the

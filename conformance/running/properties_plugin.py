@@ -75,7 +75,7 @@ def phases(*left_out: Phase) -> list[Phase]:
 # a CI variable is set (GitHub Actions and the like), Hypothesis loads its "ci" profile at
 # import, whose derandomize=True would silently replace the seed the header records. One failure
 # is reported per search: shrinking every distinct one (report_multiple_bugs) made a failing
-# work-request search shrink four breaks, and tests/test_property_counterexamples.py took
+# work-request search shrink four breaks, and tests/properties/test_gherkin_counterexamples.py took
 # 9 min 20 s instead of 23 s.
 settings.register_profile(
     Budget.CI.value,

@@ -1,0 +1,1 @@
+"""Tests of the Gherkin features (features/) and the data they share with the models."""

@@ -1,0 +1,185 @@
+"""The work-request machine goes on past a break its invariants find, and fails with all of them.
+
+A break of what the implementation reads back (a request's fields, its lease, a campaign's
+figures) is noted with its clauses; the model adopts what the implementation reads and the
+program goes on, so one wrong field never hides a budget leak behind it. Driven step by step
+(no search), on the reference with two defects at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from conformance import mutants
+from conformance.driver import (
+    BudgetSnapshot,
+    DelegationKind,
+    Permissions,
+    RequestState,
+    WorkRequest,
+)
+from conformance.oracle.work_request_cites import NO_BUDGET
+from conformance.properties.following import OffTheTape
+from conformance.properties.surprises import Surprises
+from conformance.properties.work_request_machine import MICRO, WorkRequestMachine
+from conformance.spec.clause_check import ClauseViolation, expect, violated
+from conformance.variants.variant import Variant
+from tests.oracle.test_oracles import T0, delegate, workspace
+from tests.scripted_machine import REFERENCE, Machines, Scripted
+
+FIELD_LOST = mutants.MUTANTS["acceptance_checks_not_stored"]
+OVERSPENT = mutants.MUTANTS["usage_unbounded"]
+
+
+def both(first: Variant, second: Variant) -> Variant:
+    return replace(
+        REFERENCE,
+        name=f"{first.name}+{second.name}",
+        patches=lambda: [*first.patches(), *second.patches()],
+    )
+
+
+@pytest.fixture
+def machines(tmp_path: Path) -> Iterator[Machines]:
+    opened = Machines(tmp_path)
+    yield opened
+    opened.close()
+
+
+def delegated(machine: WorkRequestMachine, budget_slice: int) -> str:
+    """A spawn from root-alice with acceptance checks; the child session it made."""
+    machine.delegate(
+        kind=DelegationKind.SPAWN,
+        deliverable="review",
+        checks=["tests pass"],
+        data=Scripted(["root-alice", budget_slice, Permissions(tools=frozenset({"shell"})), None]),
+    )
+    (child,) = machine.request_of
+    return child
+
+
+def criteria(violation: ClauseViolation) -> set[str]:
+    return {cite.split("/")[0] for cite in violation.cites}
+
+
+def test_a_field_break_is_noted_and_the_program_goes_on_to_the_next_break(
+    machines: Machines,
+) -> None:
+    machine = machines.open(both(FIELD_LOST, OVERSPENT), {}, budget=100, annex_budget=10)
+    child = delegated(machine, 10)
+    assert {c.split("/")[0] for c in machine.surprises.first} == {FIELD_LOST.criterion}
+    assert len(machine.request_ids) == 1, "the model adopted the request and went on"
+    with pytest.raises(ClauseViolation) as stopped:
+        machine.record_usage(amount=15, data=Scripted([child]))
+    assert criteria(stopped.value) == {FIELD_LOST.criterion, OVERSPENT.criterion}
+    assert "2 distinct breaks" in stopped.value.detail
+
+
+def test_breaks_noted_on_the_way_fail_the_program_at_its_end(machines: Machines) -> None:
+    machine = machines.open(FIELD_LOST, {}, budget=100, annex_budget=10)
+    child = delegated(machine, 10)
+    machine.record_usage(amount=4, data=Scripted([child]))
+    with pytest.raises(ClauseViolation) as ended:
+        machine.teardown()
+    assert criteria(ended.value) == {FIELD_LOST.criterion}
+
+
+def test_on_the_reference_nothing_is_noted(machines: Machines) -> None:
+    machine = machines.open(REFERENCE, {}, budget=100, annex_budget=10)
+    child = delegated(machine, 10)
+    machine.record_usage(amount=4, data=Scripted([child]))
+    assert not machine.surprises.first
+    machine.teardown()
+
+
+def test_the_model_adopts_a_request_and_a_campaign_as_the_implementation_reads_them() -> None:
+    """r1 (slice 10) read back with 6 spent under a lease the model never granted, completed,
+    and a campaign showing 3 less available: the model predicts those reads from then on."""
+    oracle = workspace()
+    view = delegate(oracle, "root", "r1", 10)
+    lease = view.lease.model_copy(update={"holder": "bob", "generation": 4, "closed_at": T0})
+    read = view.model_copy(
+        update={
+            "budget_spent": 6,
+            "lease": lease,
+            "state": RequestState.COMPLETED,
+            "result_ref": "s3://results/a",
+        }
+    )
+    oracle.adopt_request(read)
+    adopted = oracle.get_request("r1")
+    assert isinstance(adopted, WorkRequest)
+    assert (adopted.budget_spent, adopted.lease.holder, adopted.lease.generation) == (6, "bob", 4)
+    assert (adopted.state, adopted.result_ref) == (RequestState.COMPLETED, "s3://results/a")
+    budget = oracle.budget("c")
+    assert isinstance(budget, BudgetSnapshot)
+    shown = budget.model_copy(update={"available": budget.available - 3, "spent": budget.spent + 1})
+    oracle.adopt_budget(shown)
+    assert oracle.budget("c") == shown
+
+
+def test_a_wrong_refusal_is_noted_and_the_program_goes_on_to_the_next_break(
+    machines: Machines,
+) -> None:
+    """Refused where the model accepts, nothing happened on either side: the program goes on."""
+    unclaimable = mutants.MUTANTS["expired_lease_not_reclaimable"]
+    machine = machines.open(both(unclaimable, OVERSPENT), {}, budget=100, annex_budget=10)
+    child = delegated(machine, 10)
+    (request,) = machine.request_ids
+    machine.claim(request=request, data=Scripted(["bob"]))
+    machine.advance_clock(data=Scripted([timedelta(hours=2), False, 0, MICRO]))
+    machine.claim(request=request, data=Scripted(["carol"]))
+    assert {c.split("/")[0] for c in machine.surprises.first} == {unclaimable.criterion}
+    with pytest.raises(ClauseViolation) as stopped:
+        machine.record_usage(amount=15, data=Scripted([child]))
+    assert criteria(stopped.value) == {unclaimable.criterion, OVERSPENT.criterion}
+
+
+def test_a_break_met_while_a_step_is_judged_again_fails_that_reading_and_is_not_noted(
+    machines: Machines,
+) -> None:
+    """Judged again under another reading, a step whose reads break a clause is not explained
+    by that reading: the break fails the try (see `follow`), never noted to go on past."""
+    machine = machines.open(REFERENCE, {}, budget=100, annex_budget=10)
+    broken = partial(expect, False, NO_BUDGET, "budget created")
+    machine.judging_again = True
+    with pytest.raises(ClauseViolation):
+        machine.going_on("a step judged again", broken)
+    assert not machine.surprises.first
+    machine.judging_again = False
+    machine.going_on("the step", broken)
+    assert set(machine.surprises.first) == {NO_BUDGET}
+    machine.surprises = Surprises()
+
+
+def test_a_break_noted_in_a_step_no_reading_explains_is_kept_when_the_search_gives_up(
+    machines: Machines,
+) -> None:
+    """The search for a reading restores the state from before the step, notes and all; where
+    it gives up, the first pass's notes still fail the program."""
+    machine = machines.open(REFERENCE, {}, budget=100, annex_budget=10)
+
+    def step(judged: WorkRequestMachine) -> None:
+        if judged.judging_again:
+            raise OffTheTape("judged again, the step goes where its first run did not")
+        judged.going_on("the step", partial(expect, False, NO_BUDGET, "budget created"))
+        raise violated("WR-24", "usage of 0 refused")
+
+    with pytest.raises(ClauseViolation) as stopped:
+        machine.judged(step, {})
+    assert NO_BUDGET in stopped.value.cites
+
+
+def test_a_campaign_adopted_after_a_break_is_judged_exactly_again_once_the_model_agrees(
+    machines: Machines,
+) -> None:
+    machine = machines.open(REFERENCE, {}, budget=100, annex_budget=10)
+    machine.adopted_budgets.add("camp")
+    machine.check_budget("camp")
+    assert "camp" not in machine.adopted_budgets

@@ -1,0 +1,170 @@
+"""Every check names what it enforces, and every clause is enforced somewhere or says why not.
+
+Read statically from the source of the steps, the race programs and the property tests,
+and from the feature files' tags:
+
+- no bare `assert` judges an implementation: checks go through `expect` (or `violated`),
+  which cite clause or interpretation IDs;
+- every ID written in that code is a clause of the registry or an interpretation the kit
+  still takes;
+- every clause is cited by a check or named by a scenario's `@clause:` tag, unless the
+  registry marks it not observable through the port, with the reason;
+- a scenario's `@clause:` tags name clauses of its own criterion, its `@interpretation:`
+  tags interpretations the kit takes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.inventory import load_inventory
+from conformance.spec.registry import (
+    CLAUSE_ID,
+    CLAUSE_TAG_PREFIX,
+    INTERPRETATION_ID,
+    INTERPRETATION_TAG_PREFIX,
+    default_registry,
+)
+from tests.paths import CHECKOUT
+
+ROOT = CHECKOUT
+JUDGING_CODE = sorted(
+    [
+        *ROOT.glob("steps/*.py"),
+        ROOT / "conformance" / "concurrency" / "races.py",
+        *ROOT.glob("conformance/properties/*.py"),
+        *ROOT.glob("conformance/oracle/office_*.py"),
+    ]
+)
+CITE = re.compile(rf"^(?:{CLAUSE_ID.pattern}|{INTERPRETATION_ID.pattern})$")
+CHECKS = {"expect", "violated"}
+
+
+def _trees() -> dict[Path, ast.Module]:
+    return {path: ast.parse(path.read_text(encoding="utf-8")) for path in JUDGING_CODE}
+
+
+def cited_in_code() -> dict[str, set[Path]]:
+    """Every clause or interpretation ID written as a string in the judging code."""
+    found: dict[str, set[Path]] = {}
+    for path, tree in _trees().items():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and CITE.match(node.value)
+            ):
+                found.setdefault(node.value, set()).add(path)
+    return found
+
+
+def tagged_clauses() -> set[str]:
+    return {
+        f"{entry.criteria[0]}/{tag.removeprefix(CLAUSE_TAG_PREFIX)}"
+        for entry in load_inventory()
+        for tag in entry.tags
+        if tag.startswith(CLAUSE_TAG_PREFIX) and entry.criteria
+    }
+
+
+def test_no_bare_assert_judges_an_implementation() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path, tree in _trees().items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assert)
+    ]
+    assert not offenders, (
+        "use expect(condition, cite, detail) to judge, scenario_requires/port_requires for "
+        f"the scenario's own or the port's preconditions: {offenders}"
+    )
+
+
+def test_every_check_cites_something() -> None:
+    """A call of `expect` or `violated` passes a cite; an empty literal cites nothing."""
+    empty = []
+    for path, tree in _trees().items():
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) in CHECKS):
+                continue
+            position = 1 if getattr(node.func, "id", None) == "expect" else 0
+            cite = node.args[position] if len(node.args) > position else None
+            if cite is None or (isinstance(cite, ast.Tuple | ast.List) and not cite.elts):
+                empty.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not empty, f"checks that cite nothing: {empty}"
+
+
+def test_every_id_in_the_judging_code_is_known() -> None:
+    registry = default_registry()
+    unknown = {
+        cite: sorted(str(p.relative_to(ROOT)) for p in paths)
+        for cite, paths in cited_in_code().items()
+        if not registry.is_citable(cite)
+    }
+    assert not unknown, f"cites of no clause, or of a retired interpretation: {unknown}"
+
+
+def test_every_observable_clause_is_checked_somewhere() -> None:
+    registry = default_registry()
+    checked = set(cited_in_code()) | tagged_clauses()
+    silent = [c.id for c in registry.clauses if not c.not_observable and c.id not in checked]
+    assert not silent, f"clauses no check cites and no scenario names: {silent}"
+
+
+def test_a_clause_marked_not_observable_is_neither_cited_nor_tagged() -> None:
+    registry = default_registry()
+    checked = set(cited_in_code()) | tagged_clauses()
+    contradictions = [c.id for c in registry.clauses if c.not_observable and c.id in checked]
+    assert not contradictions, f"marked not observable, yet checked: {contradictions}"
+    for clause in registry.clauses:
+        if clause.not_observable is not None:
+            assert len(clause.not_observable) > 20, f"{clause.id} says too little of why"
+
+
+@pytest.mark.parametrize("entry", load_inventory(), ids=lambda entry: entry.key)
+def test_scenario_tags_name_known_clauses_and_interpretations(entry: object) -> None:
+    registry = default_registry()
+    criteria = entry.criteria  # type: ignore[attr-defined]
+    tags = entry.tags  # type: ignore[attr-defined]
+    own = {clause.id for clause in registry.criterion(criteria[0]).clauses}
+    for tag in tags:
+        if tag.startswith(CLAUSE_TAG_PREFIX):
+            clause = f"{criteria[0]}/{tag.removeprefix(CLAUSE_TAG_PREFIX)}"
+            assert clause in own, f"@{tag} is no clause of {criteria[0]}"
+        if tag.startswith(INTERPRETATION_TAG_PREFIX):
+            interpretation = tag.removeprefix(INTERPRETATION_TAG_PREFIX)
+            assert registry.is_citable(interpretation), f"@{tag} names no active interpretation"
+
+
+def test_every_active_interpretation_is_exercised() -> None:
+    """An interpretation nothing rests on is no longer a reading the kit takes: retire it."""
+    registry = default_registry()
+    tagged = {
+        tag.removeprefix(INTERPRETATION_TAG_PREFIX)
+        for entry in load_inventory()
+        for tag in entry.tags
+        if tag.startswith(INTERPRETATION_TAG_PREFIX)
+    }
+    exercised = tagged | set(cited_in_code())
+    idle = [i.id for i in registry.active_interpretations() if i.id not in exercised]
+    assert not idle, f"interpretations no scenario or check rests on: {idle}"
+
+
+def test_every_reading_a_scenario_rests_on_is_registered_under_its_criterion() -> None:
+    """A divergence is charged to the criteria its reading is registered under: a scenario of a
+    criterion that rests on a reading the register does not list under it could not be."""
+    registry = default_registry()
+    unregistered = sorted(
+        f"{entry.key}: {tag}"
+        for entry in load_inventory()
+        for tag in entry.tags
+        if tag.startswith(INTERPRETATION_TAG_PREFIX)
+        and entry.criteria
+        and entry.criteria[0]
+        not in registry.interpretation(tag.removeprefix(INTERPRETATION_TAG_PREFIX)).criteria
+    )
+    assert not unregistered, unregistered
