@@ -22,9 +22,9 @@ reach the steps through the same port).
 
 Runs are forked from warm servers (`conformance.running.forked_suite`): each
 child starts from an interpreter that has imported everything and run nothing.
-`Method` brings back the first way, each run in a fresh interpreter and each
-variant served through `exec:`; the two give the same verdicts
-(tests/test_strength.py), and bench/ sets their times side by side.
+That is the one way strength runs. A platform without `os.fork` starts each run
+in a fresh interpreter instead (`fresh_interpreters`), which is also the plain way
+bench/ sets beside it and tests/test_strength.py holds to the same verdicts.
 
 Scratch stores go to /dev/shm when the machine has it (the runs' TMPDIR points
 there): on disk the suite's cost is mostly SQLite's fsyncs. Runs use plain
@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from pathlib import Path
@@ -61,6 +60,7 @@ from conformance.properties import (
 )
 from conformance.reports.summary import criterion_verdicts
 from conformance.running.forked_suite import Exit, can_fork, fork_servers
+from conformance.running.options import SuiteOptions
 from conformance.spec.registry import default_registry
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import read_stream
@@ -185,28 +185,6 @@ class VariantVerdict:
 
 
 @dataclass(frozen=True)
-class Method:
-    """How the suite runs are made; both defaults give the same verdicts in far less time.
-
-    `fresh_interpreters`: each run in a new interpreter, not forked from a warm
-    one. `over_the_wire`: variants served through `exec:` by `serve-reference
-    --variant`, not opened in-process (their declarations then cross the wire).
-    """
-
-    fresh_interpreters: bool = False
-    over_the_wire: bool = False
-
-    def describe(self) -> str:
-        runs = "fresh interpreters" if self.fresh_interpreters else "forked from warm servers"
-        wire = "through exec:" if self.over_the_wire else "in-process"
-        return f"runs {runs}, variants {wire}"
-
-
-FIRST_METHOD = Method(fresh_interpreters=True, over_the_wire=True)
-"""Each run in a new interpreter, variants served through exec:, as strength first ran them."""
-
-
-@dataclass(frozen=True)
 class Properties:
     """The property checks every suite run makes beside its scenarios: none unless asked.
 
@@ -249,7 +227,6 @@ class StrengthReport:
     criteria: list[str]
     jobs: int
     wall_seconds: float
-    method: Method
     variants: list[VariantVerdict] = field(default_factory=list)
     select: str | None = None
     partial: bool = False
@@ -343,18 +320,17 @@ def run_strength(
     keep: Path | None = None,
     timeout_s: float | None = None,
     progress: Callable[[TargetRun], None] | None = None,
-    method: Method = Method(),
     properties: Properties = Properties(),
+    runners: Runners | None = None,
 ) -> StrengthReport:
     """Run the control, every mutant and every variant through the suite, `jobs` at a time;
     `progress` hears of each suite run as it finishes. A run gives up after `timeout_s`
-    (by default what its property budget needs)."""
+    (by default what its property budget needs). `runners` makes the runs (by default
+    `suite_runner`, forked where the platform can fork)."""
     properties = properties.seeded()
     limit = properties.timeout_s() if timeout_s is None else timeout_s
     whole = {mutant.name: _mutant_target(mutant, all_features) for mutant in mutants}
-    variant_targets = [
-        _variant_target(variant, all_features, method.over_the_wire) for variant in variants
-    ]
+    variant_targets = [_variant_target(variant, all_features) for variant in variants]
     features = [*whole.values(), *variant_targets]
     scope = () if all_features else tuple(sorted({g for t in features for g in t.features}))
     control = Target("reference", scope)
@@ -364,7 +340,7 @@ def run_strength(
     started = time.perf_counter()
     with (
         _workspace(keep) as workdir,
-        suite_runner(jobs, method.fresh_interpreters, workdir) as runner,
+        (runners or suite_runner)(jobs, workdir) as runner,
         ThreadPoolExecutor(max_workers=jobs) as pool,
     ):
 
@@ -390,7 +366,6 @@ def run_strength(
         verdicts=verdicts,
         criteria=default_registry().ids(),
         jobs=jobs,
-        method=method,
         wall_seconds=time.perf_counter() - started,
         variants=[
             _variant_verdict(variant, run, control_run)
@@ -429,12 +404,10 @@ def _own_criterion(target: Target, mutant: Mutation) -> Target:
     return Target(target.impl, target.features, mutant.criterion)
 
 
-def _variant_target(variant: Legal, all_features: bool, over_the_wire: bool) -> Target:
-    features = () if all_features else SCOPES[variant.capability]
-    if not over_the_wire:
-        return Target(f"variant:{variant.name}", features)
-    served = shlex.join([sys.executable, "-m", "conformance.wire.serve", "--variant", variant.name])
-    return Target(f"exec:{served}", features)
+def _variant_target(variant: Legal, all_features: bool) -> Target:
+    """A variant opened in-process: its declarations reach the steps through the same port as
+    over the wire (tests/variants/test_variants.py serves each through `exec:` as well)."""
+    return Target(f"variant:{variant.name}", () if all_features else SCOPES[variant.capability])
 
 
 def _trusted(control: TargetRun) -> set[str]:
@@ -495,9 +468,13 @@ class SuiteRunner(Protocol):
     def run(self, args: list[str], cwd: Path, log: Path, timeout_s: float) -> Exit: ...
 
 
+Runners = Callable[[int, Path], AbstractContextManager[SuiteRunner]]
+"""Makes the suite runs of one strength run, `jobs` at a time, their files in a workspace."""
+
+
 class FreshInterpreters:
-    """Each suite run in an interpreter of its own: the first method, and the one where
-    `os.fork` is missing."""
+    """Each suite run in an interpreter of its own: where `os.fork` is missing, and the plain
+    way the forked runs are measured against and held to."""
 
     def __init__(self, environment: dict[str, str]) -> None:
         self._environment = environment
@@ -520,15 +497,25 @@ class FreshInterpreters:
 
 
 @contextmanager
-def suite_runner(jobs: int, fresh: bool, workdir: Path) -> Iterator[SuiteRunner]:
+def suite_runner(jobs: int, workdir: Path) -> Iterator[SuiteRunner]:
     """Forked from warm servers where the platform can fork, else fresh interpreters; their
     temporary files (the in-process stores among them) in the workspace."""
-    environment = {**os.environ, "TMPDIR": str(workdir)}
-    if fresh or not can_fork():
-        yield FreshInterpreters(environment)
+    if not can_fork():
+        with fresh_interpreters(jobs, workdir) as fresh:
+            yield fresh
         return
-    with fork_servers(jobs, environment, workdir) as servers:
+    with fork_servers(jobs, _workspace_environment(workdir), workdir) as servers:
         yield servers
+
+
+@contextmanager
+def fresh_interpreters(jobs: int, workdir: Path) -> Iterator[SuiteRunner]:
+    """Each run in a new interpreter, however many at a time: nothing to start or stop."""
+    yield FreshInterpreters(_workspace_environment(workdir))
+
+
+def _workspace_environment(workdir: Path) -> dict[str, str]:
+    return {**os.environ, "TMPDIR": str(workdir)}
 
 
 def run_target(
@@ -592,10 +579,7 @@ def suite_arguments(
         "--tb=line",
         "--assert=plain",
         f"--basetemp={basetemp}",
-        "--impl",
-        target.impl,
-        "--results",
-        str(stream),
+        SuiteOptions(impl=target.impl, results=stream).argument(),
     ]
     for pattern in target.features:
         arguments += ["--feature-glob", pattern]

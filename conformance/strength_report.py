@@ -58,8 +58,8 @@ def summary_line(report: StrengthReport) -> str:
         f"{len(report.variants)} variants: {len(accepted)} accepted "
         f"({len(diverging)} diverging only on the interpretations they name), "
         f"{len(report.variants) - len(accepted)} falsely failed. "
-        f"Wall time {report.wall_seconds:.0f} s, {report.jobs} at a time, "
-        f"{report.method.describe()}; {report.properties.describe()}"
+        f"Wall time {report.wall_seconds:.0f} s, {report.jobs} at a time; "
+        f"{report.properties.describe()}"
     )
 
 
@@ -99,8 +99,7 @@ def _mutants_table(report: StrengthReport) -> Table:
 
 
 def _variants_table(report: StrengthReport) -> Table:
-    way = "through exec:" if report.method.over_the_wire else "in-process"
-    table = Table(title=f"Verdict per legal variant ({way})", title_justify="left")
+    table = Table(title="Verdict per legal variant", title_justify="left")
     for column in ("variant", "freedom it takes", "verdict", "s"):
         table.add_column(column, no_wrap=column in ("variant", "s"))
     for verdict in report.variants:
@@ -128,8 +127,6 @@ def report_json(report: StrengthReport) -> dict[str, Any]:
     return {
         "wall_seconds": round(report.wall_seconds, 1),
         "jobs": report.jobs,
-        "fresh_interpreters": report.method.fresh_interpreters,
-        "variants_over_the_wire": report.method.over_the_wire,
         "thorough": report.thorough,
         "properties": report.properties.budget.value,
         "seed": report.properties.seed,

@@ -20,14 +20,14 @@ from conformance.spec.evidence import Tally
 from conformance.spec.registry import default_registry
 from conformance.stream.results import Header, ResultsRun, ScenarioResult, Status
 from conformance.strength import (
-    FIRST_METHOD,
     SCOPES,
-    Method,
     Properties,
+    Runners,
     StrengthReport,
     Target,
     TargetRun,
     _variant_verdict,
+    fresh_interpreters,
     run_strength,
     run_target,
     select_mutants,
@@ -44,30 +44,27 @@ SCENARIOS = (
 )
 
 
-def _small_run(method: Method, variants: list[str], select: str) -> StrengthReport:
+def _small_run(variants: list[str], select: str, runners: Runners | None = None) -> StrengthReport:
     chosen = select_mutants(
         ["refusal_reported_as_none", "heartbeat_ignores_generation", "per_agent_allowance"]
     )
     legal = select_variants(variants)
-    return run_strength(chosen, variants=legal, jobs=2, select=select, method=method)
+    return run_strength(chosen, variants=legal, jobs=2, select=select, runners=runners)
 
 
 @pytest.fixture(scope="module")
 def report() -> StrengthReport:
-    return _small_run(Method(), ["idempotent_reclaim"], SCENARIOS)
+    return _small_run(["idempotent_reclaim"], SCENARIOS)
 
 
-def test_forked_runs_with_variants_in_process_give_the_first_method_s_verdicts() -> None:
+def test_forked_runs_give_the_verdicts_of_fresh_interpreters() -> None:
     variants = ["idempotent_reclaim", "listing_includes_completed"]
     select = f"{SCENARIOS} or members_see_every_open"
-    now, first = (_small_run(method, variants, select) for method in (Method(), FIRST_METHOD))
-    assert now.control.statuses() == first.control.statuses()
-    assert now.judgements() == first.judgements()
-    assert now.variants[1].diverged_on == {"WR-17"}, "a divergence, judged alike both ways"
-    assert "forked" in now.method.describe() and "in-process" in now.method.describe()
-    assert "fresh" in first.method.describe() and "exec:" in first.method.describe()
-    assert "Verdict per legal variant (in-process)" in _printed(now)
-    assert "Verdict per legal variant (through exec:)" in _printed(first)
+    forked, fresh = (_small_run(variants, select, way) for way in (None, fresh_interpreters))
+    assert forked.control.statuses() == fresh.control.statuses()
+    assert forked.judgements() == fresh.judgements()
+    assert forked.variants[1].diverged_on == {"WR-17"}, "a divergence, judged alike both ways"
+    assert "Verdict per legal variant" in _printed(forked)
 
 
 def _printed(report: StrengthReport) -> str:

@@ -15,7 +15,7 @@ from conformance.properties import Budget
 if TYPE_CHECKING:
     from conformance.adapters.containment import Containment
     from conformance.running.harness_memory import HarnessMemory
-    from conformance.running.progress import Progress
+    from conformance.running.options import Progress, SuiteOptions
     from conformance.stream.results import Claim, ResultsRun, ScenarioResult
 
 
@@ -164,10 +164,10 @@ def run(
     per-criterion verdict."""
     import pytest
 
-    from conformance.adapters.containment import Containment
     from conformance.adapters.process_tree import adopting_orphans
     from conformance.reports.terminal import print_verdicts
     from conformance.running.jobs import JobsMemory
+    from conformance.running.options import SuiteOptions
     from conformance.running.spread import run_suite
     from conformance.scratch import RUN_FOLDER
     from conformance.spec.registry import default_registry
@@ -182,48 +182,40 @@ def run(
     workers, seed = _spread(jobs, shard, seed, properties, database)
     _load_the_suite()
     kit_before = suite_digests()
-    hidden = tuple(path.resolve() for path in (results, sign_key_file) if path is not None)
-    containment = Containment(pass_env=tuple(pass_env or ()), sandbox=sandbox, hidden=hidden)
     _check_claim(claim or [], allow_unverified or [])
     scratch = RUN_FOLDER.make("run-")
-    stream = results or scratch / "results.jsonl"
+    options = SuiteOptions(
+        impl=impl,
+        database=database,
+        results=results or scratch / "results.jsonl",
+        restart_budget=restart_budget,
+        expectations=expectations,
+        claim=tuple(claim or ()),
+        allow_unverified=tuple(allow_unverified or ()),
+        strict_interpretations=strict_interpretations,
+        sandbox=sandbox,
+        pass_env=tuple(pass_env or ()),
+        sign_key_file=sign_key_file,
+        shard=shard,
+        spec_files=tuple(spec or ()),
+        progress=_progress(quiet, every_record),
+    )
+    containment = options.containment()
     args = [
         *pytest_arguments(properties),
         f"--basetemp={scratch / 'scenarios'}",
-        "--impl",
-        impl,
-        "--results",
-        str(stream),
         "-p",
         "no:cov",
-        f"--progress={_progress(quiet, every_record)}",
         *TERMINAL_ARGUMENTS,
     ]
-    args += ["--database", database] if database else []
-    args += ["--expectations", str(expectations)] if expectations else []
     args += ["--maxfail", str(max_fail)] if max_fail else []
-    args += ["--restart-budget", str(restart_budget)]
-    for spec_file in spec or []:
-        args += ["--spec-file", str(spec_file)]
-    for spec_name in claim or []:
-        args += ["--claim", spec_name]
-    for criterion_id in allow_unverified or []:
-        args += ["--allow-unverified", criterion_id]
-    args += ["--strict-interpretations"] if strict_interpretations else []
-    args += ["--sandbox"] if sandbox else []
-    for name in pass_env or []:
-        args += ["--pass-env", name]
-    args += ["--sign-key-file", str(sign_key_file)] if sign_key_file else []
     args += ["-k", select] if select else []
     args += [f"--hypothesis-seed={seed}"] if seed is not None else []
-    args += ["--shard", shard] if shard else []
     with adopting_orphans():
         unusable = _preflight(impl, database, containment)
         if unusable is not None:
             _end_every_process()
-            run_of_nothing = _unusable(
-                impl, unusable, containment, claim, allow_unverified, properties
-            )
+            run_of_nothing = _unusable(options, unusable, properties)
             _write_stream(run_of_nothing, results, sign_key_file)
             reports = {"junit": junit, "markdown": markdown, "html": html, "cucumber": cucumber}
             write_reports(run_of_nothing, spec=spec, **reports)
@@ -232,16 +224,11 @@ def run(
         code, memory = run_suite(
             workers,
             args,
-            stream=stream,
-            sign_key_file=sign_key_file,
+            options,
             properties=properties,
             scratch=scratch,
             max_fail=max_fail,
-            restart_budget=restart_budget,
-            shard=shard,
-            progress=_progress_printer(
-                _progress(quiet, every_record), _claim_of(claim, allow_unverified)
-            ),
+            progress=_progress_printer(options.progress, options.claimed()),
         )
         _end_every_process()
     if isinstance(memory, JobsMemory) and memory.fault is not None:
@@ -275,7 +262,7 @@ running/progress.py); the stream keeps the whole evidence either way."""
 
 
 def _progress(quiet: bool, every_record: bool) -> Progress:
-    from conformance.running.progress import Progress
+    from conformance.running.options import Progress
 
     if quiet:
         return Progress.NONE
@@ -405,37 +392,21 @@ def _preflight(impl: str, database: str | None, containment: Containment) -> str
     return None
 
 
-def _unusable(
-    impl: str,
-    cause: str,
-    containment: Containment,
-    specs: list[str] | None,
-    allowed: list[str] | None,
-    properties: Budget,
-) -> ResultsRun:
+def _unusable(options: SuiteOptions, cause: str, properties: Budget) -> ResultsRun:
     from conformance.inventory import load_inventory
     from conformance.running.run_header import unusable_run
     from conformance.spec.registry import default_registry
 
     run = unusable_run(
-        impl,
+        options.impl,
         cause,
-        containment=containment,
+        containment=options.containment(),
         inventory=load_inventory(properties=properties is not Budget.NONE),
         registry=default_registry(),
-        claim=_claim_of(specs, allowed),
+        claim=options.claimed(),
     )
     run.header.properties = properties.value
     return run
-
-
-def _claim_of(specs: list[str] | None, allowed: list[str] | None) -> Claim:
-    from conformance.stream.results import SPEC_PREFIXES, Claim
-
-    return Claim(
-        specs=sorted(set(specs or [])) or sorted(SPEC_PREFIXES),
-        allow_unverified=sorted(set(allowed or [])),
-    )
 
 
 def _write_stream(run: ResultsRun, path: Path | None, sign_key_file: Path | None) -> None:

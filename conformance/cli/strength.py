@@ -53,14 +53,6 @@ def strength(
         Path | None,
         typer.Option("--json", dir_okay=False, help="write the kills and verdicts as JSON here"),
     ] = None,
-    fresh_interpreters: Annotated[
-        bool,
-        typer.Option(help="start each suite run in a new interpreter, not forked from a warm one"),
-    ] = False,
-    over_the_wire: Annotated[
-        bool,
-        typer.Option(help="serve each variant through exec: (serve-reference --variant)"),
-    ] = False,
     properties: Annotated[
         Budget,
         typer.Option(
@@ -94,7 +86,6 @@ def strength(
             thorough=thorough,
             keep=keep,
             progress=progress,
-            method=kit_strength.Method(fresh_interpreters, over_the_wire),
             properties=checks,
         )
     strength_report.print_report(outcome, common.console)

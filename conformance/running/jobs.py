@@ -37,6 +37,7 @@ from typing import IO, Any, Final
 
 from conformance.running.harness_memory import HarnessMemory
 from conformance.running.jobs_worker import WORKER_MODULE
+from conformance.running.options import SuiteOptions
 from conformance.running.recorder import ALTERED
 from conformance.spec.scenario_keys import ScenarioEntry
 from conformance.stream.results import (
@@ -49,14 +50,12 @@ from conformance.stream.results import (
     undefined_results,
 )
 from conformance.stream.shards import PROPERTY_PREFIX
+from conformance.stream.stream_integrity import read_key
 
 INTERNAL_ERROR: Final = 3  # pytest.ExitCode.INTERNAL_ERROR
 USAGE_ERROR: Final = 4
 NO_TESTS_COLLECTED: Final = 5
 _LOG_TAIL: Final = 20
-_DROPPED: Final = ("--results", "--sign-key-file")
-"""Arguments of the run's pytest that a worker does without (each with its value): the run
-writes the stream and signs it. Their files stay masked from the implementation (`--mask`)."""
 
 
 class JobsError(ValueError):
@@ -79,29 +78,18 @@ def jobs_count(text: str) -> int:
     return count
 
 
-def worker_arguments(args: Sequence[str], folder: Path) -> list[str]:
-    """The run's pytest arguments as one worker's: its own temporary folder and stream (which
-    nothing reads), no key, no progress of its own (the run prints it)."""
-    kept: list[str] = []
-    skip = False
-    for argument in args:
-        if skip:
-            kept += ["--mask", argument]  # still kept from the implementation's sight
-            skip = False
-            continue
-        if argument in _DROPPED:
-            skip = True
-            continue
-        if argument.startswith("--progress="):
-            argument = "--progress=none"  # the run prints a line per record
-        elif argument.startswith("--basetemp=") or argument in ("-v", "-q", "--no-summary"):
-            continue
-        kept.append(argument)
+def worker_arguments(args: Sequence[str], options: SuiteOptions, folder: Path) -> list[str]:
+    """The run's pytest arguments as one worker's: its own temporary folder, and the suite's
+    options as a worker's (see `SuiteOptions.for_worker`)."""
+    kept = [
+        argument
+        for argument in args
+        if not argument.startswith("--basetemp=") and argument not in ("-v", "-q", "--no-summary")
+    ]
     return [
         *kept,
+        options.for_worker(folder).argument(),
         f"--basetemp={folder / 'scenarios'}",
-        "--results",
-        str(folder / "share.jsonl"),
         "-q",
         "--no-summary",
     ]
@@ -289,19 +277,21 @@ def _is_property(keys: Sequence[str]) -> bool:
 def run_jobs(
     count: int,
     args: Sequence[str],
+    options: SuiteOptions,
     *,
-    stream: Path,
-    sign_key: bytes | None,
     inventory: list[ScenarioEntry],
     scratch: Path,
     max_fail: int = 0,
-    restart_budget: int = 10,
     progress: Callable[[ScenarioResult], None] | None = None,
 ) -> JobsMemory:
-    """The suite over `count` workers; what the run holds of it afterwards."""
+    """The suite over `count` workers, writing the stream `options` names; what the run holds of
+    it afterwards."""
     from conformance.adapters.process_tree import before_exec, forget, launching, register
 
-    state = _Run(inventory, stream, sign_key, max_fail, restart_budget, progress)
+    if options.results is None:
+        raise JobsError("a run over several workers writes a results stream: name one")
+    key = read_key(options.sign_key_file) if options.sign_key_file is not None else None
+    state = _Run(inventory, options.results, key, max_fail, options.restart_budget, progress)
     workers = state.workers
     try:
         for number in range(1, count + 1):
@@ -317,7 +307,7 @@ def run_jobs(
                         "-m",
                         WORKER_MODULE,
                         f"{to_worker_r},{from_worker_w}",
-                        *worker_arguments(args, folder),
+                        *worker_arguments(args, options, folder),
                     ],
                     stdin=subprocess.DEVNULL,
                     stdout=output,

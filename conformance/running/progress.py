@@ -14,12 +14,12 @@ the verdict tables (reports/terminal.py), and all of it stays in the stream.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING
 
 import pytest
 
+from conformance.running.options import Progress, options_of
 from conformance.spec.registry import short_id
 from conformance.stream.results import Attention, Claim, ScenarioResult, Status
 
@@ -35,16 +35,6 @@ _MARKUP: dict[Status, dict[str, bool]] = {
     Status.XFAIL: {"yellow": True},
     Status.DIVERGED: {"yellow": True},
 }
-
-
-class Progress(enum.StrEnum):
-    """`--progress`: pytest's own lines, a line per record, a line per record that needs
-    attention (the CLI's default), or nothing."""
-
-    PYTEST = "pytest"
-    SCENARIOS = "scenarios"
-    PROBLEMS = "problems"
-    NONE = "none"
 
 
 class KitProgress:
@@ -127,7 +117,7 @@ def progress_line(record: ScenarioResult) -> str:
 def register(config: pytest.Config, recorder: ResultsRecorder) -> None:
     """Put the kit's lines in place of pytest's, as `--progress` asks (pytest's: nothing
     done). pytest's terminal reporter may not be registered yet: it is looked up per line."""
-    progress = Progress(config.getoption("--progress"))
+    progress = options_of(config).progress
     if progress is Progress.PYTEST:
         return
 

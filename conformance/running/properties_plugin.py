@@ -40,7 +40,7 @@ from conformance.adapters.factory import open_driver
 from conformance.adapters.faults import stderr_of
 from conformance.driver import Driver
 from conformance.properties import CI_EXAMPLES, PROPERTIES_DIR, Budget, draw_seed
-from conformance.running.pytest_plugin import containment_of
+from conformance.running.options import options_of
 from conformance.running.recorder import SEARCH
 
 THOROUGH_EXAMPLES: Final = "CONFORMANCE_THOROUGH_EXAMPLES"
@@ -273,12 +273,13 @@ class DriverFactory:
 def drivers(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> DriverFactory:
-    """The implementation chosen with --impl, on --database if set, contained as the run says."""
+    """The implementation the run tests, on its database if set, contained as the run says."""
+    options = options_of(request.config)
     return DriverFactory(
-        impl=request.config.getoption("--impl"),
-        database=request.config.getoption("--database"),
+        impl=options.impl,
+        database=options.database,
         scratch=tmp_path_factory.mktemp("properties"),
-        containment=containment_of(request.config),
+        containment=options.containment(),
         timeout=example_timeout(request.config),
     )
 

@@ -13,7 +13,6 @@ from typing import TypeVar
 
 import pytest
 
-from conformance.adapters.containment import Containment
 from conformance.adapters.factory import open_driver
 from conformance.driver import Driver
 from conformance.inventory import load_inventory
@@ -21,7 +20,7 @@ from conformance.properties import Budget
 from conformance.running.expectations import ExpectationsError, load_expectations
 from conformance.running.fault_budget import FaultBudget
 from conformance.running.harness_memory import RECORDER_NAME
-from conformance.running.progress import Progress
+from conformance.running.options import DESTINATION, OPTION, SuiteOptions, options_of, parse
 from conformance.running.progress import register as register_progress
 from conformance.running.recorder import (
     DRIVER_KEY,
@@ -39,7 +38,7 @@ from conformance.spec.registry import (
 )
 from conformance.spec.spec_drift import check_drift
 from conformance.stream.redaction import REDACT
-from conformance.stream.results import SPEC_PREFIXES, Claim
+from conformance.stream.results import Claim
 from conformance.stream.shards import ShardError, parse_shard, part_of, shard_of
 from conformance.stream.stream_integrity import BrokenStream, read_key
 
@@ -47,90 +46,13 @@ F = TypeVar("F", bound=Callable[..., object])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance")
-    group.addoption(
-        "--impl",
-        default="reference",
-        help="implementation under test: 'reference' (in-process) or 'exec:<command>'",
-    )
-    group.addoption(
-        "--database",
-        default=None,
-        help="SQLAlchemy URL for the reference's store (default: a fresh SQLite file per scenario)",
-    )
-    group.addoption("--results", default=None, help="write the results stream (JSON lines) here")
-    group.addoption(
-        "--restart-budget",
-        type=int,
-        default=10,
-        help="stop the run after this many implementation faults (crash, hang, garbage)",
-    )
-    group.addoption(
-        "--expectations", default=None, help="expectations file listing known failures (TOML)"
-    )
-    group.addoption(
-        "--claim",
-        action="append",
-        default=[],
-        choices=sorted(SPEC_PREFIXES),
-        help="claim conformance to this spec only (repeatable; default: both)",
-    )
-    group.addoption(
-        "--allow-unverified",
-        action="append",
-        default=[],
-        metavar="CRITERION",
-        help="a criterion that may stay unverified without failing the run (repeatable)",
-    )
-    group.addoption(
-        "--strict-interpretations",
-        action="store_true",
-        help="a scenario diverging from a registered interpretation fails the run",
-    )
-    group.addoption(
-        "--sandbox",
-        action="store_true",
-        help="run an exec: implementation under bubblewrap (see docs/trust.md)",
-    )
-    group.addoption(
-        "--pass-env",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="hand this environment variable to the implementation too (repeatable)",
-    )
-    group.addoption(
-        "--sign-key-file",
-        default=None,
-        help="sign the results stream with the key in this file (HMAC-SHA256)",
-    )
-    group.addoption(
-        "--mask",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="another file the implementation must not see (a --jobs worker's: the run's "
-        "stream and key)",
-    )
-    group.addoption(
-        "--shard",
-        default=None,
-        metavar="K/N",
-        help="run only the K-th of N disjoint, stable parts of the inventory (see stream.shards)",
-    )
-    group.addoption(
-        "--spec-file",
-        action="append",
-        default=[],
-        help="a source spec file; criteria whose text changed are reported as needing review",
-    )
-    group.addoption(
-        "--progress",
-        default=Progress.PYTEST.value,
-        choices=[progress.value for progress in Progress],
-        help="what is printed while the suite runs: pytest's own lines, the kit's line per "
-        "record, its line per record that needs attention (both with pytest's failure section "
-        "silenced), or nothing",
+    parser.getgroup("conformance").addoption(
+        OPTION,
+        dest=DESTINATION,
+        type=parse,
+        default=SuiteOptions(),
+        help="the suite run's settings as JSON (conformance.running.options.SuiteOptions); "
+        "`conformance run` writes them",
     )
 
 
@@ -150,13 +72,11 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", "clause(name): a clause of its criterion a scenario checks")
     config.addinivalue_line("markers", "path(name): the path of an effect a scenario takes")
-    config.pluginmanager.register(
-        FaultBudget(config.getoption("--restart-budget")), "conformance-fault-budget"
-    )
-    results = config.getoption("--results")
-    if results:
+    options = options_of(config)
+    config.pluginmanager.register(FaultBudget(options.restart_budget), "conformance-fault-budget")
+    if options.results is not None:
         _keep_hypothesis_storage_in_the_run_folder()
-        REDACT.keep(config.getoption("--impl"))  # what the run tested is no secret
+        REDACT.keep(options.impl)  # what the run tested is no secret
         features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
         properties = config.getoption("--properties", Budget.NONE.value)
         inventory = load_inventory(features_dir, properties=properties != Budget.NONE)
@@ -165,29 +85,28 @@ def pytest_configure(config: pytest.Config) -> None:
         if shard is not None:
             part = set(part_of(whole, *shard))
             inventory = [entry for entry in inventory if entry.key in part]
-        expectations_path = config.getoption("--expectations")
         try:
             expectations = (
-                load_expectations(Path(expectations_path), [entry.key for entry in inventory])
-                if expectations_path
+                load_expectations(options.expectations, [entry.key for entry in inventory])
+                if options.expectations is not None
                 else {}
             )
         except ExpectationsError as error:
             raise pytest.UsageError(str(error)) from error
         recorder = ResultsRecorder(
-            Path(results),
-            impl=config.getoption("--impl"),
-            database=config.getoption("--database"),
+            options.results,
+            impl=options.impl,
+            database=options.database,
             registry=default_registry(),
             features_dir=features_dir,
             inventory=inventory,
             expectations=expectations,
             needs_review=check_drift(
-                [Path(p) for p in config.getoption("--spec-file")], default_registry(), inventory
+                list(options.spec_files), default_registry(), inventory
             ).changed,
-            claim=claim_of(config),
-            containment=containment_of(config),
-            sign_key=_sign_key(config),
+            claim=claim_of(options),
+            containment=options.containment(),
+            sign_key=_sign_key(options),
             properties=properties,
             seed=_seed(config) if properties != Budget.NONE else None,
             shard=None if shard is None else shard_of(whole, *shard),
@@ -197,8 +116,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def shard_option(config: pytest.Config) -> tuple[int, int] | None:
-    """`--shard K/N` as (K, N); None when the run is not a part."""
-    text = config.getoption("--shard", None)
+    """The shard option's K/N as (K, N); None when the run is not a part."""
+    text = options_of(config).shard
     if text is None:
         return None
     try:
@@ -234,21 +153,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         session.config.stash[FORECAST] = RestartForecast.of(session.items)
 
 
-def containment_of(config: pytest.Config) -> Containment:
-    """What the implementation may see: --pass-env names, --sandbox, the files to mask (the
-    results stream, the signing key, and any --mask)."""
-    private = (
-        config.getoption("--results"),
-        config.getoption("--sign-key-file"),
-        *config.getoption("--mask"),
-    )
-    return Containment(
-        pass_env=tuple(config.getoption("--pass-env")),
-        sandbox=config.getoption("--sandbox"),
-        hidden=tuple(Path(path).resolve() for path in private if path),
-    )
-
-
 def _seed(config: pytest.Config) -> int | None:
     """The Hypothesis seed of the run (`--hypothesis-seed`; the properties plugin sets one)."""
     seed = config.getoption("hypothesis_seed", None)
@@ -258,28 +162,21 @@ def _seed(config: pytest.Config) -> int | None:
         raise pytest.UsageError(f"--hypothesis-seed must be a whole number: {seed!r}") from error
 
 
-def _sign_key(config: pytest.Config) -> bytes | None:
-    path = config.getoption("--sign-key-file")
-    if path is None:
+def _sign_key(options: SuiteOptions) -> bytes | None:
+    if options.sign_key_file is None:
         return None
     try:
-        return read_key(Path(path))
+        return read_key(options.sign_key_file)
     except (OSError, BrokenStream) as error:
         raise pytest.UsageError(f"--sign-key-file: {error}") from error
 
 
-def claim_of(config: pytest.Config) -> Claim:
-    """What the run claims, from --claim, --allow-unverified and --strict-interpretations."""
-    specs: list[str] = config.getoption("--claim")
-    allowed: list[str] = config.getoption("--allow-unverified")
-    unknown = sorted(set(allowed) - set(default_registry().ids()))
+def claim_of(options: SuiteOptions) -> Claim:
+    """What the run claims; a criterion allowed to stay unverified must be one."""
+    unknown = sorted(set(options.allow_unverified) - set(default_registry().ids()))
     if unknown:
         raise pytest.UsageError(f"--allow-unverified names no criterion: {', '.join(unknown)}")
-    return Claim(
-        specs=sorted(set(specs)) or sorted(SPEC_PREFIXES),
-        allow_unverified=sorted(set(allowed)),
-        strict_interpretations=config.getoption("--strict-interpretations"),
-    )
+    return options.claimed()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -301,16 +198,15 @@ def pytest_bdd_apply_tag(tag: str, function: F) -> F | None:
 
 @pytest.fixture
 def driver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
-    impl: str = request.config.getoption("--impl")
-    database: str | None = request.config.getoption("--database")
+    options = options_of(request.config)
     forecast = request.config.stash.get(FORECAST, None)
     restarts_ahead = None if forecast is None else forecast.ahead(request.node.nodeid)
     opened = open_driver(
-        impl,
-        database,
+        options.impl,
+        options.database,
         tmp_path,
         restarts_ahead=restarts_ahead,
-        containment=containment_of(request.config),
+        containment=options.containment(),
     )
     request.node.stash[DRIVER_KEY] = opened
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from conformance.properties import Budget, draw_seed
 from conformance.running.harness_memory import HarnessMemory
 from conformance.running.jobs import JobsError, jobs_count, run_jobs
+from conformance.running.options import SuiteOptions
 from conformance.stream.results import ScenarioResult
 from conformance.stream.shards import ShardError, parse_shard, part_of
 
@@ -56,39 +57,33 @@ def check_spread(
 def run_suite(
     count: int,
     args: Sequence[str],
+    options: SuiteOptions,
     *,
-    stream: Path,
-    sign_key_file: Path | None,
     properties: Budget,
     scratch: Path,
     max_fail: int,
-    restart_budget: int,
-    shard: str | None,
     progress: Callable[[ScenarioResult], None] | None,
 ) -> tuple[int, HarnessMemory]:
     """pytest's exit code and what the run holds: in this process with one job, else over
-    `count` workers."""
+    `count` workers. `args` are pytest's own (and the properties'); `options` the suite's."""
     import pytest
 
     from conformance.inventory import load_inventory
-    from conformance.stream.stream_integrity import read_key
 
     memory = HarnessMemory()
     if count == 1:
-        return int(pytest.main(list(args), plugins=[memory])), memory
+        return int(pytest.main([*args, options.argument()], plugins=[memory])), memory
     inventory = load_inventory(properties=properties is not Budget.NONE)
-    if shard is not None:
-        part = set(part_of([entry.key for entry in inventory], *parse_shard(shard)))
+    if options.shard is not None:
+        part = set(part_of([entry.key for entry in inventory], *parse_shard(options.shard)))
         inventory = [entry for entry in inventory if entry.key in part]
     jobs = run_jobs(
         count,
         args,
-        stream=stream,
-        sign_key=read_key(sign_key_file) if sign_key_file else None,
+        options,
         inventory=inventory,
         scratch=scratch,
         max_fail=max_fail,
-        restart_budget=restart_budget,
         progress=progress,
     )
     if jobs.said is not None:

@@ -23,7 +23,6 @@ from conformance.reports.terminal import print_verdicts
 from conformance.spec.registry import default_registry
 from conformance.stream.results import Claim, Footer, ResultsRun, ScenarioResult, Status
 from conformance.strength import (
-    Method,
     StrengthReport,
     Target,
     TargetRun,
@@ -74,7 +73,7 @@ def a_bracketed_strength_report() -> StrengthReport:
         VariantVerdict(variant, frozenset(), (f"k: failed {BRACKETS}",), None, 1.0),
     ]
     control = TargetRun(Target("reference", ()), None, None, 0.0)
-    return StrengthReport(control, [], [], 1, 0.0, Method(), verdicts)
+    return StrengthReport(control, [], [], 1, 0.0, verdicts)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ import pytest
 from conformance.inventory import load_inventory
 from conformance.running.jobs import JobsError, jobs_count, worker_arguments
 from conformance.running.merge import MergeRefused, merge_parts
+from conformance.running.options import Progress, SuiteOptions, parse
 from conformance.stream.shards import ShardError, parse_shard, part_of, unit_of, units_in_turn
 from conformance.stream.stream_integrity import verify_stream
 from tests.paths import CHECKOUT
@@ -169,24 +170,20 @@ def test_jobs_counts() -> None:
 
 
 def test_a_worker_writes_no_stream_of_the_run_and_signs_nothing(tmp_path: Path) -> None:
-    args = [
-        "--results",
-        "r.jsonl",
-        "--sign-key-file",
-        "k",
-        "--basetemp=x",
-        "-v",
-        "--progress=scenarios",
-        "-k",
-        "w",
-    ]
-    kept = worker_arguments(args, tmp_path)
-    masked = [kept[i + 1] for i, argument in enumerate(kept) if argument == "--mask"]
-    assert masked == ["r.jsonl", "k"]  # the implementation sees neither, as with one job
-    kept = [a for i, a in enumerate(kept) if a != "--mask" and (i == 0 or kept[i - 1] != "--mask")]
-    assert "r.jsonl" not in kept and "k" not in kept[:-2] and "-v" not in kept
-    assert "--progress=none" in kept and kept[kept.index("-k") + 1] == "w"
-    assert f"--basetemp={tmp_path / 'scenarios'}" in kept
+    run = SuiteOptions(
+        results=tmp_path / "r.jsonl",
+        sign_key_file=tmp_path / "k",
+        progress=Progress.SCENARIOS,
+        sandbox=True,
+    )
+    kept = worker_arguments(["--basetemp=x", "-v", "-k", "w"], run, tmp_path)
+    (given,) = [a for a in kept if a.startswith("--suite-options=")]
+    worker = parse(given.removeprefix("--suite-options="))
+    assert worker.results == tmp_path / "share.jsonl" and worker.sign_key_file is None
+    assert worker.progress is Progress.NONE and worker.sandbox
+    assert set(worker.masked) == {tmp_path / "r.jsonl", tmp_path / "k"}
+    assert "-v" not in kept and kept[kept.index("-k") + 1] == "w"
+    assert f"--basetemp={tmp_path / 'scenarios'}" in kept and "--basetemp=x" not in kept
 
 
 # -- shards --------------------------------------------------------------------
@@ -404,19 +401,6 @@ def test_the_longest_searches_are_handed_out_first() -> None:
 
 def test_a_worker_masks_the_run_s_stream_and_key_from_the_implementation(tmp_path: Path) -> None:
     """What a worker's implementation may not see is the run's, not the worker's own share."""
-    from conformance.running.pytest_plugin import containment_of
-
-    options = {
-        "--results": str(tmp_path / "share.jsonl"),
-        "--sign-key-file": None,
-        "--mask": [str(tmp_path / "results.jsonl"), str(tmp_path / "key")],
-        "--pass-env": [],
-        "--sandbox": True,
-    }
-
-    class Config:
-        def getoption(self, name: str) -> object:
-            return options[name]
-
-    hidden = containment_of(Config()).hidden  # type: ignore[arg-type]
+    run = SuiteOptions(results=tmp_path / "results.jsonl", sign_key_file=tmp_path / "key")
+    hidden = run.for_worker(tmp_path).containment().hidden
     assert set(hidden) == {tmp_path / "share.jsonl", tmp_path / "results.jsonl", tmp_path / "key"}

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from conformance.running.options import SuiteOptions
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
 
@@ -120,16 +122,14 @@ def demo(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def run_demo(demo: pytest.Pytester, *extra: str) -> ResultsRun:
-    demo.runpytest_subprocess(
-        "--impl",
-        "python:fake_impl:make",
-        "--results",
-        "results.jsonl",
-        "-k",
-        "not deselected",
-        *extra,
-    )
+def demo_options(**given: Any) -> str:
+    """The fake implementation, a stream in the demo's folder, and what a test adds."""
+    settings = {"impl": "python:fake_impl:make", "results": Path("results.jsonl"), **given}
+    return SuiteOptions(**settings).argument()
+
+
+def run_demo(demo: pytest.Pytester, **given: Any) -> ResultsRun:
+    demo.runpytest_subprocess(demo_options(**given), "-k", "not deselected")
     return verify_stream(Path(demo.path) / "results.jsonl")
 
 
@@ -180,7 +180,7 @@ def test_expectations_turn_failures_into_xfail_and_passes_into_xpass(demo: pytes
         issue = "https://tracker.example/2"
         """)
     )
-    run = run_demo(demo, "--expectations", "expected.toml")
+    run = run_demo(demo, expectations=Path("expected.toml"))
     assert statuses(run)["demo.feature::an assertion fails"] is Status.XFAIL
     assert statuses(run)["demo.feature::it passes"] is Status.XPASS
 
@@ -191,15 +191,13 @@ def test_an_expectation_naming_an_unknown_scenario_is_a_configuration_error(
     (Path(demo.path) / "expected.toml").write_text(
         '[[expected_failure]]\nscenario = "demo.feature::no such thing"\nissue = "x"\n'
     )
-    result = demo.runpytest_subprocess(
-        "--impl", "python:fake_impl:make", "--results", "r.jsonl", "--expectations", "expected.toml"
-    )
+    result = demo.runpytest_subprocess(demo_options(expectations=Path("expected.toml")))
     assert result.ret != 0
     assert "unknown scenario" in result.stderr.str() + result.stdout.str()
 
 
 def test_an_unusable_implementation_is_recorded_in_the_header(demo: pytest.Pytester) -> None:
-    run = run_demo(demo, "--impl", "python:fake_impl:missing")
+    run = run_demo(demo, impl="python:fake_impl:missing")
     assert run.header.implementation_error is not None
     assert "missing" in run.header.implementation_error
 
@@ -225,7 +223,7 @@ def test_past_the_restart_budget_the_run_stops_and_the_rest_is_undefined(
     demo: pytest.Pytester,
 ) -> None:
     (Path(demo.path) / "features" / "demo.feature").write_text(CRASHING_FEATURE)
-    run = run_demo(demo, "--restart-budget", "1")
+    run = run_demo(demo, restart_budget=1)
     assert statuses(run) == {
         "demo.feature::first crash": Status.ERRORED,
         "demo.feature::second crash": Status.ERRORED,
@@ -237,7 +235,7 @@ def test_past_the_restart_budget_the_run_stops_and_the_rest_is_undefined(
 
 def test_within_the_restart_budget_the_run_goes_on(demo: pytest.Pytester) -> None:
     (Path(demo.path) / "features" / "demo.feature").write_text(CRASHING_FEATURE)
-    run = run_demo(demo, "--restart-budget", "2")
+    run = run_demo(demo, restart_budget=2)
     assert statuses(run)["demo.feature::never reached"] is Status.PASSED
     assert run.footer is not None and run.footer.stopped is None
 
