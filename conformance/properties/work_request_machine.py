@@ -21,10 +21,12 @@ and every check names the clause (or registered interpretation) it enforces:
 - after every step the store keeps the invariants: budgets conserved and never
   negative, at most one accepted publish per request carrying the generation
   current when it was accepted, every request's grants within its originator's,
-  and every request reading as the model predicts. A clause those reads break, or a call
-  refused that the model accepts, is noted, the model adopts what the implementation reads, and
-  the program goes on; every break noted fails it at its end, or at a call accepted that the
-  model refuses, which stops it (see `going_on`).
+  and every request reading as the model predicts. A clause those reads break, a call
+  refused that the model accepts, a call accepted that it refuses, or a step that breaks a
+  clause under every reading, is noted, the model adopts what the implementation reads, and
+  the program goes on; every break noted fails it at its end (see `going_on`, `overrule`,
+  `past_unexplained`). Only a delegation accepted against the model, whose draw on its
+  originator's slice no read shows, still stops it.
 
 The data are hostile (see `hostile_data`): grant names that contain one another, a principal in
 both environments, environment and campaign ids that are prefixes of one another. Where the
@@ -53,6 +55,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import pickle
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
@@ -358,6 +361,13 @@ def broken_under_every_reading(
     )
 
 
+def nothing_from(step: Callable[..., T]) -> T:
+    """What a step the machine went on past gives Hypothesis: nothing, for a rule that feeds
+    no bundle (declared `-> None`), and nothing to add, for one that does."""
+    returns_nothing = inspect.signature(step).return_annotation in ("None", None)
+    return cast(T, None if returns_nothing else multiple())
+
+
 def followed_step(step: Callable[..., T]) -> Callable[..., T]:
     """A rule whose answers are judged, with the invariants after it, under the reading the
     model follows, and judged again under another where only a reading's check failed."""
@@ -493,6 +503,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.adopting = False
         """Whether the invariants after this step noted a break, so the model adopts what the
         implementation reads."""
+        self.overruled = False
+        """Whether this step's call was accepted where the model refuses it (see `overrule`)."""
         self.adopted_budgets: set[str] = set()
         """Campaigns whose figures the model took from the implementation after a break and
         cannot predict exactly yet (a reserve it cannot take from a read): until a read agrees
@@ -527,14 +539,16 @@ class WorkRequestMachine(RuleBasedStateMachine):
             except ClauseViolation as violation:
                 if not violation.interpretations_only:
                     raise
-                noted = copy.deepcopy(self.surprises)
+                noted, written = copy.deepcopy(self.surprises), copy.deepcopy(self.scenario)
                 try:
                     return self.follow(step, taped, before, violation, 1)
-                except ClauseViolation:
-                    # No reading explains the step: what its first pass noted stands (the
-                    # search restored the state from before the step, notes and all).
-                    self.surprises = noted
-                    raise
+                except ClauseViolation as unexplained:
+                    # No reading explains the step: what its first pass noted and wrote stands
+                    # (the search restored the state from before the step, notes and all).
+                    self.surprises, self.scenario = noted, written
+                    if unexplained.interpretations_only or self.made_unseen():
+                        raise
+                    return self.past_unexplained(step, unexplained)
         except ClauseViolation as violation:
             if not self.surprises.first:
                 self.remember(violation)
@@ -545,6 +559,28 @@ class WorkRequestMachine(RuleBasedStateMachine):
             self.remember(breaks)
             raise breaks from violation
 
+    def past_unexplained(self, step: Callable[..., T], unexplained: ClauseViolation) -> T:
+        """A step that breaks a clause under every reading the model can follow: the break is
+        noted, the model takes what the implementation now reads (it stands where it stood
+        before the step), and the program goes on from there."""
+        self.surprises.note(unexplained, "a step no reading explains")
+        self.adopt_overruled()
+        self.keep_invariants()
+        return nothing_from(step)
+
+    def made_unseen(self) -> bool:
+        """Whether the implementation holds a session the machine never saw made: a step that
+        made one (a delegation accepted where no reading accepts it) left a request no read
+        of the known ones shows, so the model cannot go on from it."""
+        return any(
+            view.session_id not in self.campaign_of
+            for campaign in CAMPAIGNS
+            if not isinstance(self.oracle.budget(campaign), ErrorCode)
+            for view in self.read(
+                f"list_sessions({campaign})", partial(self.driver.list_sessions, campaign), None
+            )
+        )
+
     def remember(self, violation: ClauseViolation) -> None:
         """Keep the search's first violation, and the program that showed it (see `seen`)."""
         if not type(self).seen:
@@ -552,8 +588,19 @@ class WorkRequestMachine(RuleBasedStateMachine):
 
     def checked(self, step: Callable[..., T], arguments: dict[str, Any]) -> T:
         result = step(self, **arguments)
+        if self.overruled:
+            self.adopt_overruled()
         self.keep_invariants()
         return result
+
+    def adopt_overruled(self) -> None:
+        """After a call accepted that the model refused (see `overrule`): the model takes every
+        request's lease, spending and completion, and every campaign's figures, as read now."""
+        self.overruled = False
+        self.observed.clear()
+        views = [self.read_request(request_id) for request_id in self.request_ids]
+        campaigns = [c for c in CAMPAIGNS if not isinstance(self.oracle.budget(c), ErrorCode)]
+        self.adopt_observed(views, [self.read_budget(campaign) for campaign in campaigns])
 
     def follow(
         self,
@@ -672,8 +719,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
         optional: Refusals = frozenset(),
         accepting: Cite | None = None,
         resting_on: Mapping[ErrorCode, str] | None = None,
-    ) -> None:
-        """Hold one answer to the refusals that apply, noting it for the shortest program.
+    ) -> bool:
+        """Hold one answer to the refusals that apply, noting it for the shortest program;
+        whether the model stands (False: the call was overruled, see `overrule`).
 
         A refusal needs a reason that applies and must carry one of the
         applicable codes (any of them: the spec ranks none). An acceptance needs
@@ -713,26 +761,43 @@ class WorkRequestMachine(RuleBasedStateMachine):
                         f"{codes(refusals)}",
                     ),
                 )
-            return
+            return True
         if operation in MOVES_BUDGET:
             self.observed.clear()
         required = refusals - optional
-        if required:
-            cites = tuple(
-                dict.fromkeys(
-                    cite
-                    for code in sorted(required)
-                    for cite in (
-                        ((resting_on or {})[code],)
-                        if code in (resting_on or {})
-                        else refusal_cites(operation, frozenset({code}))
-                    )
+        if not required:
+            return True
+        cites = tuple(
+            dict.fromkeys(
+                cite
+                for code in sorted(required)
+                for cite in (
+                    ((resting_on or {})[code],)
+                    if code in (resting_on or {})
+                    else refusal_cites(operation, frozenset({code}))
                 )
             )
-            raise violated(
-                cites,
-                f"{what}: accepted ({render(answer)}); it must be refused: {codes(required)}",
-            )
+        )
+        violation = violated(
+            cites, f"{what}: accepted ({render(answer)}); it must be refused: {codes(required)}"
+        )
+        if operation == "delegate" or self.stops_at(violation):
+            raise violation
+        self.overrule(violation, what)
+        return False
+
+    def overrule(self, violation: ClauseViolation, during: str) -> None:
+        """A call the model refuses was accepted: the break is noted (see `going_on`), the step
+        ends there, and before the invariants judge anything after it the model takes what the
+        implementation reads of every request and campaign (`adopt_overruled`), so the call's
+        effects are judged by the reads that show them, never blamed again on the clauses
+        they would break in a model that refused it.
+
+        A delegation accepted against the model still stops the program: what it drew from
+        its originator's slice no read shows (a request reads its slice and what it spent, not
+        what it holds for its children), so the model could not go on from it."""
+        self.surprises.note(violation, during)
+        self.overruled = True
 
     def read(self, what: str, operation: Callable[[], T], cite: Cite | None) -> T:
         """A read the machine relies on; refused, it breaks `cite`, or the port when None."""
@@ -1121,7 +1186,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         optional = frozenset({ErrorCode.LEASE_HELD}) if own else frozenset()
         if not racing or not isinstance(answer, Lease):
             self.scenario.claim(request, holder, Outcome(answer, refusals, optional))
-        self.judge(
+        stands = self.judge(
             f"claim({request}, {holder})",
             "claim",
             answer,
@@ -1129,7 +1194,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             optional=optional,
             accepting=("WR-6", CLAIMABLE_AGAIN) if request in self.newest else ("WR-6",),
         )
-        if not isinstance(answer, Lease):
+        if not stands or not isinstance(answer, Lease):
             return None
         expect(answer.holder == holder, CONTRACT, f"{holder}'s claim granted {answer!r}")
         expires = port_value(answer.expires_at, f"a granted lease has an expiry: {answer!r}")
@@ -1211,7 +1276,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.scenario.heartbeat(
             lease.request_id, lease.holder, lease.generation, Outcome(answer, refusals)
         )
-        self.judge(what, "heartbeat", answer, refusals)
+        if not self.judge(what, "heartbeat", answer, refusals):
+            return
         if not isinstance(answer, Lease):
             self.check_extends_nothing(what, lease.request_id, refusals)
             return
@@ -1267,8 +1333,8 @@ class WorkRequestMachine(RuleBasedStateMachine):
             return
         refusals = self.oracle.publish_refusals(*fencing)
         self.scenario.publish(*fencing, Outcome(answer, refusals))
-        self.judge(what, "publish", answer, refusals)
-        if isinstance(answer, Completion):
+        stands = self.judge(what, "publish", answer, refusals)
+        if stands and isinstance(answer, Completion):
             self.record_completion(what, lease, result_ref, answer)
 
     def judge_retry(self, what: str, answer: object, recorded: Completion) -> None:
@@ -1684,10 +1750,10 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.scenario.usage(session, amount, Outcome(answer, refusals))
         bad = bad_input_cite(amount, ZERO_USAGE)
         resting_on = {ErrorCode.INVALID_INPUT: bad} if bad is not None else None
-        self.judge(
+        stands = self.judge(
             what, "record_usage", answer, refusals, accepting=accepting, resting_on=resting_on
         )
-        if isinstance(answer, ErrorCode):
+        if not stands or isinstance(answer, ErrorCode):
             return
         charged = self.oracle.record_usage(session, amount)
         self.budget_readings.add(ROOT_USAGE if root else USAGE_FROM_SLICE)
@@ -1854,18 +1920,24 @@ class WorkRequestMachine(RuleBasedStateMachine):
     def going_on(self, during: str, check: Callable[[], T]) -> T | None:
         """Run a check of the state the implementation reads back; a clause it breaks is noted
         (see `Surprises`), to fail with every other at the program's end, and the program goes
-        on from the state read back. A call accepted that the model refuses, or a break no
-        reading explains, still stops the program, with every break noted before it."""
+        on from the state read back (a call accepted that the model refuses is `overrule`'s, a
+        step no reading explains `past_unexplained`'s)."""
         try:
             return check()
         except ClauseViolation as violation:
-            if violation.interpretations_only or (
-                self.judging_again and not self.noted_already(violation)
-            ):
+            if self.stops_at(violation):
                 raise
             self.surprises.note(violation, during)
             self.adopting = True
             return None
+
+    def stops_at(self, violation: ClauseViolation) -> bool:
+        """Whether a break must be raised rather than noted: a check of readings alone (it goes
+        to `follow`), or, while a step is judged again under another reading, a break not
+        noted before (it rules that reading out)."""
+        return violation.interpretations_only or (
+            self.judging_again and not self.noted_already(violation)
+        )
 
     def noted_already(self, violation: ClauseViolation) -> bool:
         """Whether every clause `violation` breaks was noted before this step: a break that

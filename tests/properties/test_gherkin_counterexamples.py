@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conformance.properties.catalogue import PROPERTIES, fanned_status
+from conformance.running.options import SuiteOptions
 from conformance.spec.evidence import Tally
 from conformance.spec.registry import default_registry
 from conformance.stream.results import ResultsRun, Status
@@ -189,8 +190,7 @@ def run_pasted(folder: Path, impl: str) -> list[dict[str, Any]]:
             "-p",
             "no:cacheprovider",
             *plugins,
-            "--impl",
-            impl,
+            SuiteOptions(impl=impl).argument(),
             f"--cucumberjson={report}",
             "-q",
         ],

@@ -1,9 +1,10 @@
-"""The work-request machine goes on past a break its invariants find, and fails with all of them.
+"""The work-request machine goes on past a break, and fails with all of them at the end.
 
 A break of what the implementation reads back (a request's fields, its lease, a campaign's
-figures) is noted with its clauses; the model adopts what the implementation reads and the
-program goes on, so one wrong field never hides a budget leak behind it. Driven step by step
-(no search), on the reference with two defects at once.
+figures), a refusal where the model accepts, and an acceptance where the model refuses (but a
+delegation's) are each noted with their clauses; the model adopts what the implementation reads
+and the program goes on, so one wrong field never hides a budget leak behind it. Driven step by
+step (no search), on the reference with two defects at once.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ from tests.scripted_machine import REFERENCE, Machines, Scripted
 
 FIELD_LOST = mutants.MUTANTS["acceptance_checks_not_stored"]
 OVERSPENT = mutants.MUTANTS["usage_unbounded"]
+NEGATIVE_RESERVE = "AC-ARMONIA-WORKREQ-001.9"
+"""Where OVERSPENT's child spends 15 of a slice of 10, its campaign then reads a reserve of -5: a
+negative budget part, a break of 001.9's clause that the overspending truly makes."""
+UNFENCED = mutants.MUTANTS["lease_without_fence"]
 
 
 def both(first: Variant, second: Variant) -> Variant:
@@ -75,10 +80,11 @@ def test_a_field_break_is_noted_and_the_program_goes_on_to_the_next_break(
     child = delegated(machine, 10)
     assert {c.split("/")[0] for c in machine.surprises.first} == {FIELD_LOST.criterion}
     assert len(machine.request_ids) == 1, "the model adopted the request and went on"
-    with pytest.raises(ClauseViolation) as stopped:
-        machine.record_usage(amount=15, data=Scripted([child]))
-    assert criteria(stopped.value) == {FIELD_LOST.criterion, OVERSPENT.criterion}
-    assert "2 distinct breaks" in stopped.value.detail
+    machine.record_usage(amount=15, data=Scripted([child]))
+    with pytest.raises(ClauseViolation) as ended:
+        machine.teardown()
+    assert criteria(ended.value) == {FIELD_LOST.criterion, OVERSPENT.criterion, NEGATIVE_RESERVE}
+    assert "4 distinct breaks" in ended.value.detail  # two of 001.13: drawn, and within the slice
 
 
 def test_breaks_noted_on_the_way_fail_the_program_at_its_end(machines: Machines) -> None:
@@ -136,9 +142,48 @@ def test_a_wrong_refusal_is_noted_and_the_program_goes_on_to_the_next_break(
     machine.advance_clock(data=Scripted([timedelta(hours=2), False, 0, MICRO]))
     machine.claim(request=request, data=Scripted(["carol"]))
     assert {c.split("/")[0] for c in machine.surprises.first} == {unclaimable.criterion}
+    machine.record_usage(amount=15, data=Scripted([child]))
+    with pytest.raises(ClauseViolation) as ended:
+        machine.teardown()
+    assert criteria(ended.value) == {unclaimable.criterion, OVERSPENT.criterion, NEGATIVE_RESERVE}
+
+
+def test_an_acceptance_the_model_refuses_is_noted_adopted_and_the_program_goes_on(
+    machines: Machines,
+) -> None:
+    """Usage beyond the slice accepted (under every reading of WR-2), then a publish by someone
+    other than the holder accepted: each is noted under its own criterion, the model takes what the
+    implementation reads after each (the spending, the completion), and nothing else is blamed
+    on them but what the reads themselves break."""
+    machine = machines.open(both(OVERSPENT, UNFENCED), {}, budget=100, annex_budget=10)
+    child = delegated(machine, 10)
+    (request,) = machine.request_ids
+    machine.record_usage(amount=15, data=Scripted([child]))
+    assert {c.split("/")[0] for c in machine.surprises.first} == {
+        OVERSPENT.criterion,
+        NEGATIVE_RESERVE,
+    }
+    assert machine.predicted(request).budget_spent == 15, "the model took the spending read"
+    assert "record usage of 15" in machine.scenario.text(), "the step stays in the program"
+    machine.claim(request=request, data=Scripted(["bob"]))
+    machine.publish_current(request=request, forgery="by another principal", result_ref="s3://r")
+    assert request in machine.completions, "the model took the completion read"
+    machine.list_requests(environment="studio", principal="alice")
+    with pytest.raises(ClauseViolation) as ended:
+        machine.teardown()
+    assert criteria(ended.value) == {OVERSPENT.criterion, NEGATIVE_RESERVE, UNFENCED.criterion}
+
+
+def test_a_delegation_accepted_against_the_model_still_stops_the_program(
+    machines: Machines,
+) -> None:
+    """What a delegation drew from its originator's slice no read shows, so the model cannot
+    go on from one it refused; the break stands alone."""
+    unchecked = mutants.MUTANTS["overdraw_allowed"]
+    machine = machines.open(unchecked, {}, budget=30, annex_budget=10)
     with pytest.raises(ClauseViolation) as stopped:
-        machine.record_usage(amount=15, data=Scripted([child]))
-    assert criteria(stopped.value) == {unclaimable.criterion, OVERSPENT.criterion}
+        delegated(machine, 40)
+    assert criteria(stopped.value) == {unchecked.criterion}
 
 
 def test_a_break_met_while_a_step_is_judged_again_fails_that_reading_and_is_not_noted(
