@@ -8,9 +8,10 @@ from datetime import datetime
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from conformance.adapters.edits import edited
 from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
-from conformance.reference.errors import CountCap, DepthCap, PermissionEscalation
+from conformance.reference.errors import PermissionEscalation
 from conformance.reference.workreq import delegation
 from conformance.reference.workreq import service as workreq_service
 from conformance.reference.workreq.budget_ledger import reserve_slice
@@ -19,7 +20,7 @@ from conformance.reference.workreq.delegation import _record_request as referenc
 from conformance.reference.workreq.models import Campaign, DelegationSession, WorkRequestRecord
 from conformance.reference.workreq.permissions import PermissionSet, ensure_narrowing
 from conformance.reference.workreq.settings import WorkRequestSettings
-from conformance.reference.workreq.store import conditional_update, find_campaign, find_session
+from conformance.reference.workreq.store import find_campaign, find_session
 
 
 def no_narrowing_check(requested: PermissionSet, held: PermissionSet) -> None:
@@ -99,29 +100,6 @@ def delegate_checking_root(
     return delegation._record_request(tx, order, kind, originator, campaign, now)
 
 
-def depth_checked_after_the_fact(
-    originator: DelegationSession, settings: WorkRequestSettings
-) -> None:
-    """Compares the originator's depth, not the child's, with the cap: one level too many."""
-    if originator.depth > settings.max_depth:
-        raise DepthCap(f"session {originator.session_id!r} is beyond the depth cap")
-
-
-def take_child_slot_inclusive(
-    tx: Session, originator: DelegationSession, settings: WorkRequestSettings
-) -> None:
-    """Lets a session take a slot while its count is at the cap, one child too many."""
-    taken = conditional_update(
-        tx,
-        update(DelegationSession)
-        .where(DelegationSession.session_id == originator.session_id)
-        .where(DelegationSession.children_count <= settings.max_children_per_session)
-        .values(children_count=DelegationSession.children_count + 1),
-    )
-    if not taken:
-        raise CountCap(f"session {originator.session_id!r} is at its count cap")
-
-
 MUTANTS = [
     Mutant(
         "child_granted_union",
@@ -152,14 +130,28 @@ MUTANTS = [
         "AC-ARMONIA-WORKREQ-001.8",
         Capability.WORK_REQUESTS,
         "compares the originator's depth with the cap, allowing one level too many",
-        lambda: [Patch(delegation, "_ensure_depth_allows_child", depth_checked_after_the_fact)],
+        lambda: [
+            edited(
+                delegation,
+                "_ensure_depth_allows_child",
+                "if originator.depth + 1 > settings.max_depth:",
+                "if originator.depth > settings.max_depth:",
+            )
+        ],
     ),
     Mutant(
         "count_cap_off_by_one",
         "AC-ARMONIA-WORKREQ-001.8",
         Capability.WORK_REQUESTS,
         "lets a session delegate while its count equals the cap, one request too many",
-        lambda: [Patch(delegation, "_take_child_slot", take_child_slot_inclusive)],
+        lambda: [
+            edited(
+                delegation,
+                "_take_child_slot",
+                ".where(DelegationSession.children_count < settings.max_children_per_session)",
+                ".where(DelegationSession.children_count <= settings.max_children_per_session)",
+            )
+        ],
     ),
     Mutant(
         "acceptance_checks_not_stored",

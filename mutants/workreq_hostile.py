@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from conformance.adapters.edits import edited
 from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.collation import folded
 from conformance.mutants.mutant import Mutant
@@ -54,24 +55,6 @@ def ensure_narrowing_by_namespace(requested: PermissionSet, held: PermissionSet)
 
     excess = [name for name in requested.tools if not covered(name, held.tools)]
     _refuse(excess + [name for name in requested.devices if not covered(name, held.devices)])
-
-
-class PrefixListingService(WorkRequestService):
-    """Lists the requests of every environment whose id begins with the one asked for, as a
-    `LIKE 'id%'` filter would: a member of "studio" also sees "studio-annex"'s requests."""
-
-    def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
-        now = self._clock.now()
-        with self._db.transaction() as tx:
-            if not is_member(tx, environment_id, principal):
-                raise NotFound(LISTING_REFUSAL)
-            records = tx.scalars(
-                select(WorkRequestRecord)
-                .where(WorkRequestRecord.environment_id.startswith(environment_id))
-                .where(WorkRequestRecord.state != State.COMPLETED)
-                .order_by(WorkRequestRecord.seq)
-            )
-            return [request_view(record, now) for record in records]
 
 
 def folded_snapshot(tx: Executor, campaign_id: str) -> BudgetView:
@@ -152,7 +135,14 @@ MUTANTS = [
         "AC-ARMONIA-WORKREQ-001.5",
         Capability.WORK_REQUESTS,
         "lists the requests of every environment whose id begins with the one asked for",
-        lambda: [Patch(app, "WorkRequestService", PrefixListingService)],
+        lambda: [
+            edited(
+                WorkRequestService,
+                "list_requests",
+                ".where(WorkRequestRecord.environment_id == environment_id)",
+                ".where(WorkRequestRecord.environment_id.startswith(environment_id))",
+            )
+        ],
     ),
     Mutant(
         "listing_every_membership",

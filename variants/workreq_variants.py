@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
+from conformance.adapters.edits import edited
 from conformance.adapters.patched import Capability, Patch
 from conformance.driver import Permissions
 from conformance.oracle.grants import folded_within
@@ -25,7 +26,6 @@ from conformance.reference.errors import (
     AlreadyCompleted,
     CountCap,
     InsufficientBudget,
-    NotFound,
     UsageExceedsSlice,
 )
 from conformance.reference.workreq import budget_ledger, delegation, lease, liveness, service
@@ -45,16 +45,15 @@ from conformance.reference.workreq.models import (
     WorkRequestRecord,
 )
 from conformance.reference.workreq.permissions import PermissionSet, ensure_narrowing
-from conformance.reference.workreq.service import LISTING_REFUSAL, WorkRequestService
+from conformance.reference.workreq.service import WorkRequestService
 from conformance.reference.workreq.settings import WorkRequestSettings
 from conformance.reference.workreq.store import (
     Executor,
     find_campaign,
     find_request,
     find_session,
-    is_member,
 )
-from conformance.reference.workreq.views import LeaseView, RequestView, request_view
+from conformance.reference.workreq.views import LeaseView, RequestView
 from conformance.variants.variant import Variant
 
 reference_delegate = delegation.delegate
@@ -71,22 +70,6 @@ class NewestFirstService(WorkRequestService):
 
     def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
         return list(reversed(super().list_requests(environment_id, principal)))
-
-
-class EveryRequestService(WorkRequestService):
-    """Lists every request of the environment, completed ones included (reads WR-17 otherwise)."""
-
-    def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
-        now = self._clock.now()
-        with self._db.transaction() as tx:
-            if not is_member(tx, environment_id, principal):
-                raise NotFound(LISTING_REFUSAL)
-            records = tx.scalars(
-                select(WorkRequestRecord)
-                .where(WorkRequestRecord.environment_id == environment_id)
-                .order_by(WorkRequestRecord.seq)
-            )
-            return [request_view(record, now) for record in records]
 
 
 class FreeUsageService(WorkRequestService):
@@ -373,7 +356,14 @@ VARIANTS = [
         "listing_includes_completed",
         Capability.WORK_REQUESTS,
         "lists completed requests beside the open and in-progress ones",
-        lambda: [Patch(app, "WorkRequestService", EveryRequestService)],
+        lambda: [
+            edited(
+                WorkRequestService,
+                "list_requests",
+                ".where(WorkRequestRecord.state != State.COMPLETED)",
+                "",
+            )
+        ],
         readings={"WR-17": "completed-listed"},
     ),
     Variant(
