@@ -307,6 +307,37 @@ class WorkRequestOracle:
         )
         if refusals:
             raise ValueError(f"the delegation must be refused: {sorted(refusals)}")
+        return self.adopt_delegation(
+            originating_session_id,
+            kind=kind,
+            deliverable=deliverable,
+            acceptance_checks=acceptance_checks,
+            budget_slice=budget_slice,
+            permissions=permissions,
+            assignee=assignee,
+            request_id=request_id,
+            child_session_id=child_session_id,
+            generation=generation,
+        )
+
+    def adopt_delegation(
+        self,
+        originating_session_id: str,
+        *,
+        kind: DelegationKind,
+        deliverable: str,
+        acceptance_checks: list[str],
+        budget_slice: int,
+        permissions: Permissions,
+        assignee: str | None,
+        request_id: str,
+        child_session_id: str,
+        generation: int = 0,
+    ) -> WorkRequest:
+        """Record a delegation as made, whether or not the model would refuse it: one the
+        implementation accepted where a clause requires a refusal (the break noted) takes its
+        slice from its originator's source as an accepted one does, so the model goes on from
+        what the implementation holds, the reads after it setting its figures straight."""
         origin = self._sessions[originating_session_id]
         campaign = self._campaigns[origin.campaign_id]
         self._draw(origin, budget_slice)

@@ -25,8 +25,7 @@ and every check names the clause (or registered interpretation) it enforces:
   refused that the model accepts, a call accepted that it refuses, or a step that breaks a
   clause under every reading, is noted, the model adopts what the implementation reads, and
   the program goes on; every break noted fails it at its end (see `going_on`, `overrule`,
-  `past_unexplained`). Only a delegation accepted against the model, whose draw on its
-  originator's slice no read shows, still stops it.
+  `past_unexplained`).
 
 The data are hostile (see `hostile_data`): grant names that contain one another, a principal in
 both environments, environment and campaign ids that are prefixes of one another. Where the
@@ -546,6 +545,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
                     # No reading explains the step: what its first pass noted and wrote stands
                     # (the search restored the state from before the step, notes and all).
                     self.surprises, self.scenario = noted, written
+                    self.scenario.note()  # the tries under other readings noted theirs
                     if unexplained.interpretations_only or self.made_unseen():
                         raise
                     return self.past_unexplained(step, unexplained)
@@ -781,7 +781,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         violation = violated(
             cites, f"{what}: accepted ({render(answer)}); it must be refused: {codes(required)}"
         )
-        if operation == "delegate" or self.stops_at(violation):
+        if self.stops_at(violation):
             raise violation
         self.overrule(violation, what)
         return False
@@ -791,11 +791,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
         ends there, and before the invariants judge anything after it the model takes what the
         implementation reads of every request and campaign (`adopt_overruled`), so the call's
         effects are judged by the reads that show them, never blamed again on the clauses
-        they would break in a model that refused it.
-
-        A delegation accepted against the model still stops the program: what it drew from
-        its originator's slice no read shows (a request reads its slice and what it spent, not
-        what it holds for its children), so the model could not go on from it."""
+        they would break in a model that refused it. A delegation so accepted is recorded as
+        made first (`adopt_overruled_delegation`): what it drew from its originator's slice no
+        read shows, so the model draws it as an accepted delegation does."""
         self.surprises.note(violation, during)
         self.overruled = True
 
@@ -1024,7 +1022,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             delegation.deliverable,
             Outcome(answer, refusals, optional, created),
         )
-        self.judge(
+        stands = self.judge(
             repr(delegation),
             "delegate",
             answer,
@@ -1037,6 +1035,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
             self.check_no_session_made(delegation, refusals)
             self.oracle.refused(delegation.origin)
             return None
+        if not stands:
+            self.adopt_overruled_delegation(delegation, answer)
+            return answer.request_id
         self.check_created(delegation, answer)
         self.adopt(delegation, answer)
         if before is not None:
@@ -1129,6 +1130,23 @@ class WorkRequestMachine(RuleBasedStateMachine):
         )
         self.note_request(delegation, created)
         self.check_view(repr(delegation), created, predicted)
+
+    def adopt_overruled_delegation(self, delegation: Delegation, created: WorkRequest) -> None:
+        """A delegation accepted where the model refuses it (the break noted): recorded as the
+        implementation made it, which the reads after the step then judge (see `overrule`)."""
+        self.oracle.adopt_delegation(
+            delegation.origin,
+            kind=delegation.kind,
+            deliverable=delegation.deliverable,
+            acceptance_checks=list(delegation.checks),
+            budget_slice=delegation.budget_slice,
+            permissions=created.permissions,
+            assignee=delegation.assignee,
+            request_id=created.request_id,
+            child_session_id=created.child_session_id,
+            generation=created.lease.generation,
+        )
+        self.note_request(delegation, created)
 
     def note_request(self, delegation: Delegation, created: WorkRequest) -> None:
         """The machine's own notes of a request the model holds: its lineage, who may claim it."""

@@ -60,7 +60,7 @@ class WorkRequestScenario:
                 f'a root session "{session}" of "{principal}" in "{campaign}" '
                 f"granting {grants(permissions)}"
             )
-        self._noted()
+        self.note()
 
     def processes(self, count: int) -> None:
         """A note, not a step: the batches were dealt over `count` processes on one store,
@@ -123,7 +123,7 @@ class WorkRequestScenario:
         """An exact retry of the recorded completion."""
         name = self._names[request_id]
         self._when(f'"{holder}" publishes "{name}" with result "{result}" again')
-        self._noted()
+        self.note()
 
     def usage(self, session: str, amount: int, outcome: Outcome) -> None:
         origin = self.session(session)
@@ -164,7 +164,7 @@ class WorkRequestScenario:
         for (request_id, child), name in zip(created, names, strict=False):
             self._names[request_id] = name
             self._served_by[child] = name
-        self._noted()
+        self.note()
 
     def usage_race(self, session: str, amounts: list[int]) -> None:
         """Usages made at once: their outcome is the race's, so the steps check the ledger."""
@@ -179,7 +179,7 @@ class WorkRequestScenario:
             f'as WR-2 reads it, "{name}" was charged exactly what the accepted usages made at '
             "once asked"
         )
-        self._noted()
+        self.note()
 
     def sibling_race(self, request_ids: list[str], amounts: list[int]) -> None:
         """Usages by the children of several requests, all at once."""
@@ -193,7 +193,7 @@ class WorkRequestScenario:
             f'the usages made at once charged "{names[0]}" what the accepted ones asked, and '
             "never more than its slice"
         )
-        self._noted()
+        self.note()
 
     def spending_race(
         self, session: str, amounts: list[int], holder: str, request_id: str, result: str
@@ -209,7 +209,7 @@ class WorkRequestScenario:
             f'what "{name}" spent and what its completion gave back never add up to more than '
             "was left of its slice"
         )
-        self._noted()
+        self.note()
 
     def publish_race(self, request_id: str, holder: str, generation: int, refs: list[str]) -> None:
         name = self._names[request_id]
@@ -222,7 +222,7 @@ class WorkRequestScenario:
             f'the publishes made at once completed "{name}" at most once, and every one accepted '
             "answered that completion"
         )
-        self._noted()
+        self.note()
 
     def lease_race(self, request_id: str, holder: str, rivals: list[str], result: str) -> None:
         """A claim, then at once rivals' claims with the holder's heartbeat and publish (the
@@ -238,24 +238,24 @@ class WorkRequestScenario:
             f'the claims, heartbeat and publish made at once on "{name}" granted no second lease '
             "and completed it at most once"
         )
-        self._noted()
+        self.note()
 
     def clock(self, delta: timedelta) -> None:
         whole, micros = divmod(delta // timedelta(microseconds=1), 1_000_000)
         parts = [f"{whole} seconds"] if whole else []
         parts += [f"{micros} microseconds"] if micros or not parts else []
         self._when(f"{' and '.join(parts)} pass")
-        self._noted()
+        self.note()
 
     def restart(self) -> None:
         self._when("the implementation restarts")
-        self._noted()
+        self.note()
 
     def listing(self, environment: str, principal: str, refused: bool) -> None:
         self._when(f'"{principal}" tries to list the requests of "{environment}"')
         if refused:
             self._then("the listing is refused and nothing changes")
-        self._noted()
+        self.note()
 
     def session(self, session_id: str) -> str:
         served = self._served_by.get(session_id)
@@ -282,7 +282,7 @@ class WorkRequestScenario:
             self._then(f"the attempt is refused with {codes(outcome.allowed)} and nothing changes")
         else:
             self._when(needing)
-        self._noted()
+        self.note()
 
     def _given(self, text: str) -> None:
         self._writer.add("Given", text)
@@ -293,7 +293,8 @@ class WorkRequestScenario:
     def _then(self, text: str) -> None:
         self._writer.add("Then", text)
 
-    def _noted(self) -> None:
+    def note(self) -> None:
+        """Hand the program so far to Hypothesis, whose report shows the last one noted."""
         note_if_searching(SCENARIO_NOTE + self.text())
 
 

@@ -1,8 +1,8 @@
 """The work-request machine goes on past a break, and fails with all of them at the end.
 
 A break of what the implementation reads back (a request's fields, its lease, a campaign's
-figures), a refusal where the model accepts, and an acceptance where the model refuses (but a
-delegation's) are each noted with their clauses; the model adopts what the implementation reads
+figures), a refusal where the model accepts, and an acceptance where the model refuses are each
+noted with their clauses; the model adopts what the implementation reads
 and the program goes on, so one wrong field never hides a budget leak behind it. Driven step by
 step (no search), on the reference with two defects at once.
 """
@@ -174,16 +174,24 @@ def test_an_acceptance_the_model_refuses_is_noted_adopted_and_the_program_goes_o
     assert criteria(ended.value) == {OVERSPENT.criterion, NEGATIVE_RESERVE, UNFENCED.criterion}
 
 
-def test_a_delegation_accepted_against_the_model_still_stops_the_program(
+def test_a_delegation_accepted_against_the_model_is_recorded_as_made_and_the_program_goes_on(
     machines: Machines,
 ) -> None:
-    """What a delegation drew from its originator's slice no read shows, so the model cannot
-    go on from one it refused; the break stands alone."""
-    unchecked = mutants.MUTANTS["overdraw_allowed"]
-    machine = machines.open(unchecked, {}, budget=30, annex_budget=10)
-    with pytest.raises(ClauseViolation) as stopped:
-        delegated(machine, 40)
-    assert criteria(stopped.value) == {unchecked.criterion}
+    """A slice of 40 from a campaign of 30, accepted: noted on 001.9, the request recorded as
+    made (its slice drawn as an accepted one's is), the campaign's figures taken as read; its
+    child then works under the request as the model now holds it."""
+    overdrawn = mutants.MUTANTS["overdraw_allowed"]
+    machine = machines.open(overdrawn, {}, budget=30, annex_budget=10)
+    child = delegated(machine, 40)
+    assert {c.split("/")[0] for c in machine.surprises.first} == {overdrawn.criterion}
+    (request,) = machine.request_ids
+    assert machine.predicted(request).budget_slice == 40
+    machine.record_usage(amount=5, data=Scripted([child]))
+    machine.claim(request=request, data=Scripted(["bob"]))
+    assert machine.predicted(request).budget_spent == 5
+    with pytest.raises(ClauseViolation) as ended:
+        machine.teardown()
+    assert criteria(ended.value) == {overdrawn.criterion}
 
 
 def test_a_break_met_while_a_step_is_judged_again_fails_that_reading_and_is_not_noted(
