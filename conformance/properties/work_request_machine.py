@@ -1116,25 +1116,20 @@ class WorkRequestMachine(RuleBasedStateMachine):
 
     def adopt(self, delegation: Delegation, created: WorkRequest) -> None:
         """Record the accepted delegation as the implementation shaped it, then compare."""
-        predicted = self.oracle.delegate(
-            delegation.origin,
-            kind=delegation.kind,
-            deliverable=delegation.deliverable,
-            acceptance_checks=list(delegation.checks),
-            budget_slice=delegation.budget_slice,
-            permissions=created.permissions,
-            assignee=delegation.assignee,
-            request_id=created.request_id,
-            child_session_id=created.child_session_id,
-            generation=created.lease.generation,
-        )
-        self.note_request(delegation, created)
+        predicted = self.record_delegation(delegation, created, self.oracle.delegate)
         self.check_view(repr(delegation), created, predicted)
 
     def adopt_overruled_delegation(self, delegation: Delegation, created: WorkRequest) -> None:
         """A delegation accepted where the model refuses it (the break noted): recorded as the
         implementation made it, which the reads after the step then judge (see `overrule`)."""
-        self.oracle.adopt_delegation(
+        self.record_delegation(delegation, created, self.oracle.adopt_delegation)
+
+    def record_delegation(
+        self, delegation: Delegation, created: WorkRequest, record: Callable[..., WorkRequest]
+    ) -> WorkRequest:
+        """The delegation in the model (`record`: the oracle's way of taking it) and in the
+        machine's own notes, under the identifiers and grants the implementation chose."""
+        predicted = record(
             delegation.origin,
             kind=delegation.kind,
             deliverable=delegation.deliverable,
@@ -1147,6 +1142,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             generation=created.lease.generation,
         )
         self.note_request(delegation, created)
+        return predicted
 
     def note_request(self, delegation: Delegation, created: WorkRequest) -> None:
         """The machine's own notes of a request the model holds: its lineage, who may claim it."""
