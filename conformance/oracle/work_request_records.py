@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import NotRequired, TypedDict, TypeVar
 
 from conformance.driver import Completion, DelegationKind, Lease, Permissions
 
@@ -90,3 +90,18 @@ def changing(request: RequestRecord) -> tuple[object, ...]:
         closed,
         None if completion is None else completion.budget_returned,
     )
+
+
+class Delegated(TypedDict):
+    """A delegation as the implementation made it: what was asked, the grants given (narrowed,
+    if it narrowed them), its identifiers, and the generation its unclaimed lease reports."""
+
+    kind: DelegationKind
+    deliverable: str
+    acceptance_checks: list[str]
+    budget_slice: int
+    permissions: Permissions
+    assignee: str | None
+    request_id: str
+    child_session_id: str
+    generation: NotRequired[int]

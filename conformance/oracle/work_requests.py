@@ -27,12 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
 from conformance.driver import (
     BudgetSnapshot,
     Completion,
-    DelegationKind,
     ErrorCode,
     Lease,
     Permissions,
@@ -44,6 +43,7 @@ from conformance.oracle.grants import within
 from conformance.oracle.refusals import ACCEPTED, ROOT_USAGE_REFUSALS, Refusals, applying
 from conformance.oracle.work_request_records import (
     CampaignRecord,
+    Delegated,
     RequestRecord,
     SessionRecord,
     changing,
@@ -279,20 +279,7 @@ class WorkRequestOracle:
         only when asking too much is all that is wrong with it."""
         return refusals == {ErrorCode.PERMISSION_ESCALATION}
 
-    def delegate(
-        self,
-        originating_session_id: str,
-        *,
-        kind: DelegationKind,
-        deliverable: str,
-        acceptance_checks: list[str],
-        budget_slice: int,
-        permissions: Permissions,
-        assignee: str | None,
-        request_id: str,
-        child_session_id: str,
-        generation: int = 0,
-    ) -> WorkRequest:
+    def delegate(self, originating_session_id: str, **made: Unpack[Delegated]) -> WorkRequest:
         """Record an accepted delegation under the identifiers the implementation chose.
 
         `permissions` is the set the child was granted (narrowed, if the
@@ -300,39 +287,17 @@ class WorkRequestOracle:
         """
         refusals = self.delegation_refusals(
             originating_session_id,
-            deliverable=deliverable,
-            budget_slice=budget_slice,
-            permissions=permissions,
-            assignee=assignee,
+            deliverable=made["deliverable"],
+            budget_slice=made["budget_slice"],
+            permissions=made["permissions"],
+            assignee=made["assignee"],
         )
         if refusals:
             raise ValueError(f"the delegation must be refused: {sorted(refusals)}")
-        return self.adopt_delegation(
-            originating_session_id,
-            kind=kind,
-            deliverable=deliverable,
-            acceptance_checks=acceptance_checks,
-            budget_slice=budget_slice,
-            permissions=permissions,
-            assignee=assignee,
-            request_id=request_id,
-            child_session_id=child_session_id,
-            generation=generation,
-        )
+        return self.adopt_delegation(originating_session_id, **made)
 
     def adopt_delegation(
-        self,
-        originating_session_id: str,
-        *,
-        kind: DelegationKind,
-        deliverable: str,
-        acceptance_checks: list[str],
-        budget_slice: int,
-        permissions: Permissions,
-        assignee: str | None,
-        request_id: str,
-        child_session_id: str,
-        generation: int = 0,
+        self, originating_session_id: str, **made: Unpack[Delegated]
     ) -> WorkRequest:
         """Record a delegation as made, whether or not the model would refuse it: one the
         implementation accepted where a clause requires a refusal (the break noted) takes its
@@ -340,27 +305,28 @@ class WorkRequestOracle:
         what the implementation holds, the reads after it setting its figures straight."""
         origin = self._sessions[originating_session_id]
         campaign = self._campaigns[origin.campaign_id]
+        request_id, budget_slice = made["request_id"], made["budget_slice"]
         self._draw(origin, budget_slice)
         origin.delegations += 1
         self._requests[request_id] = RequestRecord(
             request_id=request_id,
-            kind=kind,
+            kind=made["kind"],
             environment_id=campaign.environment_id,
             campaign_id=campaign.campaign_id,
             originating_session_id=originating_session_id,
-            child_session_id=child_session_id,
-            deliverable=deliverable,
-            acceptance_checks=list(acceptance_checks),
+            child_session_id=made["child_session_id"],
+            deliverable=made["deliverable"],
+            acceptance_checks=list(made["acceptance_checks"]),
             budget_slice=budget_slice,
-            permissions=permissions,
-            assignee=assignee,
+            permissions=made["permissions"],
+            assignee=made["assignee"],
             remaining=budget_slice,
-            generation=generation,
+            generation=made.get("generation", 0),
         )
-        self._sessions[child_session_id] = SessionRecord(
-            child_session_id,
+        self._sessions[made["child_session_id"]] = SessionRecord(
+            made["child_session_id"],
             campaign.campaign_id,
-            permissions=permissions,
+            permissions=made["permissions"],
             depth=origin.depth + 1,
             request_id=request_id,
         )
