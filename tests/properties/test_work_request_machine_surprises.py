@@ -9,6 +9,7 @@ step (no search), on the reference with two defects at once.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
@@ -16,6 +17,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from hypothesis.stateful import INITIALIZE_RULE_MARKER, RULE_MARKER
 
 from conformance import mutants
 from conformance.driver import (
@@ -28,7 +30,7 @@ from conformance.driver import (
 from conformance.oracle.work_request_cites import NO_BUDGET
 from conformance.properties.following import OffTheTape
 from conformance.properties.surprises import Surprises
-from conformance.properties.work_request_machine import MICRO, WorkRequestMachine
+from conformance.properties.work_request_machine import MICRO, WorkRequestMachine, nothing_from
 from conformance.spec.clause_check import ClauseViolation, expect, violated
 from conformance.variants.variant import Variant
 from tests.oracle.test_oracles import T0, delegate, workspace
@@ -236,3 +238,19 @@ def test_a_campaign_adopted_after_a_break_is_judged_exactly_again_once_the_model
     machine.adopted_budgets.add("camp")
     machine.check_budget("camp")
     assert "camp" not in machine.adopted_budgets
+
+
+def test_a_step_gone_past_gives_hypothesis_what_its_rule_expects() -> None:
+    """`nothing_from` reads a step's declared return: a rule that feeds a bundle declares a
+    value (and gets nothing to add), any other declares None (and gets None), so going on past
+    a step never trips Hypothesis' check of what a rule returns."""
+    rules = [
+        marked
+        for attribute in vars(WorkRequestMachine).values()
+        for marker in (RULE_MARKER, INITIALIZE_RULE_MARKER)
+        if (marked := getattr(attribute, marker, None)) is not None
+    ]
+    assert len(rules) > 10
+    for rule in rules:
+        step = inspect.unwrap(rule.function)
+        assert (nothing_from(step) is None) != bool(rule.targets), step.__name__
