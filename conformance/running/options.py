@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from conformance.adapters.containment import Containment
 from conformance.stream.results import SPEC_PREFIXES, Claim
@@ -63,6 +63,14 @@ class SuiteOptions(BaseModel):
     spec_files: tuple[Path, ...] = ()
     """Source spec files: criteria whose text changed are reported as needing review."""
     progress: Progress = Progress.PYTEST
+
+    @field_validator("claim")
+    @classmethod
+    def known_specs(cls, claim: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(claim) - set(SPEC_PREFIXES))
+        if unknown:
+            raise ValueError(f"no such spec: {', '.join(unknown)} (one of {sorted(SPEC_PREFIXES)})")
+        return claim
 
     def argument(self) -> str:
         """The one pytest argument that carries these options."""

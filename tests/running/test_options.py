@@ -55,6 +55,7 @@ def test_options_come_back_as_they_went() -> None:
         ('{"impl": 5}', "impl"),
         ('{"restart_budgte": 2}', "restart_budgte"),
         ('{"progress": "loud"}', "progress"),
+        ('{"claim": ["offices"]}', "no such spec: offices"),
     ],
 )
 def test_bad_options_are_refused_with_the_field_at_fault(text: str, why: str) -> None:
