@@ -15,7 +15,6 @@ from conformance.driver import Outcome, Producer
 from conformance.oracle.office_shapes import (
     ADMITTED_CLAUSES,
     AGENT,
-    OTHERS_CONSUME_NOTHING,
     REFUSAL_MISREPORTED,
     Shape,
     counts_as_agent_run,
@@ -109,8 +108,11 @@ def out_of_scope_breaks(outcomes: list[str]) -> tuple[str, ...]:
     nan_turned_away = {outcomes[0], outcomes[-1]} != {queued}
     agent_turned_away = set(outcomes[1:-1]) != {queued}
     admitted = ADMITTED_CLAUSES[Shape.UNPARSEABLE]
-    broken = admitted * nan_turned_away + (OTHERS_CONSUME_NOTHING,) * agent_turned_away
-    return broken or (*admitted, OTHERS_CONSUME_NOTHING)
+    broken = (
+        admitted * nan_turned_away
+        + ("AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing",) * agent_turned_away
+    )
+    return broken or (*admitted, "AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing")
 
 
 @then(
@@ -402,8 +404,6 @@ def payload_not_agent(office: OfficeScene) -> None:
 # The mutation and its effects
 # --------------------------------------------------------------------------
 
-MUTATION_KEPT = "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept"
-
 
 @then(
     parsers.re(
@@ -415,14 +415,14 @@ def task_assigned_to(office: OfficeScene, task_id: str, assignee: str, newer: st
     view = office.driver.get_task(task_id)
     expect(
         view.assignee_agent_id == assignee,
-        MUTATION_KEPT,
+        "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept",
         f"expected {task_id!r} assigned to {assignee!r}, observed {view}",
     )
     if newer:
         before = office.generation_before_action.get(task_id, 0)
         expect(
             view.assignment_generation > before,
-            MUTATION_KEPT,
+            "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept",
             f"the refused assignment's generation stays bumped: before it {before}, "
             f"now {view.assignment_generation}",
         )
@@ -436,7 +436,7 @@ def generations_rise(office: OfficeScene) -> None:
     for task_id, generation in committed:
         expect(
             generation > latest.get(task_id, -1),
-            MUTATION_KEPT,
+            "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept",
             f"each assignment commits a newer generation, refused or not; {task_id!r} went from "
             f"{latest.get(task_id)} to {generation} (the series committed {committed})",
         )
@@ -561,7 +561,7 @@ def generation_kept(office: OfficeScene, task_id: str) -> None:
     view = office.driver.get_task(task_id)
     expect(
         view.assignment_generation >= before,
-        MUTATION_KEPT,
+        "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept",
         f"before the crash {task_id!r} was at generation {before}, after it at "
         f"{view.assignment_generation}",
     )

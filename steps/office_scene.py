@@ -41,7 +41,7 @@ from conformance.oracle.office_shapes import (
     Shape,
 )
 from conformance.oracle.office_telemetry import Telemetry
-from conformance.oracle.stored_runs import PER_TASK, counted_toward
+from conformance.oracle.stored_runs import counted_toward
 from conformance.spec.clause_check import (
     port_value,
     scenario_requires,
@@ -77,16 +77,19 @@ class Wake:
         return "no wake" if self.result is None else self.result.outcome.value
 
 
-AFTER_RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
-
-
 def outcome_cites(wake: Wake, expected: Iterable[str]) -> tuple[str, ...]:
     """The clauses a check that `wake` ended as one of `expected` enforces."""
     agent = wake.shape is Shape.AGENT
-    cites: list[str] = [AFTER_RESTART] if wake.after_restart and agent else []
+    cites: list[str] = (
+        ["AC-OFFICE-ASSIGN-RATE-002.4/restart"] if wake.after_restart and agent else []
+    )
     wanted = tuple(expected)
     counted = {Outcome.QUEUED.value, Outcome.RATE_LIMITED.value} & set(wanted)
-    cites += [PER_TASK] if wake.among_other_tasks and agent and counted else []
+    cites += (
+        ["AC-OFFICE-ASSIGN-RATE-001.3/per-task"]
+        if wake.among_other_tasks and agent and counted
+        else []
+    )
     for outcome in wanted:
         if outcome == Outcome.QUEUED.value:
             cites += FAIL_OPEN_CLAUSES if wake.fault_armed else cites_for(ADMITTED_CLAUSES, wake)

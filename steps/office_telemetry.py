@@ -17,10 +17,8 @@ from pytest_bdd import parsers, then
 from conformance.driver import Outcome, RateLimitReason, WarningLog
 from conformance.oracle.office_shapes import FAIL_OPEN_CLAUSES
 from conformance.oracle.office_telemetry import (
-    COUNTED_BY_REASON,
     LOGGED_CLAUSES,
     MOVE_CLAUSES,
-    NO_IDENTIFIER_LABELS,
     REQUIRED_FIELD_CLAUSES,
     Telemetry,
     holds_identifier,
@@ -112,14 +110,14 @@ def reason_rose_in_one_series(office: OfficeScene, reason: str, delta: int) -> N
     rise = moves_between(before, telemetry).get(label, 0.0)
     expect(
         rise == delta,
-        COUNTED_BY_REASON,
+        "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason",
         f"expected {label!r} to rise by {delta} in this scenario, it rose by {rise:g}",
     )
     old, new = before.series_of(label), telemetry.series_of(label)
     moved = [dict(key) for key, value in new.items() if value != old.get(key, 0.0)]
     expect(
         len(moved) == 1,
-        NO_IDENTIFIER_LABELS,
+        "AC-OFFICE-ASSIGN-RATE-003.2/no-identifier-labels",
         f"refusals on two tasks by two agents moved {len(moved)} series of {label!r}: {moved}",
     )
 
@@ -140,7 +138,7 @@ def no_identifier_labels(office: OfficeScene) -> None:
     )
     expect(
         not leaks,
-        NO_IDENTIFIER_LABELS,
+        "AC-OFFICE-ASSIGN-RATE-003.2/no-identifier-labels",
         f"labels of the rate-limit counter carry identifiers (label, value, identifier): {leaks}",
     )
 
@@ -251,7 +249,7 @@ def check_refusals(
     stray = set(moved) - {telemetry.label_of(reason) for reason in RateLimitReason}
     expect(
         not stray,
-        COUNTED_BY_REASON,
+        "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason",
         f"those wakes moved {office.vocabulary.rate_limit_counter} under labels that are no "
         f"declared reason: {sorted(stray)}",
     )

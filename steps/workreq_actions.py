@@ -24,13 +24,7 @@ from conformance.driver import (
     WorkRequest,
 )
 from conformance.oracle.work_request_cites import (
-    CLAIMABLE_AGAIN,
-    CREATES,
-    FENCED,
-    HEARTBEAT_EXTENDS,
     KIND_CREATES,
-    RECORDS_RESULT,
-    USAGE_DRAWS,
 )
 from conformance.spec.clause_check import (
     Cite,
@@ -166,7 +160,7 @@ def delegation(
 
 
 def creation_clauses(kind: str) -> tuple[str, str]:
-    return CREATES, KIND_CREATES[DelegationKind(kind)]
+    return "AC-ARMONIA-WORKREQ-001.1/creates-request", KIND_CREATES[DelegationKind(kind)]
 
 
 READING_REFUSALS = {"WR-4": ErrorCode.COUNT_CAP, "WR-18": ErrorCode.COUNT_CAP}
@@ -326,7 +320,11 @@ def claim_clause(world: WorkRequestWorld, name: str) -> str:
     """A request whose lease was granted before is claimable again; a fresh one is claimed
     under a fenced lease."""
     claimed_before = any(key[0] == name for key in world.leases)
-    return CLAIMABLE_AGAIN if claimed_before else FENCED
+    return (
+        "AC-ARMONIA-WORKREQ-001.4/claimable-again"
+        if claimed_before
+        else "AC-ARMONIA-WORKREQ-001.7/fenced"
+    )
 
 
 def claim(world: WorkRequestWorld, holder: str, name: str) -> Callable[[], Lease]:
@@ -403,7 +401,7 @@ def heartbeat(world: WorkRequestWorld, holder: str, name: str) -> None:
     lease = world.perform(
         "heartbeat",
         f"{holder!r}'s heartbeat on {name!r}",
-        HEARTBEAT_EXTENDS,
+        "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends",
         lambda: world.driver.heartbeat(request_id, holder, generation),
     )
     if lease is not None:
@@ -461,7 +459,7 @@ def has_published(workreq_world: WorkRequestWorld, holder: str, name: str, resul
     request_id = workreq_world.request_id(name)
     workreq_world.completions[name] = workreq_world.build(
         f"{holder!r}'s publish of {name!r}",
-        RECORDS_RESULT,
+        "AC-ARMONIA-WORKREQ-001.6/records-result",
         lambda: workreq_world.driver.publish(request_id, holder, generation, result),
     )
 
@@ -480,7 +478,7 @@ def publishes(
     completion = workreq_world.perform(
         "publish",
         f"{holder!r}'s {'retried ' if again else ''}publish of {name!r}",
-        "WR-10" if again else RECORDS_RESULT,
+        "WR-10" if again else "AC-ARMONIA-WORKREQ-001.6/records-result",
         lambda: workreq_world.driver.publish(request_id, holder, generation, result),
     )
     if completion is None:
@@ -520,7 +518,11 @@ USAGE = r"(?P<origin>session \"[^\"]+\"|the child session of \"[^\"]+\")"
 
 
 def usage_clause(origin: str) -> str:
-    return "WR-14" if origin.startswith("session ") else USAGE_DRAWS
+    return (
+        "WR-14"
+        if origin.startswith("session ")
+        else "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign"
+    )
 
 
 def usage(world: WorkRequestWorld, origin: str, amount: str) -> tuple[str, Callable[[], None]]:

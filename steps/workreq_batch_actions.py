@@ -18,10 +18,6 @@ from conformance.driver import (
     Permissions,
     WorkRequest,
 )
-from conformance.oracle.work_request_cites import (
-    CREATES,
-    FENCED,
-)
 from conformance.spec.clause_check import (
     expect,
     scenario_requires,
@@ -423,11 +419,15 @@ def claimed_batch(
         name = f"{prefix} {index}"
         request = world.build(
             f"the delegation of {name!r}",
-            CREATES,
+            "AC-ARMONIA-WORKREQ-001.1/creates-request",
             delegation(world, f'session "{root}"', "spawn", 10),
         )
         world.remember_request(name, request)
-        lease = world.build(f"{holder!r}'s claim of {name!r}", FENCED, claim(world, holder, name))
+        lease = world.build(
+            f"{holder!r}'s claim of {name!r}",
+            "AC-ARMONIA-WORKREQ-001.7/fenced",
+            claim(world, holder, name),
+        )
         world.remember_lease(name, holder, lease)
         names.append(name)
     return names

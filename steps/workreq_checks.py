@@ -22,18 +22,7 @@ from conformance.driver import (
 )
 from conformance.oracle.grants import folded_within, within
 from conformance.oracle.work_request_cites import (
-    CLOSES_ONCE,
-    FENCED,
     GRANT_NAMES_EXACT,
-    NO_AUTHORITY,
-    NO_WIDER_GRANT,
-    NON_MEMBERS,
-    SLICE_DEDUCTED,
-    USAGE_DRAWS,
-    WITHIN_SLICE,
-)
-from conformance.oracle.work_request_cites import (
-    NO_BUDGET as NO_BUDGET_CREATED,
 )
 from conformance.spec.clause_check import (
     Cite,
@@ -144,9 +133,6 @@ def refused_and_nothing_changes(
     check_nothing_changed(workreq_world, cites)
 
 
-NO_NEGATIVE = "AC-ARMONIA-WORKREQ-001.9/no-negative-amount"
-
-
 @then("the attempt is refused, as no amount may run budget backwards, and nothing changes")
 def refused_below_zero(workreq_world: WorkRequestWorld) -> None:
     """Every reading of bad input refuses an amount below zero: taking it would hand back
@@ -156,16 +142,16 @@ def refused_below_zero(workreq_world: WorkRequestWorld) -> None:
     attempt = scenario_value(workreq_world.last, "no attempt was made")
     expect(
         attempt.error is not None,
-        NO_NEGATIVE,
+        "AC-ARMONIA-WORKREQ-001.9/no-negative-amount",
         f"expected {attempt.what} to be refused under every reading; observed it accepted",
     )
     after = workreq_world.observe()
     expect(
         after.budgets == attempt.before.budgets,
-        NO_NEGATIVE,
+        "AC-ARMONIA-WORKREQ-001.9/no-negative-amount",
         lambda: "a refused amount below zero moved budget:\n" + attempt.before.differences(after),
     )
-    check_nothing_changed(workreq_world, (NO_NEGATIVE,))
+    check_nothing_changed(workreq_world, ("AC-ARMONIA-WORKREQ-001.9/no-negative-amount",))
 
 
 @then(
@@ -187,7 +173,7 @@ def refused_or_paid_by_campaign(workreq_world: WorkRequestWorld, name: str, camp
     after = workreq_world.driver.budget(campaign).available
     expect(
         before - after == made.budget_slice,
-        NO_BUDGET_CREATED,
+        "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
         f"a slice of {made.budget_slice} its originator had not left was accepted, and "
         f"{campaign!r} paid {before - after} of it: the lineage now holds budget nobody gave it",
     )
@@ -196,7 +182,7 @@ def refused_or_paid_by_campaign(workreq_world: WorkRequestWorld, name: str, camp
 @then("the listing is refused and nothing changes")
 def listing_refused(workreq_world: WorkRequestWorld) -> None:
     attempt = scenario_value(workreq_world.last, "no attempt was made")
-    cites = (NON_MEMBERS,)
+    cites = ("AC-ARMONIA-WORKREQ-001.5/non-members-cannot",)
     expect(
         attempt.error is not None,
         cites,
@@ -228,14 +214,14 @@ def refusal_reads_like_unknown_environment(
         expected = (unknown.code, unknown.message.replace(UNKNOWN_ENVIRONMENT, "<environment>"))
         expect(
             observed == expected,
-            cite_or_reading(reading, NON_MEMBERS),
+            cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"),
             f"the non-member's refusal {observed} does not read like an unknown environment's "
             f"{expected}",
             observed="other-refusal",
         )
         return
     raise violated(
-        cite_or_reading(reading, NON_MEMBERS),
+        cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"),
         "listing an environment that does not exist was answered with a list",
         observed="accepted",
     )
@@ -247,7 +233,10 @@ def refusal_reads_like_unknown_environment(
 )
 def refused_or_narrowed(workreq_world: WorkRequestWorld) -> None:
     attempt = scenario_value(workreq_world.last, "no delegation was tried")
-    cites = (NO_WIDER_GRANT, NO_AUTHORITY)
+    cites = (
+        "AC-ARMONIA-WORKREQ-001.2/no-wider-grant",
+        "AC-ARMONIA-WORKREQ-001.9/no-authority-created",
+    )
     if attempt.error is not None:
         check_refused(workreq_world, [ErrorCode.PERMISSION_ESCALATION], None)
         check_nothing_changed(workreq_world, cites)
@@ -280,7 +269,7 @@ def reclaim_refused_or_kept(workreq_world: WorkRequestWorld, holder: str, name: 
     current = request(workreq_world, name)
     expect(
         current.state is RequestState.IN_PROGRESS and current.lease.holder == holder,
-        FENCED,
+        "AC-ARMONIA-WORKREQ-001.7/fenced",
         f"a live holder's accepted re-claim leaves it holding the lease, observed {current.lease}",
     )
 
@@ -310,7 +299,13 @@ def budget_is(
     expected = (int(total), int(available), int(reserved), int(spent))
     expect(
         observed == expected,
-        cite_or_reading(reading, (SLICE_DEDUCTED, USAGE_DRAWS)),
+        cite_or_reading(
+            reading,
+            (
+                "AC-ARMONIA-WORKREQ-001.1/slice-deducted",
+                "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
+            ),
+        ),
         f"expected budget (total, available, reserved, spent) {expected}, observed {observed}",
         observed="other-figures",
     )
@@ -340,12 +335,16 @@ def check_no_budget_created(world: WorkRequestWorld, campaign: str) -> BudgetSna
     parts = (snapshot.available, snapshot.reserved, snapshot.spent)
     expect(
         snapshot.total == world.campaigns[campaign] and sum(parts) <= snapshot.total,
-        NO_BUDGET_CREATED,
+        "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
         f"expected a total of {world.campaigns[campaign]} with available + reserved + spent "
         f"no more than it, none negative; observed total {snapshot.total}, (available, "
         f"reserved, spent) {parts}",
     )
-    expect(min(parts) >= 0, NO_BUDGET_CREATED, f"a budget part is negative: {parts}")
+    expect(
+        min(parts) >= 0,
+        "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
+        f"a budget part is negative: {parts}",
+    )
     return snapshot
 
 
@@ -369,7 +368,7 @@ def budget_returned_once(workreq_world: WorkRequestWorld, campaign: str) -> None
     available = workreq_world.driver.budget(campaign).available
     expect(
         total - taken <= available <= total - taken + returned_once,
-        (CLOSES_ONCE, NO_BUDGET_CREATED),
+        ("AC-ARMONIA-WORKREQ-001.6/closes-once", "AC-ARMONIA-WORKREQ-001.9/no-budget-created"),
         f"{available} available; the slices took {taken} of {total}, and the completed "
         f"requests could have given back {returned_once} once",
     )
@@ -384,7 +383,7 @@ def completion_returned(
     )
     expect(
         completion.budget_returned == int(amount),
-        cite_or_reading(reading, CLOSES_ONCE),
+        cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.6/closes-once"),
         f"expected the completion of {name!r} to return {amount}, "
         f"observed {completion.budget_returned}",
         observed="other-figures",
@@ -401,7 +400,10 @@ def spent_of_slice(
     observed = (current.budget_spent, current.budget_slice)
     expect(
         observed == (int(spent), int(budget_slice)),
-        (USAGE_DRAWS, WITHIN_SLICE),
+        (
+            "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
+            "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
+        ),
         f"expected {name!r} (spent, slice) {(int(spent), int(budget_slice))}, observed {observed}",
     )
 
@@ -413,6 +415,6 @@ def spent_within_slice(workreq_world: WorkRequestWorld, name: str) -> None:
     current = request(workreq_world, name)
     expect(
         current.budget_spent <= current.budget_slice,
-        WITHIN_SLICE,
+        "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
         f"{name!r} has spent {current.budget_spent} of a slice of {current.budget_slice}",
     )

@@ -15,18 +15,6 @@ from conformance.driver import (
     WorkRequest,
 )
 from conformance.oracle.grants import within
-from conformance.oracle.work_request_cites import (
-    CLAIMABLE_AGAIN,
-    CLOSES_ONCE,
-    CONTRACT,
-    LEASE_SURVIVES,
-    MEMBERS_LIST,
-    NO_AUTHORITY,
-    NO_WIDER_GRANT,
-    NON_MEMBERS,
-    RECORDS_RESULT,
-    REQUEST_SURVIVES,
-)
 from conformance.spec.clause_check import (
     expect,
     port_requires,
@@ -55,7 +43,7 @@ def request_grants(workreq_world: WorkRequestWorld, name: str, grants: str) -> N
     expected = parse_grants(grants)
     expect(
         observed == expected,
-        (CONTRACT, NO_WIDER_GRANT),
+        ("AC-ARMONIA-WORKREQ-001.10/contract-fields", "AC-ARMONIA-WORKREQ-001.2/no-wider-grant"),
         f"expected {name!r} to carry the permission set it was delegated with, {expected}, "
         f"observed {observed}",
     )
@@ -74,7 +62,7 @@ def no_request_widens(workreq_world: WorkRequestWorld, environment: str) -> None
         held = workreq_world.session_permissions.get(made.originating_session_id)
         expect(
             held is not None and within(granted, held),
-            NO_AUTHORITY,
+            "AC-ARMONIA-WORKREQ-001.9/no-authority-created",
             f"{name!r} grants {granted}, its originating session holds {held}",
         )
 
@@ -149,7 +137,7 @@ def reports_contract_fields(
     }
     expect(
         not mismatches,
-        CONTRACT,
+        "AC-ARMONIA-WORKREQ-001.10/contract-fields",
         f"expected vs observed contract fields of {name!r}: {mismatches}",
     )
 
@@ -164,7 +152,7 @@ def distinct_ids_and_sessions(workreq_world: WorkRequestWorld, first: str, secon
     one, two = request(workreq_world, first), request(workreq_world, second)
     expect(
         one.request_id != two.request_id,
-        CONTRACT,
+        "AC-ARMONIA-WORKREQ-001.10/contract-fields",
         f"two requests share the id {one.request_id!r}",
     )
     sessions = {one.child_session_id, two.child_session_id, one.originating_session_id}
@@ -185,7 +173,8 @@ def listed(world: WorkRequestWorld, environment: str, principal: str) -> dict[st
         requests = world.driver.list_requests(environment, principal)
     except DriverError as error:
         raise violated(
-            MEMBERS_LIST, f"{principal!r}'s listing of {environment!r} was refused: {error}"
+            "AC-ARMONIA-WORKREQ-001.5/members-list",
+            f"{principal!r}'s listing of {environment!r} was refused: {error}",
         ) from error
     return {world.name_of(r.request_id): r.state.value for r in requests}
 
@@ -199,7 +188,7 @@ def check_listing(
     missing = sorted(name for name in expected if name not in observed)
     expect(
         not missing,
-        MEMBERS_LIST,
+        "AC-ARMONIA-WORKREQ-001.5/members-list",
         f"expected {principal!r} to list {expected} (in any order), observed {observed}",
     )
     for name, state in expected.items():
@@ -213,14 +202,14 @@ def check_listing(
     leaked = [name for name in extra if _leaked_to(world, name, environment, principal)]
     expect(
         not leaked,
-        NON_MEMBERS,
+        "AC-ARMONIA-WORKREQ-001.5/non-members-cannot",
         f"{principal!r}'s listing of {environment!r} holds {leaked}, requests of an environment "
         f"{principal!r} is not a member of",
     )
     elsewhere = [n for n in extra if n not in leaked and _of_another(world, n, environment)]
     expect(
         not elsewhere,
-        MEMBERS_LIST,
+        "AC-ARMONIA-WORKREQ-001.5/members-list",
         f"{principal!r}'s listing of {environment!r} holds {elsewhere}, requests of another "
         "environment (one the principal belongs to as well): not this environment's list",
     )
@@ -272,7 +261,7 @@ def reads_as_before_restart(workreq_world: WorkRequestWorld) -> None:
     after = workreq_world.observe()
     expect(
         after == noted,
-        (REQUEST_SURVIVES, LEASE_SURVIVES),
+        ("AC-ARMONIA-WORKREQ-001.3/request-survives", "AC-ARMONIA-WORKREQ-001.3/lease-survives"),
         lambda: (
             "expected everything to read as before the restart, observed:\n"
             + noted.differences(after)
@@ -302,7 +291,8 @@ def surviving(world: WorkRequestWorld, name: str) -> WorkRequest:
         current = request(world, name)
     except DriverError as error:
         raise violated(
-            REQUEST_SURVIVES, f"{name!r} was delegated before the crash; reading it after: {error}"
+            "AC-ARMONIA-WORKREQ-001.3/request-survives",
+            f"{name!r} was delegated before the crash; reading it after: {error}",
         ) from error
     made = world.requests[name]
     changed = {
@@ -312,7 +302,7 @@ def surviving(world: WorkRequestWorld, name: str) -> WorkRequest:
     }
     expect(
         not changed,
-        REQUEST_SURVIVES,
+        "AC-ARMONIA-WORKREQ-001.3/request-survives",
         f"{name!r} reads otherwise after the crash than as delegated (before, after): {changed}",
     )
     return current
@@ -335,14 +325,14 @@ def held_or_completed(workreq_world: WorkRequestWorld, holder: str, completer: s
         expected = (holder, granted.generation, observed[2] if completed else granted.expires_at)
         expect(
             observed == expected,
-            LEASE_SURVIVES,
+            "AC-ARMONIA-WORKREQ-001.3/lease-survives",
             f"{name!r} was held by {holder!r} at generation {granted.generation} until "
             f"{granted.expires_at} before the crash; after it, its lease reads {current.lease}",
         )
         expected_result = f"s3://results/{name.replace(' ', '-')}"
         expect(
             current.state is not RequestState.COMPLETED or current.result_ref == expected_result,
-            RECORDS_RESULT,
+            "AC-ARMONIA-WORKREQ-001.6/records-result",
             f"{name!r} completed with {current.result_ref!r}, not the result {completer!r} "
             f"published ({expected_result!r})",
         )
@@ -365,13 +355,13 @@ def holds_each_newer(workreq_world: WorkRequestWorld, holder: str, other: str) -
         if completed:
             expect(
                 isinstance(outcome, DriverError),
-                CLOSES_ONCE,
+                "AC-ARMONIA-WORKREQ-001.6/closes-once",
                 f"{name!r} is completed, yet {holder!r}'s claim of it was granted {outcome}",
             )
             continue
         expect(
             isinstance(outcome, Lease),
-            CLAIMABLE_AGAIN,
+            "AC-ARMONIA-WORKREQ-001.4/claimable-again",
             f"{name!r} was not completed and its lease had run out, yet {holder!r}'s claim of "
             f"it was refused: {outcome}",
         )

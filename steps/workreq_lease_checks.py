@@ -10,14 +10,8 @@ from conformance.driver import (
 )
 from conformance.oracle.stored_instants import as_stored
 from conformance.oracle.work_request_cites import (
-    CLAIMABLE_AGAIN,
-    CLOSES_ONCE,
-    CONTRACT,
     EXPIRED_STATE,
-    FENCED,
     KIND_CREATES,
-    LEASE_SURVIVES,
-    RECORDS_RESULT,
 )
 from conformance.spec.clause_check import (
     expect,
@@ -76,7 +70,11 @@ def made_by(workreq_world: WorkRequestWorld, name: str, kind: str) -> None:
 
 
 def lease_clause(world: WorkRequestWorld) -> str:
-    return LEASE_SURVIVES if world.restarted else FENCED
+    return (
+        "AC-ARMONIA-WORKREQ-001.3/lease-survives"
+        if world.restarted
+        else "AC-ARMONIA-WORKREQ-001.7/fenced"
+    )
 
 
 @then(parsers.re(r'"(?P<holder>[^"]+)" holds "(?P<name>[^"]+)" under (?:his|her) current lease'))
@@ -110,13 +108,13 @@ def holds_newer(
     held = current.state is RequestState.IN_PROGRESS and current.lease.holder == holder
     expect(
         held,
-        CLAIMABLE_AGAIN,
+        "AC-ARMONIA-WORKREQ-001.4/claimable-again",
         f"expected {holder!r} to hold {name!r} after {other or holder!r} held it, observed "
         f"{current.state.value} {current.lease}",
     )
     expect(
         current.lease.generation > older.generation,
-        FENCED,
+        "AC-ARMONIA-WORKREQ-001.7/fenced",
         f"expected {holder!r} to hold {name!r} under a generation above {older.generation}, "
         f"observed {current.lease}",
     )
@@ -134,7 +132,7 @@ def holds_at_generation(
     observed = (current.lease.holder, current.lease.generation)
     expect(
         observed == (holder, int(generation)),
-        cite_or_reading(reading, FENCED),
+        cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.7/fenced"),
         f"expected {name!r} held by {holder!r} at generation {generation}, observed {observed}",
         observed="other-generation",
     )
@@ -146,7 +144,7 @@ def expiry_as_renewed(workreq_world: WorkRequestWorld, name: str) -> None:
     stored = request(workreq_world, name).lease.expires_at
     expect(
         stored == renewed.expires_at,
-        LEASE_SURVIVES,
+        "AC-ARMONIA-WORKREQ-001.3/lease-survives",
         f"the heartbeat renewed the lease to {renewed.expires_at}, it reads {stored}",
     )
 
@@ -159,7 +157,7 @@ def expires_one_duration_from_now(
     observed = request(workreq_world, name).lease.expires_at
     expect(
         observed in as_stored(expected),
-        cite_or_reading(reading, CONTRACT),
+        cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.10/contract-fields"),
         f"expected the lease of {name!r} to expire at {expected}, observed {observed}",
         observed="other-figures",
     )
@@ -201,7 +199,7 @@ def heartbeat_kept_generation(
         granted = workreq_world.claimed(name, holder)
         expect(
             lease.generation == granted.generation,
-            cite_or_reading(reading, FENCED),
+            cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.7/fenced"),
             f"the heartbeat moved the generation from {granted.generation} to {lease.generation}",
             observed="other-generation",
         )
@@ -222,7 +220,7 @@ def completed_with_result(
     expected = (RequestState.COMPLETED, result, holder, generation)
     expect(
         observed == expected,
-        RECORDS_RESULT,
+        "AC-ARMONIA-WORKREQ-001.6/records-result",
         f"expected {name!r} (state, result, holder, generation) {expected}, observed {observed}",
     )
     completion = scenario_value(
@@ -231,13 +229,13 @@ def completed_with_result(
     acknowledged = (completion.holder, completion.generation, completion.result_ref)
     expect(
         acknowledged == (holder, generation, result),
-        RECORDS_RESULT,
+        "AC-ARMONIA-WORKREQ-001.6/records-result",
         f"the publish was acknowledged as {acknowledged}, not ({holder!r}, {generation}, "
         f"{result!r})",
     )
     expect(
         current.lease.closed_at is not None,
-        CLOSES_ONCE,
+        "AC-ARMONIA-WORKREQ-001.6/closes-once",
         f"the completed request's lease is closed, observed {current.lease}",
     )
 
@@ -255,7 +253,7 @@ def retry_answers_recorded_completion(
     retry = scenario_value(workreq_world.retry, "no retry was accepted")
     expect(
         retry == recorded,
-        cite_or_reading(reading, CLOSES_ONCE),
+        cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.6/closes-once"),
         f"expected the retry to answer {recorded!r}, observed {retry!r}",
         observed="other-figures",
     )

@@ -10,19 +10,6 @@ from conformance.concurrency.races import RaceVerdict, work_request_checks
 from conformance.driver import (
     WorkRequest,
 )
-from conformance.oracle.work_request_cites import (
-    CLOSES_ONCE,
-    COUNT_CAP,
-    CREATES,
-    FENCED,
-    RECORDS_RESULT,
-    STALE_REJECTED,
-    USAGE_DRAWS,
-    WITHIN_SLICE,
-)
-from conformance.oracle.work_request_cites import (
-    NO_BUDGET as NO_BUDGET_CREATED,
-)
 from conformance.spec.clause_check import (
     expect,
     scenario_requires,
@@ -42,7 +29,10 @@ from conformance.steps.workreq_world import (
 # Batches made at once, judged by the linearizability search
 # --------------------------------------------------------------------------
 
-USAGE_LEDGER = (USAGE_DRAWS, WITHIN_SLICE)
+USAGE_LEDGER = (
+    "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
+    "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
+)
 """The usage ledger: what accepted usages asked drawn from the slice, and never beyond it."""
 
 
@@ -117,14 +107,16 @@ def spent_or_returned_never_both(
     """Under every reading a usage is charged before the completion closes the slice or
     refused after it: charged and given back both, it is budget nobody had."""
     operations = race_about(workreq_world, name)
-    race_verdict(workreq_world, evidence).expect_explained((NO_BUDGET_CREATED, RECORDS_RESULT))
+    race_verdict(workreq_world, evidence).expect_explained(
+        ("AC-ARMONIA-WORKREQ-001.9/no-budget-created", "AC-ARMONIA-WORKREQ-001.6/records-result")
+    )
     racing = scenario_value(workreq_world.racing, "no batch was made at once in this scenario")
     request_id = workreq_world.request_id(name)
     room = scenario_value(racing.rooms.get(request_id), f"what {name!r} had left is unknown")
     publishes = [op for op in operations if op.operation == "publish"]
     expect(
         all(op.outcome != "fail" for op in publishes),
-        RECORDS_RESULT,
+        "AC-ARMONIA-WORKREQ-001.6/records-result",
         f"the live holder's publish of {name!r} was refused: {[op.error for op in publishes]}",
     )
     reads = [op for op in operations if op.operation == "get_request" and op.outcome == "ok"]
@@ -134,7 +126,7 @@ def spent_or_returned_never_both(
     charged = after.budget_spent - before.budget_spent
     expect(
         charged + returned <= room,
-        NO_BUDGET_CREATED,
+        "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
         f"{charged} was charged to {name!r} and {returned} given back, of the {room} left: "
         "a usage was both spent and returned",
     )
@@ -148,7 +140,10 @@ def every_call_at_once_accepted(workreq_world: WorkRequestWorld) -> None:
     refused = [f"{op.operation}: {op.error}" for op in made if op.outcome != "ok"]
     expect(
         not refused,
-        (USAGE_DRAWS, CREATES),
+        (
+            "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
+            "AC-ARMONIA-WORKREQ-001.1/creates-request",
+        ),
         f"calls that fit together were made at once; not accepted: {refused}",
     )
 
@@ -176,7 +171,10 @@ def spent_and_carved_exactly(workreq_world: WorkRequestWorld, name: str, total: 
     current, carved = spent_and_carved(workreq_world, name)
     expect(
         current.budget_spent + carved == int(total) <= current.budget_slice,
-        (USAGE_DRAWS, NO_BUDGET_CREATED),
+        (
+            "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
+            "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
+        ),
         f"{name!r} spent {current.budget_spent} and carved {carved} for its own requests, of a "
         f"slice of {current.budget_slice}; expected {total} in all",
     )
@@ -196,7 +194,7 @@ def spent_and_carved_within(
     current, carved = spent_and_carved(workreq_world, name)
     expect(
         current.budget_spent + carved <= current.budget_slice,
-        cite_or_reading(reading, WITHIN_SLICE),
+        cite_or_reading(reading, "AC-ARMONIA-WORKREQ-001.13/usage-within-slice"),
         f"{name!r} spent {current.budget_spent} and carved {carved} for its own requests, "
         f"beyond its slice of {current.budget_slice}",
         observed="other-figures",
@@ -219,7 +217,11 @@ def calls_at_once_explained(
     no budget created."""
     race_about(workreq_world, name)
     race_verdict(workreq_world, evidence).expect_explained(
-        (WITHIN_SLICE, USAGE_DRAWS, NO_BUDGET_CREATED)
+        (
+            "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
+            "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
+            "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
+        )
     )
 
 
@@ -257,12 +259,12 @@ def count_cap_held_at_once(workreq_world: WorkRequestWorld, name: str, evidence:
         for op in race_about(workreq_world, name)
         if op.batch is not None and op.operation == "delegate" and op.outcome == "ok"
     ]
-    race_verdict(workreq_world, evidence).expect_explained(COUNT_CAP)
+    race_verdict(workreq_world, evidence).expect_explained("AC-ARMONIA-WORKREQ-001.8/count-cap")
     cap = workreq_world.limits().max_children_per_session
     evidence.append(f"delegations made at once: {len(made)} (the count cap is {cap})")
     expect(
         len(made) <= cap,
-        COUNT_CAP,
+        "AC-ARMONIA-WORKREQ-001.8/count-cap",
         f"{len(made)} delegations made at once from {name!r} were accepted; the cap is {cap}",
     )
 
@@ -277,7 +279,9 @@ def publishes_completed_once(
     workreq_world: WorkRequestWorld, name: str, evidence: list[str]
 ) -> None:
     race_about(workreq_world, name)
-    race_verdict(workreq_world, evidence).expect_explained((RECORDS_RESULT, CLOSES_ONCE))
+    race_verdict(workreq_world, evidence).expect_explained(
+        ("AC-ARMONIA-WORKREQ-001.6/records-result", "AC-ARMONIA-WORKREQ-001.6/closes-once")
+    )
 
 
 @then(
@@ -293,4 +297,11 @@ def lease_race_kept_one_lease(
     the holder's publish completed the request once."""
     race_about(workreq_world, name)
     verdict = race_verdict(workreq_world, evidence)
-    verdict.expect_explained((FENCED, STALE_REJECTED, RECORDS_RESULT, CLOSES_ONCE))
+    verdict.expect_explained(
+        (
+            "AC-ARMONIA-WORKREQ-001.7/fenced",
+            "AC-ARMONIA-WORKREQ-001.7/stale-rejected",
+            "AC-ARMONIA-WORKREQ-001.6/records-result",
+            "AC-ARMONIA-WORKREQ-001.6/closes-once",
+        )
+    )

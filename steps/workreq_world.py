@@ -44,7 +44,6 @@ from conformance.driver import (
     WorkRequestLimits,
 )
 from conformance.oracle.work_request_cites import (
-    CONTRACT,
     EXPIRED_STATE,
 )
 from conformance.spec.clause_check import (
@@ -248,7 +247,11 @@ class WorkRequestWorld:
         """Why a request must read `state`: a request some claim was granted reads open only
         once its lease expired, which WR-20 names; any other state is the contract's."""
         ever_claimed = any(request == name for request, _ in self.leases)
-        return EXPIRED_STATE if state == "open" and ever_claimed else CONTRACT
+        return (
+            EXPIRED_STATE
+            if state == "open" and ever_claimed
+            else "AC-ARMONIA-WORKREQ-001.10/contract-fields"
+        )
 
     def first_grant(self, name: str, holder: str) -> Lease:
         self.granted(name, holder)

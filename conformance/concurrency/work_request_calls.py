@@ -34,22 +34,11 @@ from conformance.oracle.refusals import Refusals
 from conformance.oracle.stored_instants import as_stored
 from conformance.oracle.work_request_cites import (
     ACCEPT_CITES,
-    CLAIMABLE_AGAIN,
-    CLOSES_ONCE,
-    CONTRACT,
-    CREATES,
     EXPIRED_STATE,
     EXPIRY_PRECISION,
-    FENCED,
-    HEARTBEAT_EXTENDS,
     KIND_CREATES,
-    NO_BUDGET,
-    RECORDS_RESULT,
     REMAINDER_RETURNED,
-    SLICE_DEDUCTED,
-    USAGE_DRAWS,
     USAGE_FROM_SLICE,
-    WITHIN_SLICE,
     bad_input_cite,
     refusal_cites,
     wrong_code_cites,
@@ -134,7 +123,7 @@ def refusal_mismatch(
     if code in refusals:
         return None
     if not refusals:
-        cites = accepting or ACCEPT_CITES.get(kind, (CREATES,))
+        cites = accepting or ACCEPT_CITES.get(kind, ("AC-ARMONIA-WORKREQ-001.1/creates-request",))
         return mismatch(operation, cites, "nothing forbids it at this point")
     return mismatch(
         operation, wrong_code_cites(kind, refusals), f"the refusals that apply: {codes(refusals)}"
@@ -199,7 +188,7 @@ def judge_delegate(oracle: WorkRequestOracle, operation: Operation) -> Mismatch 
     arguments = operation.arguments
     origin = arguments["originating_session_id"]
     asked = delegation_refusals(oracle, arguments, arguments["permissions"])
-    kind_cites = (CREATES, KIND_CREATES[arguments["kind"]])
+    kind_cites = ("AC-ARMONIA-WORKREQ-001.1/creates-request", KIND_CREATES[arguments["kind"]])
     if operation.outcome == "fail":
         found = refusal_mismatch(operation, "delegate", asked, kind_cites)
         if found is None:
@@ -265,7 +254,7 @@ def judge_claim(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | N
     required = refusals - {ErrorCode.LEASE_HELD} if own is not None else refusals
     if operation.outcome == "fail":
         again = known and oracle_lease(oracle, request_id).holder is not None
-        accepting = ("WR-6", CLAIMABLE_AGAIN) if again else ("WR-6",)
+        accepting = ("WR-6", "AC-ARMONIA-WORKREQ-001.4/claimable-again") if again else ("WR-6",)
         return refusal_mismatch(operation, "claim", refusals, accepting)
     if operation.outcome == "info":
         if not required:
@@ -276,14 +265,21 @@ def judge_claim(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | N
         return refused
     lease = Lease.model_validate(operation.value)
     if lease.holder != holder or lease.expires_at is None:
-        return mismatch(operation, (CONTRACT,), f"{holder}'s claim was granted {lease!r}")
+        return mismatch(
+            operation,
+            ("AC-ARMONIA-WORKREQ-001.10/contract-fields",),
+            f"{holder}'s claim was granted {lease!r}",
+        )
     if own is not None and lease.generation == own.generation:
         oracle.extend(request_id, lease.expires_at)
         return None
     newest = oracle_lease(oracle, request_id).generation
     if lease.generation <= newest:
         return mismatch(
-            operation, (FENCED,), f"generation {newest} was already granted", "other-generation"
+            operation,
+            ("AC-ARMONIA-WORKREQ-001.7/fenced",),
+            f"generation {newest} was already granted",
+            "other-generation",
         )
     if lease.expires_at not in as_stored(oracle.fresh_expiry()):
         return mismatch(
@@ -309,9 +305,17 @@ def judge_heartbeat(oracle: WorkRequestOracle, operation: Operation) -> Mismatch
     lease = Lease.model_validate(operation.value)
     before = oracle_lease(oracle, request_id).expires_at
     if lease.holder != arguments["holder"]:
-        return mismatch(operation, (HEARTBEAT_EXTENDS,), f"renewed for {lease.holder!r}")
+        return mismatch(
+            operation,
+            ("AC-ARMONIA-WORKREQ-001.12/heartbeat-extends",),
+            f"renewed for {lease.holder!r}",
+        )
     if lease.expires_at is None or (before is not None and lease.expires_at < before):
-        return mismatch(operation, (HEARTBEAT_EXTENDS,), f"the lease expired at {before}")
+        return mismatch(
+            operation,
+            ("AC-ARMONIA-WORKREQ-001.12/heartbeat-extends",),
+            f"the lease expired at {before}",
+        )
     if lease.generation != generation:
         if not oracle.reads("WR-7", "heartbeat-regenerates") or lease.generation < generation:
             return mismatch(
@@ -361,7 +365,10 @@ def completion_mismatch(
     returned = completion.budget_returned
     if returned > left:
         return mismatch(
-            operation, (NO_BUDGET,), f"{returned} given back, {left} was left", "other-figures"
+            operation,
+            ("AC-ARMONIA-WORKREQ-001.9/no-budget-created",),
+            f"{returned} given back, {left} was left",
+            "other-figures",
         )
     if returned != predicted.budget_returned:
         return mismatch(
@@ -371,7 +378,11 @@ def completion_mismatch(
             "other-figures",
         )
     if completion != predicted:
-        return mismatch(operation, (RECORDS_RESULT,), f"the model records {predicted!r}")
+        return mismatch(
+            operation,
+            ("AC-ARMONIA-WORKREQ-001.6/records-result",),
+            f"the model records {predicted!r}",
+        )
     return None
 
 
@@ -400,7 +411,10 @@ def judge_usage(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | N
     refusals = oracle.usage_refusals(session, amount)
     if operation.outcome == "fail":
         return refusal_mismatch(
-            operation, "record_usage", refusals, (USAGE_DRAWS, USAGE_FROM_SLICE)
+            operation,
+            "record_usage",
+            refusals,
+            ("AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign", USAGE_FROM_SLICE),
         )
     if operation.outcome == "ok":
         refused = acceptance_mismatch(operation, "record_usage", refusals, amount=amount)
@@ -423,26 +437,42 @@ def judge_read_request(oracle: WorkRequestOracle, operation: Operation) -> Misma
         expected_missing = predicted is ErrorCode.NOT_FOUND
         if operation.outcome == "info" or (expected_missing and operation.error == predicted):
             return None
-        return mismatch(operation, (CREATES,), f"the model reads {predicted!r}")
+        return mismatch(
+            operation,
+            ("AC-ARMONIA-WORKREQ-001.1/creates-request",),
+            f"the model reads {predicted!r}",
+        )
     if isinstance(predicted, ErrorCode):
-        return mismatch(operation, (CREATES,), "the model holds no such request")
+        return mismatch(
+            operation,
+            ("AC-ARMONIA-WORKREQ-001.1/creates-request",),
+            "the model holds no such request",
+        )
     view = WorkRequest.model_validate(operation.value)
-    state_cites = (EXPIRED_STATE,) if oracle.lapsed(view.request_id) else (FENCED,)
+    state_cites = (
+        (EXPIRED_STATE,) if oracle.lapsed(view.request_id) else ("AC-ARMONIA-WORKREQ-001.7/fenced",)
+    )
     state_kind = "in-progress" if view.state is RequestState.IN_PROGRESS else "other-state"
     parts: list[tuple[str, object, object, tuple[str, ...], str]] = [
         (
             "result",
             view.result_ref,
             predicted.result_ref,
-            (RECORDS_RESULT, CLOSES_ONCE),
+            ("AC-ARMONIA-WORKREQ-001.6/records-result", "AC-ARMONIA-WORKREQ-001.6/closes-once"),
             "other-state",
         ),
-        ("lease holder", view.lease.holder, predicted.lease.holder, (FENCED,), "other-state"),
+        (
+            "lease holder",
+            view.lease.holder,
+            predicted.lease.holder,
+            ("AC-ARMONIA-WORKREQ-001.7/fenced",),
+            "other-state",
+        ),
         (
             "lease generation",
             view.lease.generation,
             predicted.lease.generation,
-            (FENCED,),
+            ("AC-ARMONIA-WORKREQ-001.7/fenced",),
             "other-generation",
         ),
         ("state", view.state, predicted.state, state_cites, state_kind),
@@ -450,7 +480,7 @@ def judge_read_request(oracle: WorkRequestOracle, operation: Operation) -> Misma
             "lease closing",
             view.lease.closed_at,
             predicted.lease.closed_at,
-            (CLOSES_ONCE,),
+            ("AC-ARMONIA-WORKREQ-001.6/closes-once",),
             "other-state",
         ),
         (
@@ -471,21 +501,37 @@ def spent_cites(oracle: WorkRequestOracle, view: WorkRequest) -> tuple[str, ...]
     """Spending beyond the slice breaks it under every reading; other figures rest on WR-2
     where the model caps usage at what is left."""
     if view.budget_spent > view.budget_slice:
-        return (WITHIN_SLICE,)
+        return ("AC-ARMONIA-WORKREQ-001.13/usage-within-slice",)
     capped = oracle.reads("WR-2", "capped-usage")
-    return (USAGE_DRAWS, USAGE_FROM_SLICE) if capped else (USAGE_DRAWS,)
+    return (
+        ("AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign", USAGE_FROM_SLICE)
+        if capped
+        else ("AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",)
+    )
 
 
 def judge_read_budget(oracle: WorkRequestOracle, operation: Operation) -> Mismatch | None:
     """A campaign's budget read at its point in the order: each part as the model has it."""
     if operation.outcome != "ok":
-        return None if operation.outcome == "info" else mismatch(operation, (CREATES,), "refused")
+        return (
+            None
+            if operation.outcome == "info"
+            else mismatch(operation, ("AC-ARMONIA-WORKREQ-001.1/creates-request",), "refused")
+        )
     snapshot = BudgetSnapshot.model_validate(operation.value)
     predicted = oracle.budget(operation.arguments["campaign_id"])
     if snapshot == predicted:
         return None
     created = isinstance(predicted, BudgetSnapshot) and snapshot.available > predicted.available
-    cites = (NO_BUDGET,) if created else (SLICE_DEDUCTED, USAGE_DRAWS, REMAINDER_RETURNED)
+    cites = (
+        ("AC-ARMONIA-WORKREQ-001.9/no-budget-created",)
+        if created
+        else (
+            "AC-ARMONIA-WORKREQ-001.1/slice-deducted",
+            "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
+            REMAINDER_RETURNED,
+        )
+    )
     return mismatch(operation, cites, f"the model reads {predicted!r}", "other-figures")
 
 

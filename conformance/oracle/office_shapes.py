@@ -34,8 +34,6 @@ class Shape(Enum):
 # Which clause a check enforces, by the shape of the wake it is about
 # --------------------------------------------------------------------------
 
-OTHERS_CONSUME_NOTHING = "AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing"
-"""A wake out of the allowance's scope leaves the whole allowance to agent wakes."""
 
 ADMITTED_CLAUSES: dict[Shape, tuple[str, ...]] = {
     Shape.AGENT: (

@@ -14,13 +14,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from conformance.driver import OfficeVocabulary, RateLimitReason, WarningLog
 from conformance.spec.clause_check import PortViolation, expect
 
-COUNTED_BY_REASON = "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason"
-NO_IDENTIFIER_LABELS = "AC-OFFICE-ASSIGN-RATE-003.2/no-identifier-labels"
 MOVE_CLAUSES: dict[RateLimitReason, tuple[str, ...]] = {
-    RateLimitReason.ALLOWANCE_EXHAUSTED: (COUNTED_BY_REASON,),
-    RateLimitReason.COUNT_READ_FAILED: (COUNTED_BY_REASON, "AC-OFFICE-ASSIGN-RATE-002.2/counted"),
+    RateLimitReason.ALLOWANCE_EXHAUSTED: ("AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason",),
+    RateLimitReason.COUNT_READ_FAILED: (
+        "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason",
+        "AC-OFFICE-ASSIGN-RATE-002.2/counted",
+    ),
     RateLimitReason.TASK_UNATTRIBUTED: (
-        COUNTED_BY_REASON,
+        "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason",
         "AC-OFFICE-ASSIGN-RATE-002.3/admitted-unattributed",
     ),
 }

@@ -20,14 +20,6 @@ from conformance.driver import Run
 from conformance.oracle.office_shapes import counts_as_agent_run, parse_payload
 from conformance.spec.clause_check import ClauseViolation, violated
 
-ADMITTED_CONSUME = "AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume"
-FREES_AFTER_WINDOW = "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window"
-KEYED_ONCE = "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once"
-RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
-DELETED_ROW = "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row"
-PER_TASK = "AC-OFFICE-ASSIGN-RATE-001.3/per-task"
-"""What a decision rests on while rows counting toward other tasks are stored."""
-
 KEPT_STEP = (
     "every run stored before {that} still reads as it did, but for the payload of a run "
     "{it} merged into"
@@ -79,7 +71,10 @@ def forbidden_changes(
     was, now = counted_toward(before), counted_toward(after)
     changes: list[Change] = []
     if was != now and not merged_into:
-        cites = (*((ADMITTED_CONSUME,) if now else ()), *((FREES_AFTER_WINDOW,) if was else ()))
+        cites = (
+            *(("AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume",) if now else ()),
+            *(("AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",) if was else ()),
+        )
         changes.append(
             Change(cites, f"counted toward {was!r}, now toward {now!r}: {after.payload}")
         )
@@ -89,7 +84,7 @@ def forbidden_changes(
     if (was or now) and moved:
         changes.append(
             Change(
-                (FREES_AFTER_WINDOW,),
+                ("AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",),
                 f"requested at {before.requested_at.isoformat()}, now at "
                 f"{after.requested_at.isoformat()}: its place would free at another time",
             )
@@ -97,7 +92,7 @@ def forbidden_changes(
     if (was or now) and before.dedup_key is not None and after.dedup_key != before.dedup_key:
         changes.append(
             Change(
-                (KEYED_ONCE,),
+                ("AC-OFFICE-ASSIGN-RATE-002.5/keyed-once",),
                 f"keyed {before.dedup_key!r}, now {after.dedup_key!r}: a redelivery of its "
                 "occurrence would no longer be found",
             )
@@ -143,14 +138,26 @@ def expect_all_kept(
     stored-run checks, this one only ever breaks."""
     now = {run.run_id for run in after}
     lost = [
-        (run.run_id, Change((FREES_AFTER_WINDOW,), "is gone while it still counts"))
+        (
+            run.run_id,
+            Change(
+                ("AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",), "is gone while it still counts"
+            ),
+        )
         for run in before
         if counted_toward(run) and run.requested_at > window_opens and run.run_id not in now
     ]
     reloaded = across == "restart"
     changes = lost + changes_in_store(before, after, set(), reloaded=reloaded)
     if changes:
-        raise broken_store(changes, (RESTART if reloaded else DELETED_ROW,))
+        raise broken_store(
+            changes,
+            (
+                "AC-OFFICE-ASSIGN-RATE-002.4/restart"
+                if reloaded
+                else "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row",
+            ),
+        )
 
 
 def broken_store(changes: list[tuple[str, Change]], also: tuple[str, ...]) -> ClauseViolation:

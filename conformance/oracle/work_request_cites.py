@@ -11,39 +11,19 @@ from conformance.driver import DelegationKind, ErrorCode
 from conformance.oracle.refusals import Refusals
 from conformance.spec.registry import INTERPRETATION_ID
 
-CREATES = "AC-ARMONIA-WORKREQ-001.1/creates-request"
-NO_WIDER_GRANT = "AC-ARMONIA-WORKREQ-001.2/no-wider-grant"
-REQUEST_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/request-survives"
-LEASE_SURVIVES = "AC-ARMONIA-WORKREQ-001.3/lease-survives"
-EXPIRED_CANNOT_PUBLISH = "AC-ARMONIA-WORKREQ-001.4/expired-cannot-publish"
-CLAIMABLE_AGAIN = "AC-ARMONIA-WORKREQ-001.4/claimable-again"
-MEMBERS_LIST = "AC-ARMONIA-WORKREQ-001.5/members-list"
-NON_MEMBERS = "AC-ARMONIA-WORKREQ-001.5/non-members-cannot"
-RECORDS_RESULT = "AC-ARMONIA-WORKREQ-001.6/records-result"
-CLOSES_ONCE = "AC-ARMONIA-WORKREQ-001.6/closes-once"
-FENCED = "AC-ARMONIA-WORKREQ-001.7/fenced"
-STALE_REJECTED = "AC-ARMONIA-WORKREQ-001.7/stale-rejected"
-DEPTH_CAP = "AC-ARMONIA-WORKREQ-001.8/depth-cap"
-COUNT_CAP = "AC-ARMONIA-WORKREQ-001.8/count-cap"
-NO_BUDGET = "AC-ARMONIA-WORKREQ-001.9/no-budget-created"
-NO_NEGATIVE = "AC-ARMONIA-WORKREQ-001.9/no-negative-amount"
 ZERO_SLICE, EMPTY_DELIVERABLE, STRANGER, ZERO_USAGE = "WR-21", "WR-22", "WR-23", "WR-24"
 """The questions of what a delegation's or a usage's bad input is (see `bad_input_cite`)."""
 GRANT_NAMES_EXACT = "WR-25"
 """Whether grant names that differ only in case or trailing spaces are one grant."""
-NO_AUTHORITY = "AC-ARMONIA-WORKREQ-001.9/no-authority-created"
-CONTRACT = "AC-ARMONIA-WORKREQ-001.10/contract-fields"
-HEARTBEAT_EXTENDS = "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends"
 LATE_HEARTBEAT = "WR-19"
-STALE_HEARTBEAT = "AC-ARMONIA-WORKREQ-001.12/stale-heartbeat-rejected"
-USAGE_DRAWS = "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign"
-WITHIN_SLICE = "AC-ARMONIA-WORKREQ-001.13/usage-within-slice"
 KIND_CREATES = {
     DelegationKind.SPAWN: "AC-ARMONIA-WORKREQ-001.11/spawn-creates",
     DelegationKind.SUBAGENT: "AC-ARMONIA-WORKREQ-001.11/subagent-creates",
 }
-NARROWED = (NO_WIDER_GRANT, NO_AUTHORITY)
-SLICE_DEDUCTED = "AC-ARMONIA-WORKREQ-001.1/slice-deducted"
+NARROWED = (
+    "AC-ARMONIA-WORKREQ-001.2/no-wider-grant",
+    "AC-ARMONIA-WORKREQ-001.9/no-authority-created",
+)
 RESERVED_AT_DELEGATION = "WR-1"
 USAGE_FROM_SLICE = "WR-2"
 REMAINDER_RETURNED = "WR-3"
@@ -67,51 +47,59 @@ MOVES_BUDGET: frozenset[Operation] = frozenset({"delegate", "publish", "record_u
 
 REFUSAL_CITES: dict[tuple[Operation, ErrorCode], tuple[str, ...]] = {
     ("delegate", ErrorCode.INVALID_INPUT): (EMPTY_DELIVERABLE,),
-    ("delegate", ErrorCode.NOT_FOUND): (CREATES,),
-    ("delegate", ErrorCode.DEPTH_CAP): (DEPTH_CAP,),
-    ("delegate", ErrorCode.COUNT_CAP): (COUNT_CAP,),
-    ("delegate", ErrorCode.PERMISSION_ESCALATION): (NO_WIDER_GRANT,),
-    ("delegate", ErrorCode.INSUFFICIENT_BUDGET): (NO_BUDGET,),
+    ("delegate", ErrorCode.NOT_FOUND): ("AC-ARMONIA-WORKREQ-001.1/creates-request",),
+    ("delegate", ErrorCode.DEPTH_CAP): ("AC-ARMONIA-WORKREQ-001.8/depth-cap",),
+    ("delegate", ErrorCode.COUNT_CAP): ("AC-ARMONIA-WORKREQ-001.8/count-cap",),
+    ("delegate", ErrorCode.PERMISSION_ESCALATION): ("AC-ARMONIA-WORKREQ-001.2/no-wider-grant",),
+    ("delegate", ErrorCode.INSUFFICIENT_BUDGET): ("AC-ARMONIA-WORKREQ-001.9/no-budget-created",),
     ("delegate", ErrorCode.ALREADY_COMPLETED): (REMAINDER_RETURNED, "WR-16"),
     ("claim", ErrorCode.NOT_FOUND): ("WR-6",),
     ("claim", ErrorCode.NOT_ASSIGNEE): ("WR-6",),
     ("claim", ErrorCode.FORBIDDEN): ("WR-6",),
-    ("claim", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
-    ("claim", ErrorCode.LEASE_HELD): (FENCED,),
-    ("heartbeat", ErrorCode.NOT_FOUND): (STALE_HEARTBEAT,),
-    ("heartbeat", ErrorCode.STALE_GENERATION): (STALE_HEARTBEAT,),
+    ("claim", ErrorCode.ALREADY_COMPLETED): ("AC-ARMONIA-WORKREQ-001.6/closes-once",),
+    ("claim", ErrorCode.LEASE_HELD): ("AC-ARMONIA-WORKREQ-001.7/fenced",),
+    ("heartbeat", ErrorCode.NOT_FOUND): ("AC-ARMONIA-WORKREQ-001.12/stale-heartbeat-rejected",),
+    ("heartbeat", ErrorCode.STALE_GENERATION): (
+        "AC-ARMONIA-WORKREQ-001.12/stale-heartbeat-rejected",
+    ),
     ("heartbeat", ErrorCode.LEASE_EXPIRED): (LATE_HEARTBEAT,),
-    ("heartbeat", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
-    ("publish", ErrorCode.INVALID_INPUT): (RECORDS_RESULT,),
-    ("publish", ErrorCode.NOT_FOUND): (STALE_REJECTED,),
-    ("publish", ErrorCode.STALE_GENERATION): (STALE_REJECTED,),
-    ("publish", ErrorCode.LEASE_EXPIRED): (EXPIRED_CANNOT_PUBLISH,),
-    ("publish", ErrorCode.ALREADY_COMPLETED): (CLOSES_ONCE,),
+    ("heartbeat", ErrorCode.ALREADY_COMPLETED): ("AC-ARMONIA-WORKREQ-001.6/closes-once",),
+    ("publish", ErrorCode.INVALID_INPUT): ("AC-ARMONIA-WORKREQ-001.6/records-result",),
+    ("publish", ErrorCode.NOT_FOUND): ("AC-ARMONIA-WORKREQ-001.7/stale-rejected",),
+    ("publish", ErrorCode.STALE_GENERATION): ("AC-ARMONIA-WORKREQ-001.7/stale-rejected",),
+    ("publish", ErrorCode.LEASE_EXPIRED): ("AC-ARMONIA-WORKREQ-001.4/expired-cannot-publish",),
+    ("publish", ErrorCode.ALREADY_COMPLETED): ("AC-ARMONIA-WORKREQ-001.6/closes-once",),
     ("record_usage", ErrorCode.INVALID_INPUT): (ZERO_USAGE,),
-    ("record_usage", ErrorCode.NOT_FOUND): (USAGE_DRAWS,),
-    ("record_usage", ErrorCode.INSUFFICIENT_BUDGET): (NO_BUDGET, "WR-14"),
+    ("record_usage", ErrorCode.NOT_FOUND): ("AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",),
+    ("record_usage", ErrorCode.INSUFFICIENT_BUDGET): (
+        "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
+        "WR-14",
+    ),
     ("record_usage", ErrorCode.USAGE_EXCEEDS_SLICE): (USAGE_FROM_SLICE,),
     ("record_usage", ErrorCode.ALREADY_COMPLETED): ("WR-16",),
     ("record_usage", ErrorCode.FORBIDDEN): ("WR-14",),
     ("record_usage", ErrorCode.NOT_SUPPORTED): ("WR-14",),
-    ("list_requests", ErrorCode.NOT_FOUND): (NON_MEMBERS,),
+    ("list_requests", ErrorCode.NOT_FOUND): ("AC-ARMONIA-WORKREQ-001.5/non-members-cannot",),
 }
 """Why an operation must be refused when a code's condition holds: the clause the refusal keeps."""
 
 ACCEPT_CITES: dict[Operation, tuple[str, ...]] = {
-    "heartbeat": (HEARTBEAT_EXTENDS,),
-    "publish": (RECORDS_RESULT,),
-    "list_requests": (MEMBERS_LIST,),
+    "heartbeat": ("AC-ARMONIA-WORKREQ-001.12/heartbeat-extends",),
+    "publish": ("AC-ARMONIA-WORKREQ-001.6/records-result",),
+    "list_requests": ("AC-ARMONIA-WORKREQ-001.5/members-list",),
 }
 """Why an operation nothing forbids must be accepted (delegations, claims and usage say
 their own, since theirs depend on the kind, the lease's history and the session)."""
 
 
-USAGE_LEDGER = (WITHIN_SLICE, USAGE_DRAWS)
+USAGE_LEDGER = (
+    "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
+    "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
+)
 """What a race of usages is credited with when some order explains it: spent never beyond the
 slice, and what the accepted usages asked drawn from it."""
-COMPLETES_ONCE = (RECORDS_RESULT, CLOSES_ONCE)
-LEASE_FENCE = (FENCED, STALE_REJECTED)
+COMPLETES_ONCE = ("AC-ARMONIA-WORKREQ-001.6/records-result", "AC-ARMONIA-WORKREQ-001.6/closes-once")
+LEASE_FENCE = ("AC-ARMONIA-WORKREQ-001.7/fenced", "AC-ARMONIA-WORKREQ-001.7/stale-rejected")
 AFTER_COMPLETION: Refusals = frozenset(
     {ErrorCode.ALREADY_COMPLETED, ErrorCode.STALE_GENERATION, ErrorCode.LEASE_EXPIRED}
 )
@@ -138,7 +126,7 @@ def bad_input_cite(
     budget runs backwards); else the question that makes this input bad (an amount of 0, an
     empty deliverable, an assignee outside the environment); None for good input."""
     if amount < 0:
-        return NO_NEGATIVE
+        return "AC-ARMONIA-WORKREQ-001.9/no-negative-amount"
     causes = [(amount == 0, zero_question), (empty, EMPTY_DELIVERABLE), (stranger, STRANGER)]
     return next((question for cause, question in causes if cause), None)
 

@@ -37,7 +37,6 @@ from conformance.oracle.office_shapes import (
 )
 from conformance.oracle.office_telemetry import (
     LOGGED_CLAUSES,
-    NO_IDENTIFIER_LABELS,
     REQUIRED_FIELD_CLAUSES,
     Telemetry,
     holds_identifier,
@@ -45,12 +44,8 @@ from conformance.oracle.office_telemetry import (
     without_field,
 )
 from conformance.oracle.stored_runs import (
-    ADMITTED_CONSUME,
     DELETION_KEPT_STEP,
-    FREES_AFTER_WINDOW,
     KEPT_STEP,
-    KEYED_ONCE,
-    PER_TASK,
     RESTART_KEPT_STEP,
     counted_toward,
     expect_all_kept,
@@ -60,10 +55,8 @@ from conformance.oracle.stored_runs import (
 from conformance.properties.gherkin import CRITERION_PLACEHOLDER, SCENARIO_NOTE, Steps
 from conformance.properties.hostile_data import ASSIGNEES, OFFICE_TASKS, OFFICE_WORKSPACE
 from conformance.properties.office_model import (
-    NEVER_REFUSE_EARLY,
     ODD_ROW_CLAUSES,
     REFUSAL,
-    SERIAL_BOUND,
     Expected,
     ExpectedWarning,
     OfficeModel,
@@ -91,18 +84,7 @@ from conformance.spec.clause_check import (
     violated,
 )
 
-NO_ROW = "AC-OFFICE-ASSIGN-RATE-001.6/no-row"
-NO_MERGE = "AC-OFFICE-ASSIGN-RATE-001.6/no-merge"
-NOT_REPORTED_ADMITTED = "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted"
-DISTINCT_OUTCOME = "AC-OFFICE-ASSIGN-RATE-003.5/distinct-outcome"
-MUTATION_KEPT = "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept"
-STAMPS_AGENT = "AC-OFFICE-ASSIGN-RATE-001.13/mutation-stamps-agent"
-INTERNAL_IS_USER = "AC-OFFICE-ASSIGN-RATE-001.1/internal-caller-is-user"
-STATELESS = "AC-OFFICE-ASSIGN-RATE-002.4/stateless"
-CLOSED_REASONS = "AC-OFFICE-ASSIGN-RATE-003.1/closed-reasons"
-COUNTED_BY_REASON = "AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason"
 REFUSAL_LOGGED = LOGGED_CLAUSES[REFUSAL]
-OVER_ADMISSION = "AC-OFFICE-ASSIGN-RATE-002.1/over-admission-bounded"
 LABEL_SCAN = (
     "no label of the rate-limit counter holds an identifier of a workspace, agent, task or run"
 )
@@ -284,7 +266,7 @@ class OfficeEffects:
         if expected.refused:  # reported as a refusal at all (003.5), then the right one
             expect(
                 shown not in REFUSAL_MISREPORTED,
-                REFUSAL_MISREPORTED.get(shown, (DISTINCT_OUTCOME,)),
+                REFUSAL_MISREPORTED.get(shown, ("AC-OFFICE-ASSIGN-RATE-003.5/distinct-outcome",)),
                 f"the wake came out {shown}; the model says it is refused",
             )
         expect(
@@ -299,7 +281,7 @@ class OfficeEffects:
         merged = after.run(None if result is None else result.run_id)
         expect(
             merged is not None and merged.coalesced_count > 0,
-            NOT_REPORTED_ADMITTED,
+            "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted",
             f"{op!r} was reported merged into {result!r}, which reads {merged!r}",
         )
         if merged is not None:
@@ -315,7 +297,7 @@ class OfficeEffects:
         stored = self.driver.get_task(op.task_id)
         expect(
             stored.assignee_agent_id == op.assignee and result.assignee_agent_id == op.assignee,
-            MUTATION_KEPT,
+            "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept",
             f"after a refused wake, task {op.task_id} reads assignee {stored.assignee_agent_id!r}, "
             f"not {op.assignee!r}",
         )
@@ -344,7 +326,11 @@ class OfficeEffects:
             for s in telemetry.rate_limit_samples()
             if s.labels.get(self.vocabulary.reason_label) not in allowed
         ]
-        expect(not stray, CLOSED_REASONS, f"rate-limit samples outside the three reasons: {stray}")
+        expect(
+            not stray,
+            "AC-OFFICE-ASSIGN-RATE-003.1/closed-reasons",
+            f"rate-limit samples outside the three reasons: {stray}",
+        )
 
     def check_warning(self, before: Observation, wanted: ExpectedWarning) -> None:
         logged = self.driver.warning_logs()[before.warnings :]
@@ -394,7 +380,11 @@ class OfficeEffects:
             for ident in identifiers
             if holds_identifier(value, ident)
         )
-        expect(not leaks, NO_IDENTIFIER_LABELS, f"counter labels carry identifiers: {leaks}")
+        expect(
+            not leaks,
+            "AC-OFFICE-ASSIGN-RATE-003.2/no-identifier-labels",
+            f"counter labels carry identifiers: {leaks}",
+        )
 
     def check_rows(
         self,
@@ -407,10 +397,16 @@ class OfficeEffects:
         """A refusal inserts no row and merges into none; an admission inserts its row, which
         counts exactly when the model says; no other row comes or goes."""
         added, gone = after.ids() - before.ids(), before.ids() - after.ids()
-        expect(not gone, STATELESS, f"{op!r} removed rows {sorted(gone)}")
+        expect(
+            not gone, "AC-OFFICE-ASSIGN-RATE-002.4/stateless", f"{op!r} removed rows {sorted(gone)}"
+        )
         outcome = None if result is None else result.outcome
         if outcome is not Outcome.QUEUED:
-            cite = NO_ROW if outcome is Outcome.RATE_LIMITED else NOT_REPORTED_ADMITTED
+            cite = (
+                "AC-OFFICE-ASSIGN-RATE-001.6/no-row"
+                if outcome is Outcome.RATE_LIMITED
+                else "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted"
+            )
             expect(not added, cite, f"{op!r} came out {outcome} yet inserted rows {sorted(added)}")
             if outcome is Outcome.RATE_LIMITED:
                 self.check_no_merge(before, after)
@@ -439,7 +435,11 @@ class OfficeEffects:
             for run in after.runs
             if run.coalesced_count != absorbed.get(run.run_id, run.coalesced_count)
         ]
-        expect(not grown, NO_MERGE, f"a refused wake was merged into {grown}")
+        expect(
+            not grown,
+            "AC-OFFICE-ASSIGN-RATE-001.6/no-merge",
+            f"a refused wake was merged into {grown}",
+        )
 
     def check_stamp(self, op: Operation, stored: Run, expected: Expected) -> None:
         """The mutation's agent wake says agent on the row (001.13); a user's does not (001.1)."""
@@ -447,11 +447,15 @@ class OfficeEffects:
             return
         says_agent = counts_as_agent_run(stored, op.task_id)
         if op.acting:
-            expect(says_agent, STAMPS_AGENT, f"the agent mutation's run reads {stored.payload}")
+            expect(
+                says_agent,
+                "AC-OFFICE-ASSIGN-RATE-001.13/mutation-stamps-agent",
+                f"the agent mutation's run reads {stored.payload}",
+            )
         else:
             expect(
                 not says_agent,
-                INTERNAL_IS_USER,
+                "AC-OFFICE-ASSIGN-RATE-001.1/internal-caller-is-user",
                 f"a user's assignment's run reads {stored.payload}",
             )
 
@@ -470,13 +474,14 @@ class OfficeEffects:
             return
         if not stored_at(op.at, stored.requested_at):
             raise violated(
-                FREES_AFTER_WINDOW,
+                "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",
                 f"a wake admitted at {instant_text(op.at)} is stored as requested at "
                 f"{instant_text(stored.requested_at)}",
             )
         if isinstance(op, Raw) and op.dedup_key not in (None, stored.dedup_key):
             raise violated(
-                KEYED_ONCE, f"a wake keyed {op.dedup_key!r} is stored keyed {stored.dedup_key!r}"
+                "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once",
+                f"a wake keyed {op.dedup_key!r} is stored keyed {stored.dedup_key!r}",
             )
 
     def check_store(self, merged: set[str]) -> None:
@@ -520,7 +525,7 @@ class OfficeEffects:
         for answer in answers:
             expect(
                 answer.ok,
-                MUTATION_KEPT,
+                "AC-OFFICE-ASSIGN-RATE-001.7/mutation-kept",
                 f"a concurrent assignment failed: {answer.error} {answer.message}",
             )
             results.append(AssignmentResult.model_validate(answer.result))
@@ -537,18 +542,21 @@ class OfficeEffects:
             self.steps.add("Then", 'each of those wakes was "rate_limited" or "coalesced"')
         expect(
             all(o in (Outcome.QUEUED, Outcome.RATE_LIMITED, Outcome.COALESCED) for o in outcomes),
-            NOT_REPORTED_ADMITTED,
+            "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted",
             f"concurrent agent wakes came out {[str(o) for o in outcomes]}",
         )
         expect(
             refused == 0 or admitted >= room - merged,
-            NEVER_REFUSE_EARLY,
+            "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early",
             f"{refused} refused while only {admitted} of the {room} places left were taken"
             + (f" ({merged} merged, each of which may relabel a row)" if merged else ""),
         )
         expect(
             admitted <= (len(calls) if observed < self.model.allowance else 0) + degraded,
-            (SERIAL_BOUND, OVER_ADMISSION),
+            (
+                "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound",
+                "AC-OFFICE-ASSIGN-RATE-002.1/over-admission-bounded",
+            ),
             f"{admitted} of {len(calls)} wakes evaluated at once were admitted, on a window that "
             f"held {observed} admitted wakes before any of them began (allowance "
             f"{self.model.allowance}): each must have read at least those",
@@ -561,13 +569,17 @@ class OfficeEffects:
             before,
             after,
             {reason: amount for reason, amount in moves.items() if amount},
-            (COUNTED_BY_REASON,),
+            ("AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason",),
         )
         self.model.fault_armed = self.model.fault_armed and not degraded
         self.check_batch_warnings(before, op, refused, observed)
         self.check_labels(after)
         added = after.ids() - before.ids()
-        expect(len(added) == admitted, NO_ROW, f"{admitted} admitted, rows added: {sorted(added)}")
+        expect(
+            len(added) == admitted,
+            "AC-OFFICE-ASSIGN-RATE-001.6/no-row",
+            f"{admitted} admitted, rows added: {sorted(added)}",
+        )
         targets = merge_targets(results)
         if targets:  # each recount widens the model's tolerance by one merge
             self.model.recount({t: counted_toward(run) for t in targets if (run := after.run(t))})
@@ -677,10 +689,10 @@ def counting_cites(counts: str | None, expected: Expected) -> tuple[str, ...]:
     up none of this one's allowance; a row that should count and does not lets more in; one
     that should not and does is an out-of-scope wake consuming the allowance."""
     if counts and expected.counts_for:
-        return (PER_TASK,)
+        return ("AC-OFFICE-ASSIGN-RATE-001.3/per-task",)
     if expected.counts_for:
-        return (SERIAL_BOUND,)
-    return ODD_ROW_CLAUSES.get(expected.shape, (ADMITTED_CONSUME,))
+        return ("AC-OFFICE-ASSIGN-RATE-001.2/serial-bound",)
+    return ODD_ROW_CLAUSES.get(expected.shape, ("AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume",))
 
 
 def within(value: object, expected: int, tolerance: int) -> bool:

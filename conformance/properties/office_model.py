@@ -23,43 +23,30 @@ from conformance.driver import Outcome, RateLimitReason, Run
 from conformance.oracle.office_shapes import (
     ADMITTED_CLAUSES,
     FAIL_OPEN_CLAUSES,
-    OTHERS_CONSUME_NOTHING,
     QUIET_CLAUSES,
     Shape,
     parse_payload,
     shape_of,
 )
 from conformance.oracle.office_telemetry import MOVE_CLAUSES
-from conformance.oracle.stored_runs import (
-    ADMITTED_CONSUME,
-    FREES_AFTER_WINDOW,
-    KEYED_ONCE,
-    PER_TASK,
-)
 from conformance.properties.hostile_data import TASK_ASSIGNED
 from conformance.properties.office_operations import Assign, Produce, Raw
 
 OF4_COUNTED = "counted-unattributed"
 """OF-4's alternative: a payload that is no object is in scope with no task."""
 
-ANY_ASSIGNEE = "AC-OFFICE-ASSIGN-RATE-001.3/any-assignee"
-KEYLESS_BOUNDED = "AC-OFFICE-ASSIGN-RATE-001.8/keyless-bounded"
-SERIAL_BOUND = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
-NEVER_REFUSE_EARLY = "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early"
-HALF_OPEN = "AC-OFFICE-ASSIGN-RATE-001.11/half-open"
-EXACTLY_W_OLD = "AC-OFFICE-ASSIGN-RATE-001.11/exactly-w-old"
-DELETED_ROW = "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row"
-AFTER_DEDUP = "AC-OFFICE-ASSIGN-RATE-001.5/after-dedup"
-AFTER_COALESCING = "AC-OFFICE-ASSIGN-RATE-001.5/after-coalescing"
-SUPPRESSED_NOT_COUNTED = "AC-OFFICE-ASSIGN-RATE-001.5/suppressed-not-counted"
-RELABEL_TOLERANCE = "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance"
-RESTART = "AC-OFFICE-ASSIGN-RATE-002.4/restart"
 ODD_ROW_CLAUSES: dict[Shape, tuple[str, ...]] = {
-    Shape.USER: (OTHERS_CONSUME_NOTHING,),
-    Shape.OTHER: (OTHERS_CONSUME_NOTHING, "AC-OFFICE-ASSIGN-RATE-002.3/only-in-scope"),
-    Shape.PRODUCER: (OTHERS_CONSUME_NOTHING, "AC-OFFICE-ASSIGN-RATE-001.12/actorless-out-of-scope"),
+    Shape.USER: ("AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing",),
+    Shape.OTHER: (
+        "AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing",
+        "AC-OFFICE-ASSIGN-RATE-002.3/only-in-scope",
+    ),
+    Shape.PRODUCER: (
+        "AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing",
+        "AC-OFFICE-ASSIGN-RATE-001.12/actorless-out-of-scope",
+    ),
     Shape.UNATTRIBUTED: ("AC-OFFICE-ASSIGN-RATE-002.3/shapes",),
-    Shape.UNPARSEABLE: (OTHERS_CONSUME_NOTHING, "OF-4"),
+    Shape.UNPARSEABLE: ("AC-OFFICE-ASSIGN-RATE-001.1/others-consume-nothing", "OF-4"),
 }
 """What a stored row of each shape other than an attributed agent wake's must not do to a count;
 cited by every decision made while such a row is stored."""
@@ -304,21 +291,37 @@ class OfficeModel:
         has left the window, its place coming back."""
         start = now - self.window
         instants = [run.instant for run in self.counted(task_id)]
-        edge = (EXACTLY_W_OLD, HALF_OPEN) if start in instants else ()
-        freed = (FREES_AFTER_WINDOW,) if any(i <= start for i in instants) else ()
+        edge = (
+            ("AC-OFFICE-ASSIGN-RATE-001.11/exactly-w-old", "AC-OFFICE-ASSIGN-RATE-001.11/half-open")
+            if start in instants
+            else ()
+        )
+        freed = (
+            ("AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",)
+            if any(i <= start for i in instants)
+            else ()
+        )
         return (*edge, *freed)
 
     def refuse_cites(self, task_id: str, now: datetime) -> tuple[str, ...]:
         start = now - self.window
         inside = [r for r in self.counted(task_id) if start < r.instant <= now]
         edge = (
-            (HALF_OPEN,)
+            ("AC-OFFICE-ASSIGN-RATE-001.11/half-open",)
             if any(r.instant == start + timedelta(microseconds=1) for r in inside)
             else ()
         )
-        consumed = (ADMITTED_CONSUME,) if any(r.path != "keyed" for r in inside) else ()
-        assignees = (ANY_ASSIGNEE,) if len({r.assignee for r in inside}) > 1 else ()
-        return (SERIAL_BOUND, *edge, *consumed, *assignees)
+        consumed = (
+            ("AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume",)
+            if any(r.path != "keyed" for r in inside)
+            else ()
+        )
+        assignees = (
+            ("AC-OFFICE-ASSIGN-RATE-001.3/any-assignee",)
+            if len({r.assignee for r in inside}) > 1
+            else ()
+        )
+        return ("AC-OFFICE-ASSIGN-RATE-001.2/serial-bound", *edge, *consumed, *assignees)
 
     def count_cites(self, task_id: str, now: datetime, keyless: bool) -> tuple[str, ...]:
         """What else the count of this decision rests on: the odd rows stored, other tasks'
@@ -330,15 +333,15 @@ class OfficeModel:
             for c in ODD_ROW_CLAUSES[run.shape]
         ]
         others = (
-            (PER_TASK,)
+            ("AC-OFFICE-ASSIGN-RATE-001.3/per-task",)
             if any(r.counts_for not in (None, task_id) for r in self.runs.values())
             else ()
         )
-        keyless_cite = (KEYLESS_BOUNDED,) if keyless else ()
+        keyless_cite = ("AC-OFFICE-ASSIGN-RATE-001.8/keyless-bounded",) if keyless else ()
         state = (
-            *((DELETED_ROW,) if self.deleted else ()),
-            *((RESTART,) if self.restarted else ()),
-            *((RELABEL_TOLERANCE,) if self.relabelled else ()),
+            *(("AC-OFFICE-ASSIGN-RATE-002.4/deleted-row",) if self.deleted else ()),
+            *(("AC-OFFICE-ASSIGN-RATE-002.4/restart",) if self.restarted else ()),
+            *(("AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance",) if self.relabelled else ()),
         )
         return tuple(dict.fromkeys((*odd, *others, *keyless_cite, *state)))
 
@@ -371,9 +374,12 @@ def redelivered() -> Expected:
     return Expected(
         Shape.AGENT,
         frozenset({Outcome.DEDUPLICATED}),
-        (AFTER_DEDUP, KEYED_ONCE),
+        ("AC-OFFICE-ASSIGN-RATE-001.5/after-dedup", "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once"),
         {},
-        (SUPPRESSED_NOT_COUNTED, KEYED_ONCE),
+        (
+            "AC-OFFICE-ASSIGN-RATE-001.5/suppressed-not-counted",
+            "AC-OFFICE-ASSIGN-RATE-002.5/keyed-once",
+        ),
         duplicate=True,
     )
 
@@ -384,9 +390,13 @@ def merged_on_a_full_window(task_id: str, target: str) -> Expected:
     return Expected(
         Shape.AGENT,
         frozenset({Outcome.COALESCED}),
-        (AFTER_COALESCING, SUPPRESSED_NOT_COUNTED, SERIAL_BOUND),
+        (
+            "AC-OFFICE-ASSIGN-RATE-001.5/after-coalescing",
+            "AC-OFFICE-ASSIGN-RATE-001.5/suppressed-not-counted",
+            "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound",
+        ),
         {},
-        (SUPPRESSED_NOT_COUNTED,),
+        ("AC-OFFICE-ASSIGN-RATE-001.5/suppressed-not-counted",),
         counts_for=task_id,
         merges_into=target,
     )

@@ -27,21 +27,6 @@ ASSIGNEES = ("a1", "a2")
 TASKS = ("t1", "t2")
 T0 = datetime(2026, 2, 2, 8, 0, tzinfo=UTC)
 
-SERIAL_BOUND = "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound"
-FREES_AFTER_WINDOW = "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window"
-COUNT_NOT_ORDER = "AC-OFFICE-ASSIGN-RATE-001.10/count-not-order"
-NO_TIEBREAK = "AC-OFFICE-ASSIGN-RATE-001.10/no-tiebreak"
-HALF_OPEN = "AC-OFFICE-ASSIGN-RATE-001.11/half-open"
-EXACTLY_W_OLD = "AC-OFFICE-ASSIGN-RATE-001.11/exactly-w-old"
-NEVER_REFUSE_EARLY = "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early"
-OTHERS_ADMITTED = "AC-OFFICE-ASSIGN-RATE-001.1/others-admitted"
-NO_ROW = "AC-OFFICE-ASSIGN-RATE-001.6/no-row"
-NOT_REPORTED_ADMITTED = "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted"
-DISTINCT_OUTCOME = "AC-OFFICE-ASSIGN-RATE-003.5/distinct-outcome"
-NOT_ABSENCE = "AC-OFFICE-ASSIGN-RATE-003.5/not-absence"
-STATELESS = "AC-OFFICE-ASSIGN-RATE-002.4/stateless"
-RELABEL_TOLERANCE = "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance"
-
 
 @dataclass(frozen=True)
 class Wake:
@@ -226,7 +211,11 @@ def performed(driver: Driver, wake: Wake) -> Performed:
     acting = ASSIGNER if wake.by_agent else ""
     result = driver.assign_task(wake.task_id, wake.assignee, acting_agent_id=acting)
     answered = expect_value(
-        result.wake, NOT_ABSENCE if wake.by_agent else OTHERS_ADMITTED, f"{wake!r}: no wake"
+        result.wake,
+        "AC-OFFICE-ASSIGN-RATE-003.5/not-absence"
+        if wake.by_agent
+        else "AC-OFFICE-ASSIGN-RATE-001.1/others-admitted",
+        f"{wake!r}: no wake",
     )
     outcome = answered.outcome
     note(f"{wake!r} -> {outcome.value}")
@@ -236,11 +225,18 @@ def performed(driver: Driver, wake: Wake) -> Performed:
     if wake.by_agent:
         expect(
             outcome in (Outcome.QUEUED, Outcome.RATE_LIMITED),
-            (DISTINCT_OUTCOME, NOT_REPORTED_ADMITTED),
+            (
+                "AC-OFFICE-ASSIGN-RATE-003.5/distinct-outcome",
+                "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted",
+            ),
             f"{wake!r} met nothing but the gate and a coalescer, yet came out {outcome.value}",
         )
     else:
-        expect(outcome is Outcome.QUEUED, OTHERS_ADMITTED, f"{wake!r} came out {outcome.value}")
+        expect(
+            outcome is Outcome.QUEUED,
+            "AC-OFFICE-ASSIGN-RATE-001.1/others-admitted",
+            f"{wake!r} came out {outcome.value}",
+        )
     if outcome is not Outcome.QUEUED:
         return Performed(outcome)
     run_id = port_value(answered.run_id, f"{wake!r} was queued without naming its run")
@@ -257,7 +253,7 @@ def check_merged(driver: Driver, wake: Wake, run_id: str | None) -> None:
     merged = next((run for run in driver.list_runs() if run.run_id == run_id), None)
     expect(
         merged is not None and merged.agent_id == wake.assignee and merged.coalesced_count > 0,
-        NOT_REPORTED_ADMITTED,
+        "AC-OFFICE-ASSIGN-RATE-001.6/not-reported-admitted",
         f"{wake!r} was reported merged into {run_id!r}, which reads {merged!r}",
     )
 
@@ -295,10 +291,22 @@ def decision_cites(oracle: OfficeWindowOracle, wake: Wake) -> tuple[str, ...]:
     earlier = oracle.admitted(wake.task_id)
     start = wake.at - oracle.window
     if oracle.admits(wake.task_id, wake.at):
-        edge = (EXACTLY_W_OLD, HALF_OPEN) if start in earlier else ()
-        freed = (FREES_AFTER_WINDOW,) if any(i <= start for i in earlier) else ()
-        return (NEVER_REFUSE_EARLY, *edge, *freed)
-    return (SERIAL_BOUND, HALF_OPEN) if start + MICRO in earlier else (SERIAL_BOUND,)
+        edge = (
+            ("AC-OFFICE-ASSIGN-RATE-001.11/exactly-w-old", "AC-OFFICE-ASSIGN-RATE-001.11/half-open")
+            if start in earlier
+            else ()
+        )
+        freed = (
+            ("AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",)
+            if any(i <= start for i in earlier)
+            else ()
+        )
+        return ("AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early", *edge, *freed)
+    return (
+        ("AC-OFFICE-ASSIGN-RATE-001.2/serial-bound", "AC-OFFICE-ASSIGN-RATE-001.11/half-open")
+        if start + MICRO in earlier
+        else ("AC-OFFICE-ASSIGN-RATE-001.2/serial-bound",)
+    )
 
 
 def agent_wake_instants(runs: Sequence[Run], task_id: str) -> list[datetime]:
@@ -362,18 +370,22 @@ def check_stored(
     """
     expect(
         len(instants) <= admitted + merged,
-        (NO_ROW, RELABEL_TOLERANCE) if merged else NO_ROW,
+        ("AC-OFFICE-ASSIGN-RATE-001.6/no-row", "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance")
+        if merged
+        else "AC-OFFICE-ASSIGN-RATE-001.6/no-row",
         f"{task_id}: {len(instants)} rows, {admitted} admitted, {merged} merged",
     )
     expect(
         len(instants) >= admitted - merged,
-        (STATELESS, RELABEL_TOLERANCE) if merged else STATELESS,
+        ("AC-OFFICE-ASSIGN-RATE-002.4/stateless", "AC-OFFICE-ASSIGN-RATE-001.4/relabel-tolerance")
+        if merged
+        else "AC-OFFICE-ASSIGN-RATE-002.4/stateless",
         f"{task_id}: {len(instants)} rows, {admitted} admitted, {merged} merged",
     )
     window = office.window
     busiest = max((held_in_window(instants, end, window) for end in instants), default=0)
     expect(
         busiest <= office.allowance,
-        (SERIAL_BOUND, HALF_OPEN),
+        ("AC-OFFICE-ASSIGN-RATE-001.2/serial-bound", "AC-OFFICE-ASSIGN-RATE-001.11/half-open"),
         f"a window of {task_id} holds {busiest} agent wakes",
     )

@@ -39,12 +39,6 @@ from conformance.properties.office_scenario import kept_as_scenario
 from conformance.properties.rolling_window import (
     ASSIGNEES,
     BUSY_TASK,
-    COUNT_NOT_ORDER,
-    HALF_OPEN,
-    NEVER_REFUSE_EARLY,
-    NO_TIEBREAK,
-    OTHERS_ADMITTED,
-    SERIAL_BOUND,
     TASKS,
     Office,
     Wake,
@@ -98,7 +92,11 @@ def test_admission_decisions_match_the_rolling_window(
     with drivers.fresh() as driver, kept_as_scenario(title, office, schedule):
         prepare(driver)
         for wake in schedule:
-            cites = decision_cites(oracle, wake) if wake.by_agent else (OTHERS_ADMITTED,)
+            cites = (
+                decision_cites(oracle, wake)
+                if wake.by_agent
+                else ("AC-OFFICE-ASSIGN-RATE-001.1/others-admitted",)
+            )
             expected = predicted(oracle, wake)
             happened = performed(driver, wake)
             outcome = happened.outcome
@@ -132,7 +130,11 @@ def test_same_instant_wakes_are_decided_independently_of_their_order(
         label="batch",
     )
     reordered = data.draw(st.permutations(batch), label="reordered batch")
-    cites: tuple[str, ...] = (SERIAL_BOUND, NEVER_REFUSE_EARLY, NO_TIEBREAK)
+    cites: tuple[str, ...] = (
+        "AC-OFFICE-ASSIGN-RATE-001.2/serial-bound",
+        "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early",
+        "AC-OFFICE-ASSIGN-RATE-001.10/no-tiebreak",
+    )
     title = "same-instant wakes admit as many whatever their order"
     for order in (batch, reordered):
         with kept_as_scenario(title, office, [*prelude, *order]):
@@ -150,7 +152,10 @@ def test_same_instant_wakes_are_decided_independently_of_their_order(
                     cites,
                     f"order {order!r} admitted {dict(admitted)}, the window {dict(expected)}",
                 )
-        cites = (COUNT_NOT_ORDER, NO_TIEBREAK)
+        cites = (
+            "AC-OFFICE-ASSIGN-RATE-001.10/count-not-order",
+            "AC-OFFICE-ASSIGN-RATE-001.10/no-tiebreak",
+        )
 
 
 @given(data=st.data())
@@ -177,7 +182,10 @@ def test_no_window_ever_holds_more_than_the_allowance(
                 held = held_in_window(instants, wake.at, window)
                 expect(
                     held >= allowance,
-                    (NEVER_REFUSE_EARLY, HALF_OPEN),
+                    (
+                        "AC-OFFICE-ASSIGN-RATE-002.1/never-refuse-early",
+                        "AC-OFFICE-ASSIGN-RATE-001.11/half-open",
+                    ),
                     f"{wake!r} refused with only {held} in its window",
                 )
             runs = driver.list_runs()

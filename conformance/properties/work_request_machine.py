@@ -107,35 +107,19 @@ from conformance.oracle.stored_instants import as_stored
 from conformance.oracle.work_request_cites import (
     ACCEPT_CITES,
     BUDGET_READINGS,
-    CLAIMABLE_AGAIN,
-    CLOSES_ONCE,
     COMPLETES_ONCE,
-    CONTRACT,
-    CREATES,
     EXPIRED_STATE,
     EXPIRY_PRECISION,
-    FENCED,
-    HEARTBEAT_EXTENDS,
     KIND_CREATES,
     LEASE_FENCE,
-    LEASE_SURVIVES,
-    MEMBERS_LIST,
     MOVES_BUDGET,
     NARROWED,
-    NO_BUDGET,
-    NON_MEMBERS,
     PAST_COMPLETED_PARENT,
-    RECORDS_RESULT,
     REMAINDER_RETURNED,
-    REQUEST_SURVIVES,
     RESERVED_AT_DELEGATION,
     ROOT_USAGE,
-    SLICE_DEDUCTED,
-    STALE_REJECTED,
-    USAGE_DRAWS,
     USAGE_FROM_SLICE,
     USAGE_LEDGER,
-    WITHIN_SLICE,
     ZERO_SLICE,
     ZERO_USAGE,
     Operation,
@@ -837,7 +821,10 @@ class WorkRequestMachine(RuleBasedStateMachine):
         )
         self.observed[before.campaign_id] = after
         moved = getattr(after, part) - getattr(before, part)
-        cite = {"available": SLICE_DEDUCTED, "spent": USAGE_DRAWS}[part]
+        cite = {
+            "available": "AC-ARMONIA-WORKREQ-001.1/slice-deducted",
+            "spent": "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
+        }[part]
         expect(moved == change, cite, f"{what} moved {part} by {moved}: {before!r} -> {after!r}")
 
     def survived(self, request_id: str) -> bool:
@@ -1028,7 +1015,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             answer,
             refusals,
             optional=optional,
-            accepting=(CREATES, KIND_CREATES[delegation.kind]),
+            accepting=("AC-ARMONIA-WORKREQ-001.1/creates-request", KIND_CREATES[delegation.kind]),
             resting_on=self.readings_deciding(delegation),
         )
         if not isinstance(answer, WorkRequest):
@@ -1055,7 +1042,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         clauses = [c for c in refusal_cites("delegate", refusals) if not INTERPRETATION_ID.match(c)]
         expect(
             not made,
-            (CREATES, *clauses),
+            ("AC-ARMONIA-WORKREQ-001.1/creates-request", *clauses),
             f"{delegation!r} was refused, yet {campaign} now lists sessions {made}",
         )
 
@@ -1096,14 +1083,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
         expect(
             created.request_id not in self.request_ids
             and created.child_session_id not in self.permissions_of,
-            CREATES,
+            "AC-ARMONIA-WORKREQ-001.1/creates-request",
             f"{delegation!r} answered an existing request or session: {created!r}",
         )
         origin = self.permissions_of[delegation.origin]
         if within(delegation.permissions, origin):
             expect(
                 created.permissions == delegation.permissions,
-                CONTRACT,
+                "AC-ARMONIA-WORKREQ-001.10/contract-fields",
                 f"{delegation!r} was granted {render(created.permissions)}",
             )
             return
@@ -1206,11 +1193,17 @@ class WorkRequestMachine(RuleBasedStateMachine):
             answer,
             refusals,
             optional=optional,
-            accepting=("WR-6", CLAIMABLE_AGAIN) if request in self.newest else ("WR-6",),
+            accepting=("WR-6", "AC-ARMONIA-WORKREQ-001.4/claimable-again")
+            if request in self.newest
+            else ("WR-6",),
         )
         if not stands or not isinstance(answer, Lease):
             return None
-        expect(answer.holder == holder, CONTRACT, f"{holder}'s claim granted {answer!r}")
+        expect(
+            answer.holder == holder,
+            "AC-ARMONIA-WORKREQ-001.10/contract-fields",
+            f"{holder}'s claim granted {answer!r}",
+        )
         expires = port_value(answer.expires_at, f"a granted lease has an expiry: {answer!r}")
         if own is not None and answer.generation == own.generation:
             self.oracle.extend(request, expires)
@@ -1223,7 +1216,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         earlier = self.newest.get(request)
         expect(
             earlier is None or generation > earlier.generation,
-            FENCED,
+            "AC-ARMONIA-WORKREQ-001.7/fenced",
             f"{holder}'s claim of {request} got generation {generation}, "
             f"after {earlier!r} had been granted",
         )
@@ -1297,7 +1290,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             return
         expect(
             answer.holder == lease.holder,
-            HEARTBEAT_EXTENDS,
+            "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends",
             f"{what} moved the lease to {answer!r}",
         )
         expires = port_value(answer.expires_at, f"a renewed lease has an expiry: {answer!r}")
@@ -1307,7 +1300,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         if not self.oracle.reads("WR-7", "heartbeat-regenerates"):
             expect(answer.generation == lease.generation, "WR-7", f"{what} answered {answer!r}")
             return
-        expect(answer.generation > lease.generation, FENCED, f"{what} answered {answer!r}")
+        expect(
+            answer.generation > lease.generation,
+            "AC-ARMONIA-WORKREQ-001.7/fenced",
+            f"{what} answered {answer!r}",
+        )
         self.oracle.regenerate(lease.request_id, answer.generation)
         self.newest[lease.request_id] = HeldLease(lease.request_id, lease.holder, answer.generation)
 
@@ -1319,19 +1316,22 @@ class WorkRequestMachine(RuleBasedStateMachine):
         fresh = as_stored(self.oracle.fresh_expiry())
         expect(
             expires > old or (expires == old and (idle or old in fresh)),
-            HEARTBEAT_EXTENDS,
+            "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends",
             f"{what} moved the expiry from T0+{old - T0} to T0+{expires - T0}",
         )
 
     def check_extends_nothing(self, what: str, request_id: str, refusals: Refusals) -> None:
         """A refused heartbeat leaves the lease exactly as it was."""
         view = self.read(
-            f"get_request({request_id})", partial(self.driver.get_request, request_id), CREATES
+            f"get_request({request_id})",
+            partial(self.driver.get_request, request_id),
+            "AC-ARMONIA-WORKREQ-001.1/creates-request",
         )
         expected = self.predicted(request_id).lease
         expect(
             view.lease == expected,
-            refusal_cites("heartbeat", refusals) or (HEARTBEAT_EXTENDS,),
+            refusal_cites("heartbeat", refusals)
+            or ("AC-ARMONIA-WORKREQ-001.12/heartbeat-extends",),
             f"{what} was refused, yet the lease reads {view.lease!r}, not {expected!r}",
         )
 
@@ -1375,7 +1375,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
     ) -> None:
         """The one accepted publish: it records what was published, by the newest lease."""
         request = lease.request_id
-        expect(request not in self.completions, CLOSES_ONCE, f"{what}: a second publish accepted")
+        expect(
+            request not in self.completions,
+            "AC-ARMONIA-WORKREQ-001.6/closes-once",
+            f"{what}: a second publish accepted",
+        )
         published = (request, lease.holder, lease.generation, result_ref)
         recorded = (
             completion.request_id,
@@ -1383,11 +1387,15 @@ class WorkRequestMachine(RuleBasedStateMachine):
             completion.generation,
             completion.result_ref,
         )
-        expect(recorded == published, RECORDS_RESULT, f"{what} answered {completion!r}")
+        expect(
+            recorded == published,
+            "AC-ARMONIA-WORKREQ-001.6/records-result",
+            f"{what} answered {completion!r}",
+        )
         newest = scenario_value(self.newest.get(request), f"{request} completed unclaimed")
         expect(
             completion.generation == newest.generation,
-            STALE_REJECTED,
+            "AC-ARMONIA-WORKREQ-001.7/stale-rejected",
             f"{what} was accepted, yet the newest grant is {newest!r}",
         )
         predicted = self.oracle.complete(*published, completed_at=completion.completed_at)
@@ -1494,7 +1502,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
             self.race_read(recorder, one)
         self.scenario.sibling_race(racing, amounts)
         self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
-        self.judge_batch(what, recorder, (*USAGE_LEDGER, NO_BUDGET))
+        self.judge_batch(
+            what, recorder, (*USAGE_LEDGER, "AC-ARMONIA-WORKREQ-001.9/no-budget-created")
+        )
         if self.oracle.reads(USAGE_FROM_SLICE, "capped-usage"):
             self.budget_readings.add(USAGE_FROM_SLICE)
 
@@ -1528,7 +1538,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.tape.say(f"{what} -> {[render_outcome(o) for o in outcomes]}")
         self.check_view(f"get_request({request}) before {what}", before, self.predicted(request))
         leased = self.predicted(request).lease
-        self.judge_batch(what, recorder, (*USAGE_LEDGER, NO_BUDGET, *COMPLETES_ONCE))
+        self.judge_batch(
+            what,
+            recorder,
+            (*USAGE_LEDGER, "AC-ARMONIA-WORKREQ-001.9/no-budget-created", *COMPLETES_ONCE),
+        )
         published = outcomes[-1].ok
         self.settle(request, leased, after, acknowledged=published, unknown=unknown(outcomes))
 
@@ -1598,7 +1612,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         self.scenario.lease_race(request, holder, rivals, result_ref)
         self.tape.say(f"{what} -> {[render_outcome(outcome) for outcome in outcomes]}")
         before = self.predicted(request).lease
-        self.judge_batch(what, recorder, (*LEASE_FENCE, *COMPLETES_ONCE, HEARTBEAT_EXTENDS))
+        self.judge_batch(
+            what,
+            recorder,
+            (*LEASE_FENCE, *COMPLETES_ONCE, "AC-ARMONIA-WORKREQ-001.12/heartbeat-extends"),
+        )
         published = outcomes[-1].ok
         self.settle(request, before, after, acknowledged=published, unknown=unknown(outcomes))
         if request not in self.completions and self.newest[request] != held:
@@ -1647,7 +1665,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
     def race_read(self, recorder: HistoryRecorder, request_id: str) -> WorkRequest:
         """A read of the request through the recorder, so that the search judges it too."""
         reading = partial(recorder.invoke, "get_request", request_id=request_id)
-        view: WorkRequest = self.read(f"get_request({request_id})", reading, CREATES)
+        view: WorkRequest = self.read(
+            f"get_request({request_id})", reading, "AC-ARMONIA-WORKREQ-001.1/creates-request"
+        )
         return view
 
     @precondition(lambda self: self.concurrent)
@@ -1742,8 +1762,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
         )
         for view in created:
             self.check_created(delegation, view)
-        spending = (*USAGE_LEDGER, NO_BUDGET) if usages else ()
-        self.judge_batch(what, recorder, (CREATES, KIND_CREATES[delegation.kind], *spending))
+        spending = (*USAGE_LEDGER, "AC-ARMONIA-WORKREQ-001.9/no-budget-created") if usages else ()
+        self.judge_batch(
+            what,
+            recorder,
+            ("AC-ARMONIA-WORKREQ-001.1/creates-request", KIND_CREATES[delegation.kind], *spending),
+        )
         for view in created:
             self.note_request(delegation, view)
             self.check_view(what, view, self.predicted(view.request_id))
@@ -1760,7 +1784,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         root = session in ROOTS
         before = None if root else self.budget_now(session)
         answer = attempt(partial(self.driver.record_usage, session, amount))
-        accepting = (ROOT_USAGE,) if root else (USAGE_DRAWS, USAGE_FROM_SLICE)
+        accepting = (
+            (ROOT_USAGE,)
+            if root
+            else ("AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign", USAGE_FROM_SLICE)
+        )
         self.scenario.usage(session, amount, Outcome(answer, refusals))
         bad = bad_input_cite(amount, ZERO_USAGE)
         resting_on = {ErrorCode.INVALID_INPUT: bad} if bad is not None else None
@@ -1779,12 +1807,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
         """A child's usage is charged to its request's slice: what the request has spent
         rises by the amount (001.13: drawn from the campaign through the slice)."""
         view = self.read(
-            f"get_request({request_id})", partial(self.driver.get_request, request_id), CREATES
+            f"get_request({request_id})",
+            partial(self.driver.get_request, request_id),
+            "AC-ARMONIA-WORKREQ-001.1/creates-request",
         )
         spent = self.predicted(request_id).budget_spent
         expect(
             view.budget_spent == spent,
-            USAGE_DRAWS,
+            "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
             f"{what}: {request_id} reports {view.budget_spent} spent, {spent} were charged to it",
         )
 
@@ -1850,7 +1880,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
             self.judge_listing_refusal(what, answer)
             return
         if isinstance(answer, ErrorCode):
-            raise violated(MEMBERS_LIST, f"{what} was {render(answer)}")
+            raise violated("AC-ARMONIA-WORKREQ-001.5/members-list", f"{what} was {render(answer)}")
         expected = self.oracle.list_requests(environment, principal)
         if isinstance(expected, ErrorCode):
             raise ScenarioError(f"the model refuses {what}")
@@ -1859,7 +1889,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
     def judge_listing_refusal(self, what: str, answer: object) -> None:
         """Refused, and with the same refusal whether the environment exists or not (WR-11)."""
         if not isinstance(answer, ErrorCode):
-            raise violated(NON_MEMBERS, f"{what} listed {render(answer)}")
+            raise violated(
+                "AC-ARMONIA-WORKREQ-001.5/non-members-cannot", f"{what} listed {render(answer)}"
+            )
         first = self.listing_refusal = self.listing_refusal or answer
         expect(
             answer == first or self.oracle.reads("WR-11", "distinct-refusal"),
@@ -1877,10 +1909,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
     ) -> None:
         """Every open and in-progress request of the environment, each once, in any order."""
         ids = [view.request_id for view in listed]
-        expect(len(ids) == len(set(ids)), MEMBERS_LIST, f"{what} lists a request twice: {ids}")
+        expect(
+            len(ids) == len(set(ids)),
+            "AC-ARMONIA-WORKREQ-001.5/members-list",
+            f"{what} lists a request twice: {ids}",
+        )
         by_id = {view.request_id: view for view in expected}
         missing = sorted(by_id.keys() - set(ids))
-        expect(not missing, MEMBERS_LIST, f"{what} leaves out {missing}")
+        expect(not missing, "AC-ARMONIA-WORKREQ-001.5/members-list", f"{what} leaves out {missing}")
         for view in listed:
             self.check_listed(what, environment, principal, view, by_id.get(view.request_id))
 
@@ -1903,7 +1939,10 @@ class WorkRequestMachine(RuleBasedStateMachine):
             raise violated("WR-17", f"{what} lists {view.request_id}, which has completed")
         if isinstance(known, WorkRequest):
             self.listed_elsewhere(what, view.request_id, known.environment_id, principal)
-        raise violated(MEMBERS_LIST, f"{what} lists {view.request_id}, which nobody delegated")
+        raise violated(
+            "AC-ARMONIA-WORKREQ-001.5/members-list",
+            f"{what} lists {view.request_id}, which nobody delegated",
+        )
 
     def listed_elsewhere(
         self, what: str, request_id: str, environment: str, principal: str
@@ -1913,7 +1952,9 @@ class WorkRequestMachine(RuleBasedStateMachine):
         request's environment is matched by prefix), it is not the asked environment's list."""
         member = not self.oracle.listing_refusals(environment, principal)
         raise violated(
-            MEMBERS_LIST if member else NON_MEMBERS,
+            "AC-ARMONIA-WORKREQ-001.5/members-list"
+            if member
+            else "AC-ARMONIA-WORKREQ-001.5/non-members-cannot",
             f"{what} lists {request_id}, a request of {environment}",
         )
 
@@ -2039,7 +2080,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         )
         holds(
             snapshot.reserved <= unspent,
-            WITHIN_SLICE,
+            "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
             lambda: (
                 f"{snapshot.campaign_id} reserves {snapshot.reserved}, more than its open "
                 f"requests' slices hold unspent ({unspent}): a child can spend beyond its slice"
@@ -2087,10 +2128,14 @@ class WorkRequestMachine(RuleBasedStateMachine):
         is negative, and together they never exceed the total."""
         parts = (snapshot.available, snapshot.reserved, snapshot.spent)
         total = self.predicted_budget(snapshot.campaign_id).total
-        holds(min(parts) >= 0, NO_BUDGET, lambda: f"a negative budget part: {snapshot!r}")
+        holds(
+            min(parts) >= 0,
+            "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
+            lambda: f"a negative budget part: {snapshot!r}",
+        )
         holds(
             snapshot.total == total and sum(parts) <= snapshot.total,
-            NO_BUDGET,
+            "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
             lambda: f"budget created: {snapshot!r}, the campaign's total is {total}",
         )
         return snapshot
@@ -2134,7 +2179,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
         return self.read(
             f"get_request({request_id})",
             partial(self.driver.get_request, request_id),
-            (CREATES, REQUEST_SURVIVES) if self.survived(request_id) else CREATES,
+            (
+                "AC-ARMONIA-WORKREQ-001.1/creates-request",
+                "AC-ARMONIA-WORKREQ-001.3/request-survives",
+            )
+            if self.survived(request_id)
+            else "AC-ARMONIA-WORKREQ-001.1/creates-request",
         )
 
     def check_grants_and_slice(self, view: WorkRequest) -> None:
@@ -2149,7 +2199,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         )
         holds(
             view.budget_spent <= view.budget_slice,
-            WITHIN_SLICE,
+            "AC-ARMONIA-WORKREQ-001.13/usage-within-slice",
             lambda: f"{request_id} spent {view.budget_spent} of a slice of {view.budget_slice}",
         )
 
@@ -2159,7 +2209,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         completed = view.state is RequestState.COMPLETED
         holds(
             completed == (accepted is not None),
-            (RECORDS_RESULT, CLOSES_ONCE),
+            ("AC-ARMONIA-WORKREQ-001.6/records-result", "AC-ARMONIA-WORKREQ-001.6/closes-once"),
             lambda: f"{view.request_id} reads {view.state.value}, its publish: {accepted!r}",
         )
         if accepted is None:
@@ -2167,7 +2217,7 @@ class WorkRequestMachine(RuleBasedStateMachine):
         recorded = (view.result_ref, view.lease.generation, view.lease.closed_at)
         holds(
             recorded == (accepted.result_ref, accepted.generation, accepted.completed_at),
-            (RECORDS_RESULT, CLOSES_ONCE),
+            ("AC-ARMONIA-WORKREQ-001.6/records-result", "AC-ARMONIA-WORKREQ-001.6/closes-once"),
             lambda: f"{view.request_id} records {recorded}, its one publish was {accepted!r}",
         )
 
@@ -2175,7 +2225,11 @@ class WorkRequestMachine(RuleBasedStateMachine):
         """Why a request reads the state the model predicts: the contract's states, except the
         one a request whose lease lapsed reads, which is WR-20's reading (that it is claimable
         again is what the claims judge)."""
-        return (EXPIRED_STATE,) if self.oracle.lapsed(request_id) else (CONTRACT,)
+        return (
+            (EXPIRED_STATE,)
+            if self.oracle.lapsed(request_id)
+            else ("AC-ARMONIA-WORKREQ-001.10/contract-fields",)
+        )
 
     def check_view(self, what: str, view: WorkRequest, expected: WorkRequest) -> None:
         """Hold a reported request to the model, each part to the clause that fixes it.
@@ -2183,9 +2237,18 @@ class WorkRequestMachine(RuleBasedStateMachine):
         Most reads equal the model outright; only one that differs is taken apart
         (the invariants run this for every request after every step).
         """
-        survived = (LEASE_SURVIVES,) if self.survived(view.request_id) else ()
-        request_cites = (CONTRACT, REQUEST_SURVIVES) if survived else (CONTRACT,)
-        lease_cites = (CONTRACT, *survived)
+        survived = (
+            ("AC-ARMONIA-WORKREQ-001.3/lease-survives",) if self.survived(view.request_id) else ()
+        )
+        request_cites = (
+            (
+                "AC-ARMONIA-WORKREQ-001.10/contract-fields",
+                "AC-ARMONIA-WORKREQ-001.3/request-survives",
+            )
+            if survived
+            else ("AC-ARMONIA-WORKREQ-001.10/contract-fields",)
+        )
+        lease_cites = ("AC-ARMONIA-WORKREQ-001.10/contract-fields", *survived)
         if view == expected:  # the whole read held: each part's clauses are its evidence
             ledger = current_ledger()
             if ledger is not None:
@@ -2193,12 +2256,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
                     (
                         *request_cites,
                         KIND_CREATES[expected.kind],
-                        RECORDS_RESULT,
-                        CLOSES_ONCE,
-                        FENCED,
+                        "AC-ARMONIA-WORKREQ-001.6/records-result",
+                        "AC-ARMONIA-WORKREQ-001.6/closes-once",
+                        "AC-ARMONIA-WORKREQ-001.7/fenced",
                         *survived,
                         *self.state_cites(view.request_id),
-                        USAGE_DRAWS,
+                        "AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",
                     )
                 )
             return
@@ -2209,13 +2272,13 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 "completion",
                 closing(view),
                 closing(expected),
-                (RECORDS_RESULT, CLOSES_ONCE),
+                ("AC-ARMONIA-WORKREQ-001.6/records-result", "AC-ARMONIA-WORKREQ-001.6/closes-once"),
             ),
             (
                 "lease generation",
                 view.lease.generation,
                 expected.lease.generation,
-                (FENCED, *survived),
+                ("AC-ARMONIA-WORKREQ-001.7/fenced", *survived),
             ),
             (
                 "lease holder and expiry",
@@ -2224,7 +2287,12 @@ class WorkRequestMachine(RuleBasedStateMachine):
                 lease_cites,
             ),
             ("state", view.state, expected.state, self.state_cites(view.request_id)),
-            ("budget spent", view.budget_spent, expected.budget_spent, (USAGE_DRAWS,)),
+            (
+                "budget spent",
+                view.budget_spent,
+                expected.budget_spent,
+                ("AC-ARMONIA-WORKREQ-001.13/usage-draws-on-campaign",),
+            ),
         ]
         for part, observed, predicted, cites in parts:
             self.going_on(

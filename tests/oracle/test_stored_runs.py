@@ -10,11 +10,6 @@ import pytest
 
 from conformance.driver import Run
 from conformance.oracle.stored_runs import (
-    ADMITTED_CONSUME,
-    DELETED_ROW,
-    FREES_AFTER_WINDOW,
-    KEYED_ONCE,
-    RESTART,
     changes_in_store,
     expect_all_kept,
     expect_kept,
@@ -56,9 +51,9 @@ def test_an_instant_a_second_off_is_not_the_wake_s() -> None:
 
 def test_a_row_that_stops_counting_without_a_merge_frees_its_place_early() -> None:
     (change,) = forbidden_changes(run(), run("user"), merged_into=False)
-    assert change.cites == (FREES_AFTER_WINDOW,)
+    assert change.cites == ("AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",)
     (change,) = forbidden_changes(run("user"), run(), merged_into=False)
-    assert change.cites == (ADMITTED_CONSUME,)
+    assert change.cites == ("AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume",)
 
 
 def test_a_merge_may_relabel_the_row_it_was_reported_merged_into() -> None:
@@ -68,10 +63,12 @@ def test_a_merge_may_relabel_the_row_it_was_reported_merged_into() -> None:
 def test_a_counted_row_keeps_its_instant_and_its_key_even_through_a_merge() -> None:
     later = run(at=AT + timedelta(seconds=3))
     assert [c.cites for c in forbidden_changes(run(), later, merged_into=True)] == [
-        (FREES_AFTER_WINDOW,)
+        ("AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",)
     ]
     rekeyed = run(key="k2")
-    assert [c.cites for c in forbidden_changes(run(), rekeyed, merged_into=True)] == [(KEYED_ONCE,)]
+    assert [c.cites for c in forbidden_changes(run(), rekeyed, merged_into=True)] == [
+        ("AC-OFFICE-ASSIGN-RATE-002.5/keyed-once",)
+    ]
 
 
 def test_what_the_count_never_reads_may_change() -> None:
@@ -88,7 +85,7 @@ def test_a_forbidden_change_breaks_its_clauses_and_a_kept_store_proves_none() ->
     expect_kept([run()], [run()], set())
     with pytest.raises(ClauseViolation) as raised:
         expect_kept([run()], [run("user")], set())
-    assert raised.value.cites == (FREES_AFTER_WINDOW,)
+    assert raised.value.cites == ("AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",)
 
 
 OPENED = AT - timedelta(minutes=10)
@@ -99,7 +96,10 @@ def test_a_restart_that_loses_a_run_still_counting_gives_a_place_back_by_itself(
     kept, user = run(), run("user").model_copy(update={"run_id": "2"})
     with pytest.raises(ClauseViolation) as lost:
         expect_all_kept([kept, user], [user], "restart", OPENED)
-    assert set(lost.value.cites) == {RESTART, FREES_AFTER_WINDOW}
+    assert set(lost.value.cites) == {
+        "AC-OFFICE-ASSIGN-RATE-002.4/restart",
+        "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",
+    }
     expect_all_kept([kept, user], [kept], "restart", OPENED)  # a user's run counts for nothing
     expect_all_kept([kept, user], [user], "restart", AT)  # the window has passed it: it may go
 
@@ -115,5 +115,8 @@ def test_a_run_restamped_across_a_deletion_breaks_the_deletion_s_clause_and_its_
     restamped = run().model_copy(update={"requested_at": AT + timedelta(minutes=5)})
     with pytest.raises(ClauseViolation) as moved:
         expect_all_kept([run()], [restamped], "deletion", OPENED)
-    assert set(moved.value.cites) == {DELETED_ROW, FREES_AFTER_WINDOW}
+    assert set(moved.value.cites) == {
+        "AC-OFFICE-ASSIGN-RATE-002.4/deleted-row",
+        "AC-OFFICE-ASSIGN-RATE-001.4/frees-after-window",
+    }
     expect_all_kept([run()], [run()], "deletion", OPENED)

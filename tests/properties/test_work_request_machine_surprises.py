@@ -27,7 +27,6 @@ from conformance.driver import (
     RequestState,
     WorkRequest,
 )
-from conformance.oracle.work_request_cites import NO_BUDGET
 from conformance.properties.following import OffTheTape
 from conformance.properties.surprises import Surprises
 from conformance.properties.work_request_machine import MICRO, WorkRequestMachine, nothing_from
@@ -202,14 +201,14 @@ def test_a_break_met_while_a_step_is_judged_again_fails_that_reading_and_is_not_
     """Judged again under another reading, a step whose reads break a clause is not explained
     by that reading: the break fails the try (see `follow`), never noted to go on past."""
     machine = machines.open(REFERENCE, {}, budget=100, annex_budget=10)
-    broken = partial(expect, False, NO_BUDGET, "budget created")
+    broken = partial(expect, False, "AC-ARMONIA-WORKREQ-001.9/no-budget-created", "budget created")
     machine.judging_again = True
     with pytest.raises(ClauseViolation):
         machine.going_on("a step judged again", broken)
     assert not machine.surprises.first
     machine.judging_again = False
     machine.going_on("the step", broken)
-    assert set(machine.surprises.first) == {NO_BUDGET}
+    assert set(machine.surprises.first) == {"AC-ARMONIA-WORKREQ-001.9/no-budget-created"}
     machine.surprises = Surprises()
 
 
@@ -223,12 +222,15 @@ def test_a_break_noted_in_a_step_no_reading_explains_is_kept_when_the_search_giv
     def step(judged: WorkRequestMachine) -> None:
         if judged.judging_again:
             raise OffTheTape("judged again, the step goes where its first run did not")
-        judged.going_on("the step", partial(expect, False, NO_BUDGET, "budget created"))
+        judged.going_on(
+            "the step",
+            partial(expect, False, "AC-ARMONIA-WORKREQ-001.9/no-budget-created", "budget created"),
+        )
         raise violated("WR-24", "usage of 0 refused")
 
     with pytest.raises(ClauseViolation) as stopped:
         machine.judged(step, {})
-    assert NO_BUDGET in stopped.value.cites
+    assert "AC-ARMONIA-WORKREQ-001.9/no-budget-created" in stopped.value.cites
 
 
 def test_a_campaign_adopted_after_a_break_is_judged_exactly_again_once_the_model_agrees(

@@ -25,7 +25,6 @@ from conformance.spec.evidence import Ledger, Tally, open_ledger
 from conformance.spec.registry import ANSWERS, default_registry
 from conformance.stream.results import Status
 
-CLAUSE = "AC-ARMONIA-WORKREQ-001.7/fenced"
 MACHINE_CRITERIA = tuple(f"AC-ARMONIA-WORKREQ-001.{n}" for n in range(1, 14))
 
 
@@ -34,7 +33,11 @@ def noted(declared: dict[str, str] | None = None) -> ReadingLog:
     close = open_reading_log(log)
     try:
         expect(False, "WR-23", "accepted a non-member assignee", observed="accepted")
-        expect(True, CLAUSE, "a clause check after the divergence still runs")
+        expect(
+            True,
+            "AC-ARMONIA-WORKREQ-001.7/fenced",
+            "a clause check after the divergence still runs",
+        )
     finally:
         close()
     return log
@@ -52,10 +55,10 @@ def test_a_clause_check_after_a_divergence_still_fails_the_scenario() -> None:
     try:
         expect(False, "WR-23", "diverged first", observed="accepted")
         with pytest.raises(ClauseViolation):
-            expect(False, CLAUSE, "then a clause broke")
+            expect(False, "AC-ARMONIA-WORKREQ-001.7/fenced", "then a clause broke")
     finally:
         close()
-    verdict = weighed(Status.FAILED, [CLAUSE], None, log)
+    verdict = weighed(Status.FAILED, ["AC-ARMONIA-WORKREQ-001.7/fenced"], None, log)
     assert verdict.status is Status.FAILED
     assert "diverged at setup" in verdict.note
 
@@ -182,7 +185,10 @@ def test_a_divergence_is_charged_to_the_criteria_its_reading_is_registered_under
 def test_a_checked_criterion_passes_beside_a_divergence_and_the_others_are_unexercised() -> None:
     """What the property's checks of a criterion's clauses showed is that criterion's record: a
     check that held is evidence; no check at all is not applicable, never passed."""
-    checks = {CLAUSE: Tally(held=3), "WR-3": Tally(diverged=["WR-3=forfeit"])}
+    checks = {
+        "AC-ARMONIA-WORKREQ-001.7/fenced": Tally(held=3),
+        "WR-3": Tally(diverged=["WR-3=forfeit"]),
+    }
     statuses = {
         criterion: fanned_status(Status.DIVERGED, ["WR-3"], criterion, checks)
         for criterion in MACHINE_CRITERIA
@@ -199,7 +205,7 @@ def test_a_followed_divergence_names_each_reading_it_followed() -> None:
 
 
 def test_a_violation_that_did_not_replay_is_still_the_violation() -> None:
-    seen = violated(CLAUSE, "a second grant with the same generation")
+    seen = violated("AC-ARMONIA-WORKREQ-001.7/fenced", "a second grant with the same generation")
     flaky = FlakyFailure("did not replay", [seen])
     unwrapped = unreplayed_violation(flaky)
     assert unwrapped is seen and "did not fail again" in seen.detail
@@ -246,12 +252,15 @@ def test_a_taped_refusal_is_refused_again() -> None:
 def test_distinct_failures_found_at_once_are_one_violation_of_them_all() -> None:
     """Hypothesis raises the distinct failures of one search as a group; a group is never an
     error of the kit that would leave the clauses it broke unblamed."""
-    first = violated(CLAUSE, "a second grant with the same generation")
+    first = violated("AC-ARMONIA-WORKREQ-001.7/fenced", "a second grant with the same generation")
     first.add_note("the first counterexample")
     second = violated("AC-ARMONIA-WORKREQ-001.9/no-budget-created", "budget made")
     joined = unreplayed_violation(ExceptionGroup("two distinct failures", [first, second]))
     assert isinstance(joined, ClauseViolation)
-    assert joined.cites == (CLAUSE, "AC-ARMONIA-WORKREQ-001.9/no-budget-created")
+    assert joined.cites == (
+        "AC-ARMONIA-WORKREQ-001.7/fenced",
+        "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
+    )
     assert "failure 2 of 2: budget made" in joined.detail
     assert [part.__notes__ for part in joined.parts[:1]] == [["the first counterexample"]]
     assert joined.parts == (first, second), "each with its own counterexample"
@@ -264,11 +273,14 @@ def test_a_replay_that_broke_other_clauses_is_a_violation_of_both() -> None:
     """A violation type per set of clauses makes a replay that breaks another set flaky to
     Hypothesis: both breaks stand, and the note says the replay failed otherwise, not that it
     did not fail."""
-    first = violated(CLAUSE, "a second grant")
+    first = violated("AC-ARMONIA-WORKREQ-001.7/fenced", "a second grant")
     second = violated("AC-ARMONIA-WORKREQ-001.9/no-budget-created", "budget made")
     joined = unreplayed_violation(FlakyFailure("inconsistent", [first, second]))
     assert isinstance(joined, ClauseViolation)
-    assert joined.cites == (CLAUSE, "AC-ARMONIA-WORKREQ-001.9/no-budget-created")
+    assert joined.cites == (
+        "AC-ARMONIA-WORKREQ-001.7/fenced",
+        "AC-ARMONIA-WORKREQ-001.9/no-budget-created",
+    )
     assert "broke other clauses" in joined.detail and "did not fail again" not in joined.detail
 
 
@@ -278,9 +290,12 @@ def test_breaks_a_model_noted_before_an_error_are_raised_not_dropped() -> None:
     from conformance.properties.surprises import Surprises
 
     surprises = Surprises()
-    surprises.note(violated(CLAUSE, "a second grant"), "step 3")
+    surprises.note(violated("AC-ARMONIA-WORKREQ-001.7/fenced", "a second grant"), "step 3")
     stopped = DriverError(ErrorCode.INTERNAL, "the row is locked")
     with pytest.raises(ClauseViolation) as raised:
         surprises.raise_if_any(after=stopped)
-    assert raised.value.cites == (CLAUSE,) and raised.value.__cause__ is stopped
+    assert (
+        raised.value.cites == ("AC-ARMONIA-WORKREQ-001.7/fenced",)
+        and raised.value.__cause__ is stopped
+    )
     assert any("the row is locked" in note for note in raised.value.__notes__)

@@ -1,6 +1,13 @@
-"""The path inventory: every (clause, path) pair of an effect of either spec is walked at the
-`ci` budget, by a scenario that takes that path where a run's evidence shows a check of that
-clause held, or by the office effects model whatever the run's seed."""
+"""The inventories read from what the checks recorded in a run of the suite against the reference,
+never from where a clause ID is written:
+
+- every observable clause held in some check of the run, and no clause the register marks not
+  observable was judged at all;
+- every interpretation the kit takes was judged in the run, or a scenario rests on it by tag;
+- every (clause, path) pair of an effect of either spec is walked at the `ci` budget, by a
+  scenario that takes that path where the run's evidence shows a check of that clause held, or
+  by the office effects model whatever the run's seed.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +35,7 @@ from conformance.spec.path_inventory import (
 from conformance.spec.registry import default_registry
 from conformance.stream.results import ResultsRun
 from conformance.stream.stream_integrity import verify_stream
+from conformance.verdicts import run_evidence
 from tests.paths import DOCS, FEATURES
 
 pytestmark = pytest.mark.cost(seconds=40)
@@ -101,6 +109,42 @@ def reference_run(tmp_path_factory: pytest.TempPathFactory) -> ResultsRun:
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return verify_stream(results)
+
+
+@pytest.mark.no_cover
+def test_every_observable_clause_held_in_a_check_of_the_reference_run(
+    reference_run: ResultsRun,
+) -> None:
+    """A clause no check judged in a whole run of the suite is enforced nowhere, whatever the
+    code says: the evidence is what the checks recorded, not where an ID is written."""
+    evidence = run_evidence(reference_run.scenarios)
+    silent = [
+        clause.id
+        for clause in default_registry().clauses
+        if not clause.not_observable and not (clause.id in evidence and evidence[clause.id].held)
+    ]
+    assert not silent, f"clauses no check of the reference run held: {silent}"
+
+
+@pytest.mark.no_cover
+def test_a_clause_marked_not_observable_is_neither_judged_nor_tagged(
+    reference_run: ResultsRun,
+) -> None:
+    runs = reference_run.scenarios
+    judged = set(run_evidence(runs)) | {clause for record in runs for clause in record.clauses}
+    registry = default_registry()
+    contradictions = [c.id for c in registry.clauses if c.not_observable and c.id in judged]
+    assert not contradictions, f"marked not observable, yet judged: {contradictions}"
+
+
+@pytest.mark.no_cover
+def test_every_active_interpretation_is_judged_or_rested_on(reference_run: ResultsRun) -> None:
+    """An interpretation no check judged and no scenario rests on is no longer a reading the kit
+    takes: retire it."""
+    tagged = {reading for record in reference_run.scenarios for reading in record.interpretations}
+    exercised = tagged | set(run_evidence(reference_run.scenarios))
+    idle = [i.id for i in default_registry().active_interpretations() if i.id not in exercised]
+    assert not idle, f"interpretations no check judged and no scenario rests on: {idle}"
 
 
 def test_every_effect_names_a_registered_clause() -> None:
