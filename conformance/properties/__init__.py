@@ -24,7 +24,16 @@ MODULE_TITLES: Final = {
     WORK_REQUEST_MODULE: "The work-request state machine",
 }
 MODEL_MODULES: Final[dict[str, tuple[str, ...]]] = {
-    WORK_REQUEST_MODULE: ("work_request_machine.py",),
+    WORK_REQUEST_MODULE: (
+        "work_request_machine.py",
+        "work_request_state.py",
+        "work_request_invariants.py",
+        "work_request_judging.py",
+        "work_request_delegations.py",
+        "work_request_leases.py",
+        "work_request_races.py",
+        "work_request_terms.py",
+    ),
     OFFICE_MODULE: ("rolling_window.py", "office_scenario.py"),
     OFFICE_EFFECTS_MODULE: ("office_effects.py", "office_model.py", "office_operations.py"),
 }

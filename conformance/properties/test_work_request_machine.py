@@ -1,9 +1,10 @@
 """The work-request state machine as the property test `conformance run` runs.
 
-The machine, its rules and its invariants live in `work_request_machine`; the model it keeps
-beside the implementation in `conformance.oracle.work_requests`; the hostile names it draws
-in `hostile_data`. This module only exposes the test (its name and line are the catalogue's),
-as the several searches its examples are spread over (WORK_REQUEST_SEARCHES).
+The machine, its rules and its invariants live in `work_request_machine` and the modules it
+is assembled from; the model it keeps beside the implementation in
+`conformance.oracle.work_requests`; the hostile names it draws in `hostile_data`. This module
+only exposes the test (its name and line are the catalogue's), as the several searches its
+examples are spread over (WORK_REQUEST_SEARCHES).
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ from conformance import variants
 from conformance.concurrency.history import CallOutcome
 from conformance.driver import ConcurrentCall, DelegationKind, Permissions
 from conformance.properties.hostile_data import ROOT_SESSIONS
-from conformance.properties.work_request_machine import Delegation, WorkRequestMachine
+from conformance.properties.work_request_machine import WorkRequestMachine
+from conformance.properties.work_request_terms import Delegation
 from conformance.variants.variant import Variant
 from tests.scripted_machine import REFERENCE, Machines, Scripted
 

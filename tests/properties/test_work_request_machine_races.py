@@ -18,7 +18,8 @@ import pytest
 from conformance import mutants
 from conformance.driver import DelegationKind, Permissions
 from conformance.properties.hostile_data import ROOT_SESSIONS
-from conformance.properties.work_request_machine import Delegation, WorkRequestMachine
+from conformance.properties.work_request_machine import WorkRequestMachine
+from conformance.properties.work_request_terms import Delegation
 from conformance.spec.clause_check import ClauseViolation
 from tests.scripted_machine import REFERENCE, Machines, Scripted
 

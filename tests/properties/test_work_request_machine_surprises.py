@@ -29,7 +29,9 @@ from conformance.driver import (
 )
 from conformance.properties.following import OffTheTape
 from conformance.properties.surprises import Surprises
-from conformance.properties.work_request_machine import MICRO, WorkRequestMachine, nothing_from
+from conformance.properties.work_request_judging import nothing_from
+from conformance.properties.work_request_machine import WorkRequestMachine
+from conformance.properties.work_request_terms import MICRO
 from conformance.spec.clause_check import ClauseViolation, expect, violated
 from conformance.variants.variant import Variant
 from tests.oracle.test_oracles import T0, delegate, workspace
@@ -248,7 +250,7 @@ def test_a_step_gone_past_gives_hypothesis_what_its_rule_expects() -> None:
     a step never trips Hypothesis' check of what a rule returns."""
     rules = [
         marked
-        for attribute in vars(WorkRequestMachine).values()
+        for _, attribute in inspect.getmembers(WorkRequestMachine)
         for marker in (RULE_MARKER, INITIALIZE_RULE_MARKER)
         if (marked := getattr(attribute, marker, None)) is not None
     ]
