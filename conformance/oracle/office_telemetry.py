@@ -136,3 +136,17 @@ def moves_between(before: Telemetry, after: Telemetry) -> dict[str, float]:
 def holds_identifier(value: str, identifier: str) -> bool:
     """Whether `identifier` appears in `value` as a whole token (so run "2" is not in "200")."""
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(identifier)}(?![A-Za-z0-9])", value) is not None
+
+
+def count_within(value: object, expected: int, tolerance: int) -> bool:
+    """Whether a logged count reads `expected`, give or take `tolerance` (merges may relabel)."""
+    return count_in_range(value, expected - tolerance, expected + tolerance)
+
+
+def count_in_range(value: object, low: int, high: int) -> bool:
+    """Whether a logged count, as logged (any type), is a whole number from `low` to `high`."""
+    try:
+        number = int(str(value))
+    except ValueError:
+        return False
+    return low <= number <= high

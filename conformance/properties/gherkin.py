@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Final
 
 SCENARIO_NOTE: Final = "Counterexample as a scenario (paste it into a feature file):\n"
@@ -23,3 +24,8 @@ class Steps:
         shown = "And" if keyword == self.last else keyword
         self.last = keyword
         self._lines.append(f"  {shown} {text}")
+
+
+def instant_text(at: datetime) -> str:
+    """An instant as the features write it: ISO 8601, UTC as `Z`."""
+    return at.isoformat().replace("+00:00", "Z")

@@ -39,6 +39,8 @@ from conformance.oracle.office_telemetry import (
     LOGGED_CLAUSES,
     REQUIRED_FIELD_CLAUSES,
     Telemetry,
+    count_in_range,
+    count_within,
     holds_identifier,
     moves_between,
     without_field,
@@ -52,7 +54,7 @@ from conformance.oracle.stored_runs import (
     expect_kept,
     stored_at,
 )
-from conformance.properties.gherkin import CRITERION_PLACEHOLDER, SCENARIO_NOTE, Steps
+from conformance.properties.gherkin import CRITERION_PLACEHOLDER, SCENARIO_NOTE, Steps, instant_text
 from conformance.properties.hostile_data import ASSIGNEES, OFFICE_TASKS, OFFICE_WORKSPACE
 from conformance.properties.office_model import (
     ODD_ROW_CLAUSES,
@@ -369,7 +371,7 @@ class OfficeEffects:
                 return False
         if wanted.observed_count is None:
             return True
-        return within(fields.get("observed_count"), wanted.observed_count, self.model.merges)
+        return count_within(fields.get("observed_count"), wanted.observed_count, self.model.merges)
 
     def check_labels(self, after: Observation) -> None:
         identifiers = {OFFICE_WORKSPACE, *ASSIGNEES, *OFFICE_TASKS, *after.ids()}
@@ -623,7 +625,7 @@ class OfficeEffects:
             and str(w.fields.get("acting_agent_id")) == op.acting
             and str(w.fields.get("allowance")) == str(allowance)
             and str(w.fields.get("assignee_agent_profile_id")) in op.assignees
-            and in_range(w.fields.get("observed_count"), low, high)
+            and count_in_range(w.fields.get("observed_count"), low, high)
         ]
         expect(
             len(fitting) >= refused,
@@ -693,19 +695,3 @@ def counting_cites(counts: str | None, expected: Expected) -> tuple[str, ...]:
     if expected.counts_for:
         return ("AC-OFFICE-ASSIGN-RATE-001.2/serial-bound",)
     return ODD_ROW_CLAUSES.get(expected.shape, ("AC-OFFICE-ASSIGN-RATE-001.4/admitted-consume",))
-
-
-def within(value: object, expected: int, tolerance: int) -> bool:
-    return in_range(value, expected - tolerance, expected + tolerance)
-
-
-def in_range(value: object, low: int, high: int) -> bool:
-    try:
-        number = int(str(value))
-    except ValueError:
-        return False
-    return low <= number <= high
-
-
-def instant_text(at: datetime) -> str:
-    return at.isoformat().replace("+00:00", "Z")
