@@ -30,7 +30,15 @@ import psycopg
 import sqlalchemy
 from rich.console import Console
 
-from bench import enqueue_rate, gate_cost, kit_cost, lease_rate, spread_cost, strength_cost
+from bench import (
+    enqueue_rate,
+    gate_cost,
+    kit_cost,
+    lease_rate,
+    mechanisms,
+    spread_cost,
+    strength_cost,
+)
 from bench.report import Measure, Report, Row
 from bench.stores import libpq_url, postgres_base_url, postgres_unavailable
 from bench.table import print_report
@@ -46,6 +54,7 @@ class Plan:
     kit: kit_cost.KitSettings
     strength: strength_cost.StrengthSettings
     spread: spread_cost.SpreadSettings
+    mechanism_repeats: int
 
 
 PLANS = {
@@ -67,6 +76,7 @@ PLANS = {
             mutants=("window_*",), variants=("*listing*",), jobs=2
         ),
         spread=spread_cost.SpreadSettings(thorough_examples=25),
+        mechanism_repeats=1,
     ),
     "full": Plan(
         gate=gate_cost.GateSettings(small_runs=10**3, large_runs=10**6, samples=1000),
@@ -84,9 +94,13 @@ PLANS = {
         ),
         strength=strength_cost.StrengthSettings(mutants=(), variants=(), jobs=2),
         spread=spread_cost.SpreadSettings(thorough_examples=None),
+        mechanism_repeats=2,
     ),
 }
 SECTIONS = ("gate", "enqueue", "lease", "kit", "strength", "spread")
+ON_REQUEST = ("mechanisms",)
+"""Sections run only when named (`--only mechanisms`): a run without process reuse alone takes
+seven minutes."""
 TITLES = {
     "gate": gate_cost.SECTION,
     "enqueue": enqueue_rate.SECTION,
@@ -94,6 +108,7 @@ TITLES = {
     "kit": kit_cost.SECTION,
     "strength": strength_cost.SECTION,
     "spread": spread_cost.SECTION,
+    "mechanisms": mechanisms.SECTION,
 }
 WIDE = 150
 """Table width when the output is not a terminal (a log, a CI job)."""
@@ -118,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         "kit": lambda: kit_cost.measure(plan.kit),
         "strength": lambda: strength_cost.measure(plan.strength),
         "spread": lambda: spread_cost.measure(plan.spread),
+        "mechanisms": lambda: mechanisms.measure(plan.mechanism_repeats),
     }
     report = Report(meta=_meta(mode, postgres))
     console = Console() if sys.stdout.isatty() else Console(width=WIDE)
@@ -159,7 +175,10 @@ def _parser() -> argparse.ArgumentParser:
     modes.add_argument("--full", action="store_true", help="the sizes the brief asks for")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
-        "--only", action="append", choices=SECTIONS, help="run only this section (repeatable)"
+        "--only",
+        action="append",
+        choices=SECTIONS + ON_REQUEST,
+        help="run only this section (repeatable)",
     )
     parser.add_argument(
         "--thorough-examples",

@@ -1,0 +1,146 @@
+"""What each of the kit's speed mechanisms buys on the command users wait for, beside the plain
+way, in the same bench run: `conformance run --properties ci --seed 1` over the whole suite.
+
+- Process reuse (`exec:`): a served implementation is reset between scenarios instead of
+  started again for each (against CONFORMANCE_EXEC_REUSE=0).
+- Spares (`exec:`): a process started ahead of each restart the Gherkin forecasts (against
+  CONFORMANCE_EXEC_PRELAUNCH=0).
+- The job runner (`--jobs 2`, in-process): the kit's own spreading of items over workers,
+  against pytest-xdist (`-n 2`) over the same items with the same plugins. xdist writes no
+  results stream here (the kit's recorder writes one per process), so its figure is what the
+  plain way costs before carrying the records home.
+
+The fork server of `conformance strength` is weighed in section 5. A mechanism is kept only
+where it buys at least a fifth of the command's wall time: its row's cost × at most 0.8.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from time import perf_counter
+from typing import Final
+
+from bench.kit_cost import EXEC_IMPL, IN_PROCESS
+from bench.report import Measure, Row
+from bench.stats import median
+from conformance.adapters.factory import PRELAUNCH_ENV, REUSE_ENV
+
+SECTION = "7. What each speed mechanism buys"
+ROOT: Final = Path(__file__).resolve().parent.parent
+PAYS_FOR_ITSELF: Final = 0.8
+"""A mechanism stays where the command takes at most four fifths of its plain way's time."""
+RUN_TIMEOUT: Final = 3600
+XDIST_RUN: Final = """
+import sys, pytest
+from conformance.properties import Budget
+from conformance.running.options import SuiteOptions
+from conformance.suite import pytest_arguments
+options = SuiteOptions(impl=sys.argv[1], results=sys.argv[2])
+sys.exit(pytest.main([*pytest_arguments(Budget.CI), options.argument(), "--hypothesis-seed=1",
+                      "-q", "-n", "2"]))
+"""
+"""The suite as `conformance run --jobs 2` runs it, spread by pytest-xdist instead."""
+
+
+@dataclass(frozen=True)
+class Way:
+    label: str
+    command: list[str]
+    environment: Mapping[str, str]
+    results_flag: tuple[str, ...] = ("--results",)
+    """How the command is told where its results stream goes (xdist's script: positionally)."""
+
+    def argv(self, results: str) -> list[str]:
+        return [*self.command, *self.results_flag, results]
+
+
+def conformance(impl: str, *extra: str, **environment: str) -> Way:
+    command = [sys.executable, "-c", "from conformance.cli import main; main()", "run"]
+    command += ["--quiet", "--impl", impl, "--properties", "ci", "--seed", "1", *extra]
+    return Way(" ".join(extra) or "as shipped", command, environment)
+
+
+def xdist(impl: str) -> Way:
+    return Way("pytest-xdist -n 2", [sys.executable, "-c", XDIST_RUN, impl], {}, ())
+
+
+PAIRS: Final = (
+    (
+        "reuse",
+        "exec: process reuse",
+        conformance(EXEC_IMPL, **{REUSE_ENV: "0"}),
+        conformance(EXEC_IMPL),
+    ),
+    (
+        "spares",
+        "exec: spares",
+        conformance(EXEC_IMPL, **{PRELAUNCH_ENV: "0"}),
+        conformance(EXEC_IMPL),
+    ),
+    (
+        "jobs",
+        "the job runner, in-process",
+        xdist(IN_PROCESS),
+        conformance(IN_PROCESS, "--jobs", "2"),
+    ),
+)
+"""Each mechanism: the plain way, then the way the kit ships."""
+
+
+def measure(repeats: int) -> list[Row]:
+    return [_row(key, name, plain, shipped, repeats) for key, name, plain, shipped in PAIRS]
+
+
+def _row(key: str, name: str, plain: Way, shipped: Way, repeats: int) -> Row:
+    """The two ways in turn, `repeats` times each; the medians, every time in the note."""
+    times: dict[str, list[float]] = {plain.label: [], shipped.label: []}
+    for _ in range(repeats):
+        for way in (plain, shipped):
+            times[way.label].append(_timed(way))
+    notes = "; ".join(f"{label}: {_seconds(taken)}" for label, taken in times.items())
+    labels = (f"{plain.label} ({_switched(plain)})", shipped.label)
+    return Row(
+        key=f"mechanisms.{key}",
+        section=SECTION,
+        what=f"{name}: `conformance run --properties ci --seed 1`, median of {repeats}",
+        baseline=Measure(labels[0], median(times[plain.label]), "s"),
+        subject=Measure(labels[1], median(times[shipped.label]), "s"),
+        target=PAYS_FOR_ITSELF,
+        note=notes,
+    )
+
+
+def _seconds(taken: list[float]) -> str:
+    return " / ".join(f"{seconds:.1f} s" for seconds in taken)
+
+
+def _switched(way: Way) -> str:
+    return ", ".join(f"{name}={value}" for name, value in way.environment.items()) or "plain"
+
+
+def _timed(way: Way) -> float:
+    """Wall seconds from launch to exit; a run that breaks (not a verdict: exit 0 or 1, the
+    in-process crash clause staying unverified) is no measure of anything."""
+    with tempfile.TemporaryDirectory(prefix="bench-mechanism-") as scratch:
+        results = str(Path(scratch) / "results.jsonl")
+        started = perf_counter()
+        finished = subprocess.run(
+            way.argv(results),
+            cwd=scratch,
+            env={**os.environ, **way.environment},
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            check=False,
+        )
+        seconds = perf_counter() - started
+    if finished.returncode not in (0, 1):
+        said = finished.stdout[-1000:] + finished.stderr[-1000:]
+        raise RuntimeError(f"{way.label} broke (exit {finished.returncode}):\n{said}")
+    return seconds
