@@ -60,10 +60,11 @@ class Way:
         return [*self.command, *self.results_flag, results]
 
 
-def conformance(impl: str, *extra: str, **environment: str) -> Way:
+def conformance(label: str, impl: str, *extra: str, switched: str | None = None) -> Way:
+    """The whole suite's run, with the mechanism `switched` (its environment variable) off."""
     command = [sys.executable, "-c", "from conformance.cli import main; main()", "run"]
     command += ["--quiet", "--impl", impl, "--properties", "ci", "--seed", "1", *extra]
-    return Way(" ".join(extra) or "as shipped", command, environment)
+    return Way(label, command, {switched: "0"} if switched else {})
 
 
 def xdist(impl: str) -> Way:
@@ -74,20 +75,20 @@ PAIRS: Final = (
     (
         "reuse",
         "exec: process reuse",
-        conformance(EXEC_IMPL, **{REUSE_ENV: "0"}),
-        conformance(EXEC_IMPL),
+        conformance("a process per scenario", EXEC_IMPL, switched=REUSE_ENV),
+        conformance("reused", EXEC_IMPL),
     ),
     (
         "spares",
         "exec: spares",
-        conformance(EXEC_IMPL, **{PRELAUNCH_ENV: "0"}),
-        conformance(EXEC_IMPL),
+        conformance("no spares", EXEC_IMPL, switched=PRELAUNCH_ENV),
+        conformance("spares", EXEC_IMPL),
     ),
     (
         "jobs",
         "the job runner, in-process",
         xdist(IN_PROCESS),
-        conformance(IN_PROCESS, "--jobs", "2"),
+        conformance("--jobs 2", IN_PROCESS, "--jobs", "2"),
     ),
 )
 """Each mechanism: the plain way, then the way the kit ships."""

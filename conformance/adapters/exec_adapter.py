@@ -87,21 +87,6 @@ _SIGNATURES: Final = {
 }
 
 
-class Forwarded:
-    """A port method the exec driver passes on unchanged, as the operation of its name (the
-    attribute it is bound to): its signature stays `Driver`'s alone."""
-
-    name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, driver: ExecDriver | None, owner: type) -> Any:
-        if driver is None:
-            return self
-        return partial(driver._send, self.name)
-
-
 class ExecDriver:
     """The driver port, served by a subprocess speaking protocol v1.
 
@@ -317,39 +302,17 @@ class ExecDriver:
     def _call(self, operation: m.Operation[Any, R], args: m.Args) -> R:
         return _answer(self._process, operation, args, self.timeout)
 
+    def __getattr__(self, name: str) -> Any:
+        """Every port operation not defined here is passed on as the operation of its name, its
+        arguments bound as `Driver` declares them: a new operation needs no line here."""
+        if name.startswith("_") or name not in m.OPERATIONS or not hasattr(Driver, name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return partial(self._send, name)
+
     def _send(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Send the port method `method`, called with these arguments, as its operation."""
         operation = m.OPERATIONS[method]
         return self._call(operation, operation.args(**port_arguments(method, args, kwargs)))
-
-    # Every port operation the harness only passes on, its arguments bound as `Driver`
-    # declares them; the methods below keep something of their own besides.
-    create_workspace = Forwarded()
-    create_agent = Forwarded()
-    open_office_session = Forwarded()
-    assign_task = Forwarded()
-    assign_task_keyless = Forwarded()
-    produce_wake = Forwarded()
-    enqueue_wake = Forwarded()
-    set_run_status = Forwarded()
-    delete_run = Forwarded()
-    fail_next_count_read = Forwarded()
-    get_task = Forwarded()
-    list_runs = Forwarded()
-    telemetry = Forwarded()
-    mutation_effects = Forwarded()
-    create_campaign = Forwarded()
-    create_session = Forwarded()
-    delegate = Forwarded()
-    claim = Forwarded()
-    heartbeat = Forwarded()
-    publish = Forwarded()
-    record_usage = Forwarded()
-    get_request = Forwarded()
-    list_requests = Forwarded()
-    budget = Forwarded()
-    list_sessions = Forwarded()
-    run_concurrently = Forwarded()
 
     def set_clock(self, instant: datetime) -> None:
         self._send("set_clock", instant)

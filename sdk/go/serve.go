@@ -176,42 +176,16 @@ func newServer(desc Description, impl Implementation) (*server, error) {
 	s.ops["run_concurrently"] = operation{capability: CapConcurrency, call: s.runConcurrently,
 		args: typeOf[RunConcurrentlyArgs](), result: typeOf[[]CallOutcome]()}
 	if isOffice {
-		s.add(CapOffice, "create_workspace", unit(office.CreateWorkspace))
-		s.add(CapOffice, "create_agent", unit(office.CreateAgent))
-		s.add(CapOffice, "create_task", with(office.CreateTask))
-		s.add(CapOffice, "open_office_session", unit(office.OpenOfficeSession))
-		s.add(CapOffice, "assign_task", with(office.AssignTask))
-		s.add(CapOffice, "produce_wake", with(office.ProduceWake))
-		s.add(CapOffice, "enqueue_wake", with(office.EnqueueWake))
-		s.add(CapOffice, "set_run_status", unit(office.SetRunStatus))
-		s.add(CapOffice, "delete_run", unit(office.DeleteRun))
-		s.add(CapOffice, "get_task", with(office.GetTask))
-		s.add(CapOffice, "list_runs", listing(office.ListRuns))
-		s.add(CapOffice, "telemetry", noArgs[string](func() (any, error) { return office.Telemetry() }))
-		s.add(CapOffice, "warning_logs", listing(office.WarningLogs))
-		s.add(CapOffice, "mutation_effects", noArgs[MutationEffects](func() (any, error) { return office.MutationEffects() }))
+		addOffice(s, office)
 	}
 	if isCountHook {
-		s.add(CapHookCountReadFailure, "fail_next_count_read", noArgs[struct{}](func() (any, error) {
-			return nil, countHook.FailNextCountRead()
-		}))
+		addCountReadFailureHook(s, countHook)
 	}
 	if isKeylessHook {
-		s.add(CapHookKeylessAssign, "assign_task_keyless", with(keylessHook.AssignTaskKeyless))
+		addKeylessAssignmentHook(s, keylessHook)
 	}
 	if isWorkRequests {
-		s.add(CapWorkRequests, "create_environment", unit(workRequests.CreateEnvironment))
-		s.add(CapWorkRequests, "create_campaign", unit(workRequests.CreateCampaign))
-		s.add(CapWorkRequests, "create_session", unit(workRequests.CreateSession))
-		s.add(CapWorkRequests, "delegate", with(workRequests.Delegate))
-		s.add(CapWorkRequests, "claim", with(workRequests.Claim))
-		s.add(CapWorkRequests, "heartbeat", with(workRequests.Heartbeat))
-		s.add(CapWorkRequests, "publish", with(workRequests.Publish))
-		s.add(CapWorkRequests, "record_usage", unit(workRequests.RecordUsage))
-		s.add(CapWorkRequests, "get_request", with(workRequests.GetRequest))
-		s.add(CapWorkRequests, "list_requests", withList(workRequests.ListRequests))
-		s.add(CapWorkRequests, "budget", with(workRequests.Budget))
-		s.add(CapWorkRequests, "list_sessions", withList(workRequests.ListSessions))
+		addWorkRequests(s, workRequests)
 	}
 	return s, nil
 }

@@ -39,6 +39,11 @@ func (r *rendezvous) Claim(args ClaimArgs) (Lease, error) {
 	return Lease{Holder: &holder, Generation: 1}, nil
 }
 
+// listsNothing holds no request: its listing is nil, which the wire writes as [].
+type listsNothing struct{ everything }
+
+func (listsNothing) ListRequests(ListRequestsArgs) ([]WorkRequest, error) { return nil, nil }
+
 func exchange(t *testing.T, impl Implementation, desc Description, lines ...string) []map[string]any {
 	t.Helper()
 	t.Setenv(StoreEnv, t.TempDir())
@@ -61,7 +66,7 @@ func exchange(t *testing.T, impl Implementation, desc Description, lines ...stri
 func TestTheLoopEchoesSeqAndAnswersEachForm(t *testing.T) {
 	desc := fullDescription()
 	desc.Capabilities = []Capability{CapWorkRequests}
-	replies := exchange(t, everything{}, desc,
+	replies := exchange(t, listsNothing{}, desc,
 		`{"protocol":1,"seq":1,"op":"get_request","args":{"request_id":"x"}}`,
 		`{"protocol":1,"seq":2,"op":"handshake","args":{}}`,
 		`{"protocol":1,"seq":3,"op":"advance_clock","args":{"delta_microseconds":2500000}}`,
