@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -13,8 +12,6 @@ from rich.markup import escape
 from conformance.properties import Budget
 
 if TYPE_CHECKING:
-    from conformance.adapters.containment import Containment
-    from conformance.running.harness_memory import HarnessMemory
     from conformance.running.options import Progress, SuiteOptions
     from conformance.stream.results import Claim, ResultsRun, ScenarioResult
 
@@ -162,26 +159,27 @@ def run(
 ) -> None:
     """Run the Gherkin suite and the property checks against an implementation, and print the
     per-criterion verdict."""
-    import pytest
-
-    from conformance.adapters.process_tree import adopting_orphans
+    from conformance.adapters.factory import ConfigurationError
     from conformance.reports.terminal import print_verdicts
-    from conformance.running.jobs import JobsMemory
     from conformance.running.options import SuiteOptions
-    from conformance.running.spread import run_suite
+    from conformance.running.suite_run import (
+        HarnessFault,
+        NotRun,
+        RunPlan,
+        Unusable,
+        load_the_suite,
+        run_the_suite,
+    )
     from conformance.scratch import RUN_FOLDER
     from conformance.spec.registry import default_registry
-    from conformance.stream.provenance import suite_digests
     from conformance.stream.redaction import REDACT
-    from conformance.suite import pytest_arguments
 
     REDACT.keep(impl)  # the command as given is the run's identity, never a secret
     if expectations is not None:
         listed_seed = _check_expectations(expectations)
         seed = listed_seed if seed is None else seed
     workers, seed = _spread(jobs, shard, seed, properties, database)
-    _load_the_suite()
-    kit_before = suite_digests()
+    kit_before = load_the_suite()
     _check_claim(claim or [], allow_unverified or [])
     scratch = RUN_FOLDER.make("run-")
     options = SuiteOptions(
@@ -200,65 +198,35 @@ def run(
         spec_files=tuple(spec or ()),
         progress=_progress(quiet, every_record),
     )
-    containment = options.containment()
-    args = [
-        *pytest_arguments(properties),
-        f"--basetemp={scratch / 'scenarios'}",
-        "-p",
-        "no:cov",
-        *TERMINAL_ARGUMENTS,
-    ]
-    args += ["--maxfail", str(max_fail)] if max_fail else []
-    args += ["-k", select] if select else []
-    args += [f"--hypothesis-seed={seed}"] if seed is not None else []
-    with adopting_orphans():
-        unusable = _preflight(impl, database, containment)
-        if unusable is not None:
-            _end_every_process()
-            run_of_nothing = _unusable(options, unusable, properties)
-            _write_stream(run_of_nothing, results, sign_key_file)
-            reports = {"junit": junit, "markdown": markdown, "html": html, "cucumber": cucumber}
-            write_reports(run_of_nothing, spec=spec, **reports)
-            common.console.print(f"[bold red]implementation unusable:[/] {escape(unusable)}")
-            raise typer.Exit(EXIT_UNUSABLE)
-        code, memory = run_suite(
-            workers,
-            args,
-            options,
-            properties=properties,
-            scratch=scratch,
-            max_fail=max_fail,
-            progress=_progress_printer(options.progress, options.claimed()),
+    plan = RunPlan(properties, workers, seed, select, max_fail, scratch)
+    reports = {"junit": junit, "markdown": markdown, "html": html, "cucumber": cucumber}
+    try:
+        outcome = run_the_suite(
+            options, plan, kit_before, _progress_printer(options.progress, options.claimed())
         )
-        _end_every_process()
-    if isinstance(memory, JobsMemory) and memory.fault is not None:
-        common.console.print(f"[bold red]fault of the harness:[/] {escape(memory.fault)}")
+    except ConfigurationError as error:
+        common.console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
+        raise typer.Exit(EXIT_USAGE) from error
+    if isinstance(outcome, Unusable):
+        run_of_nothing = _unusable(options, outcome.cause, properties)
+        _write_stream(run_of_nothing, results, sign_key_file)
+        write_reports(run_of_nothing, spec=spec, **reports)
+        common.console.print(f"[bold red]implementation unusable:[/] {escape(outcome.cause)}")
+        raise typer.Exit(EXIT_UNUSABLE)
+    if isinstance(outcome, HarnessFault):
+        common.console.print(f"[bold red]fault of the harness:[/] {escape(outcome.message)}")
         raise typer.Exit(EXIT_HARNESS)
-    if code == pytest.ExitCode.INTERNAL_ERROR:
-        common.console.print(
-            "[bold red]fault of the harness:[/] pytest stopped with an internal error"
-        )
-        raise typer.Exit(EXIT_HARNESS)
-    if code == pytest.ExitCode.USAGE_ERROR or memory.run is None:
-        common.console.print(f"[bold red]the suite could not run (pytest exit code {int(code)})[/]")
+    if isinstance(outcome, NotRun):
+        code = outcome.pytest_code
+        common.console.print(f"[bold red]the suite could not run (pytest exit code {code})[/]")
         raise typer.Exit(EXIT_USAGE)
-    outcome = memory.run
-    trusted = [
-        _stream_is_the_harness_s(memory),
-        _agrees_with_pytest(memory),
-        _kit_unchanged(kit_before),
-    ]
-    shown = outcome if all(trusted) else _distrusted(outcome)
-    write_reports(shown, junit=junit, markdown=markdown, html=html, cucumber=cucumber, spec=spec)
+    for breach in outcome.breaches:
+        common.console.print(f"[bold red]{breach.check}:[/] {escape(breach.found)}")
+    shown = _distrusted(outcome.run) if outcome.breaches else outcome.run
+    write_reports(shown, spec=spec, **reports)
     print_verdicts(shown, default_registry(), common.console, results, traceback=traceback)
-    verdict = exit_code(outcome, code)
-    raise typer.Exit(verdict if all(trusted) else max(verdict, EXIT_FAILURES))
-
-
-TERMINAL_ARGUMENTS: Final = ("-qq", "--tb=no", "--no-summary")
-"""pytest's own output silenced (its failure section, its letters, its count line): the kit
-prints its progress lines, then each failure's account once, after the verdict tables (see
-running/progress.py); the stream keeps the whole evidence either way."""
+    verdict = exit_code(outcome.run, outcome.pytest_code)
+    raise typer.Exit(max(verdict, EXIT_FAILURES) if outcome.breaches else verdict)
 
 
 def _progress(quiet: bool, every_record: bool) -> Progress:
@@ -304,92 +272,6 @@ def _distrusted(outcome: ResultsRun) -> ResultsRun:
         return outcome
     breach = "a check after the run failed (the stream, pytest's outcomes or the kit's files)"
     return outcome.model_copy(update={"footer": footer.model_copy(update={"integrity": breach})})
-
-
-def _load_the_suite() -> None:
-    """Import the kit's plugin and step modules before any implementation runs: whatever it
-    then writes into their folders (a forged .pyc) is never loaded."""
-    import importlib
-
-    from conformance.suite import PLUGINS
-
-    for plugin in PLUGINS:
-        importlib.import_module(plugin)
-
-
-def _kit_unchanged(before: dict[str, str]) -> bool:
-    """Whether the kit's own files (features, steps, registry, harness code) are as they were
-    when the run began: an implementation running as the same user could change them."""
-    from conformance.stream.provenance import suite_digests
-
-    after = suite_digests()
-    changed = sorted(
-        path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
-    )
-    for path in changed[:10]:
-        common.console.print(
-            f"[bold red]integrity:[/] the kit's file {escape(path)} changed during the run"
-        )
-    return not changed
-
-
-def _end_every_process() -> None:
-    """Kill every process the run started (parked, spare, or adopted) before judging."""
-    from conformance.adapters.exec_pool import PARK
-    from conformance.adapters.exec_spares import SPARES
-    from conformance.adapters.process_tree import sweep_orphans
-
-    PARK.kill_all()
-    SPARES.shut_down()
-    sweep_orphans()
-
-
-def _stream_is_the_harness_s(memory: HarnessMemory) -> bool:
-    """Whether the stream on disk is still the one the harness wrote, now that every process
-    of the run is gone; if not, the harness's own records are put back."""
-    if not memory.stream_altered():
-        return True
-    memory.restore_stream()
-    common.console.print(
-        "[bold red]integrity:[/] the results stream was changed on disk after the run ended; "
-        "it was rewritten from the harness's own records, and the run fails"
-    )
-    return False
-
-
-def _agrees_with_pytest(memory: HarnessMemory) -> bool:
-    disagreements = memory.disagreements()
-    for line in disagreements[:10]:
-        common.console.print(f"[bold red]records disagree with pytest:[/] {escape(line)}")
-    return not disagreements
-
-
-def _preflight(impl: str, database: str | None, containment: Containment) -> str | None:
-    """Open the implementation once before the suite. A configuration error (an unknown
-    implementation, a database that cannot be reached) exits 2 before anything is written; an
-    implementation that cannot even start is returned as the cause, for exit 3 with reports."""
-    from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
-
-    from conformance.adapters.factory import ConfigurationError, open_driver
-    from conformance.adapters.faults import unusable_cause
-    from conformance.scratch import RUN_FOLDER
-
-    with tempfile.TemporaryDirectory(prefix="preflight-", dir=RUN_FOLDER.path()) as scratch:
-        try:
-            driver = open_driver(impl, database, Path(scratch), containment=containment)
-        except (ConfigurationError, ArgumentError) as error:
-            common.console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
-            raise typer.Exit(EXIT_USAGE) from error
-        except (OperationalError, InterfaceError) as error:
-            reason = str(error.orig) if error.orig is not None else str(error)
-            common.console.print(
-                f"[bold red]configuration error:[/] cannot reach the database: {escape(reason)}"
-            )
-            raise typer.Exit(EXIT_USAGE) from error
-        except Exception as error:  # whatever the implementation did, it is unusable
-            return unusable_cause(error)
-        driver.close()
-    return None
 
 
 def _unusable(options: SuiteOptions, cause: str, properties: Budget) -> ResultsRun:
