@@ -30,6 +30,7 @@ from bench.kit_cost import EXEC_IMPL, IN_PROCESS
 from bench.report import Measure, Row
 from bench.stats import median
 from conformance.adapters.factory import PRELAUNCH_ENV, REUSE_ENV
+from conformance.stream.stream_integrity import read_stream
 
 SECTION = "7. What each speed mechanism buys"
 ROOT: Final = Path(__file__).resolve().parent.parent
@@ -126,14 +127,15 @@ def _switched(way: Way) -> str:
 
 
 def _timed(way: Way) -> float:
-    """Wall seconds from launch to exit; a run that breaks (not a verdict: exit 0 or 1, the
-    in-process crash clause staying unverified) is no measure of anything."""
+    """Wall seconds from launch to exit. A run that breaks is no measure of anything: the kit's
+    run must end with a verdict (exit 0, or 1 for the in-process crash clause left unverified)
+    and a whole stream; xdist's run (which writes none) must pass."""
     with tempfile.TemporaryDirectory(prefix="bench-mechanism-") as scratch:
         results = str(Path(scratch) / "results.jsonl")
         started = perf_counter()
         finished = subprocess.run(
             way.argv(results),
-            cwd=scratch,
+            cwd=ROOT,
             env={**os.environ, **way.environment},
             capture_output=True,
             text=True,
@@ -141,7 +143,9 @@ def _timed(way: Way) -> float:
             check=False,
         )
         seconds = perf_counter() - started
-    if finished.returncode not in (0, 1):
+        whole = Path(results).exists() and read_stream(Path(results)).footer is not None
+    verdicts = (0, 1) if way.results_flag else (0,)
+    if finished.returncode not in verdicts or (way.results_flag and not whole):
         said = finished.stdout[-1000:] + finished.stderr[-1000:]
         raise RuntimeError(f"{way.label} broke (exit {finished.returncode}):\n{said}")
     return seconds
