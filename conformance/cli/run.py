@@ -159,11 +159,11 @@ def run(
 ) -> None:
     """Run the Gherkin suite and the property checks against an implementation, and print the
     per-criterion verdict."""
-    from conformance.adapters.factory import ConfigurationError
     from conformance.reports.terminal import print_verdicts
     from conformance.running.options import SuiteOptions
     from conformance.running.suite_run import (
         HarnessFault,
+        Misconfigured,
         NotRun,
         RunPlan,
         Unusable,
@@ -200,13 +200,11 @@ def run(
     )
     plan = RunPlan(properties, workers, seed, select, max_fail, scratch)
     reports = {"junit": junit, "markdown": markdown, "html": html, "cucumber": cucumber}
-    try:
-        outcome = run_the_suite(
-            options, plan, kit_before, _progress_printer(options.progress, options.claimed())
-        )
-    except ConfigurationError as error:
-        common.console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
-        raise typer.Exit(EXIT_USAGE) from error
+    printer = _progress_printer(options.progress, options.claimed())
+    outcome = run_the_suite(options, plan, kit_before, printer)
+    if isinstance(outcome, Misconfigured):
+        common.console.print(f"[bold red]configuration error:[/] {escape(outcome.message)}")
+        raise typer.Exit(EXIT_USAGE)
     if isinstance(outcome, Unusable):
         run_of_nothing = _unusable(options, outcome.cause, properties)
         _write_stream(run_of_nothing, results, sign_key_file)

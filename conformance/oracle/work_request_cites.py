@@ -4,7 +4,9 @@ to the same clause wherever it is found."""
 
 from __future__ import annotations
 
+import inspect
 import re
+from types import ModuleType
 from typing import Literal
 
 from conformance.driver import DelegationKind, ErrorCode
@@ -112,11 +114,10 @@ EXPIRY_PRECISION = "WR-12"
 CITE = re.compile(r"AC-[A-Z0-9.-]+/[a-z-]+|(?:WR|OF)-\d+")
 
 
-def cited_here() -> set[str]:
-    """Every clause and interpretation named here, in the constants and the tables."""
-    tables = [*REFUSAL_CITES.values(), *ACCEPT_CITES.values(), KIND_CREATES.values()]
-    named = [value for value in globals().values() if isinstance(value, str)]
-    return {cite for cite in [*named, *(c for t in tables for c in t)] if CITE.fullmatch(cite)}
+def cited_in(*modules: ModuleType) -> set[str]:
+    """Every clause and interpretation ID written in the modules' source, wherever it stands (a
+    table, a check's cite, a constant): what their checks may cite."""
+    return {cite for module in modules for cite in CITE.findall(inspect.getsource(module))}
 
 
 def bad_input_cite(

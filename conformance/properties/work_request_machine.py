@@ -57,6 +57,8 @@ WorkRequestMachine.
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from hypothesis import settings
@@ -65,8 +67,14 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.applicability import not_applicable
 from conformance.driver import Capability
-from conformance.oracle.work_request_cites import cited_here
-from conformance.properties import RESTARTS_PER_EXAMPLE, Budget, restart_permits
+from conformance.oracle.work_request_cites import cited_in
+from conformance.properties import (
+    MODEL_MODULES,
+    RESTARTS_PER_EXAMPLE,
+    WORK_REQUEST_MODULE,
+    Budget,
+    restart_permits,
+)
 from conformance.properties.catalogue import (
     WORK_REQUEST_SEARCHES,
     examples_of_a_search,
@@ -85,6 +93,17 @@ class WorkRequestMachine(RaceRules):
     """The whole machine: its state, invariants, judging and rules, run as one."""
 
 
+def judging_modules() -> list[ModuleType]:
+    """The modules the machine's checks are written in: its own parts (MODEL_MODULES), the
+    cites it shares with the history search, and the search's judge of a batch."""
+    parts = [
+        f"conformance.properties.{name.removesuffix('.py')}"
+        for name in MODEL_MODULES[WORK_REQUEST_MODULE]
+    ]
+    shared = ["conformance.oracle.work_request_cites", "conformance.concurrency.work_request_calls"]
+    return [importlib.import_module(name) for name in [*parts, *shared]]
+
+
 def run_work_request_machine(
     drivers: Drivers, budget: Budget, seed: int | None, search: int
 ) -> None:
@@ -96,7 +115,7 @@ def run_work_request_machine(
     if Capability.WORK_REQUESTS not in description.capabilities:
         not_applicable("the implementation does not declare work_requests")
     registry = default_registry()
-    unknown = sorted(cite for cite in cited_here() if not registry.is_citable(cite))
+    unknown = sorted(cite for cite in cited_in(*judging_modules()) if not registry.is_citable(cite))
     scenario_requires(not unknown, f"the machine cites what the registry lacks: {unknown}")
     WorkRequestMachine.drivers = drivers
     WorkRequestMachine.max_restarts = RESTARTS_PER_EXAMPLE[budget]

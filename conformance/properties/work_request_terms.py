@@ -63,8 +63,9 @@ drawn to be served by several: its batches are dealt over them."""
 
 def holds(condition: bool, cite: Cite, detail: Detail) -> None:
     """`expect`, for the checks the invariants make of every request after every step: the
-    registry is consulted only when one fails (the test checks every cite here up front); a
-    check that holds still leaves its mark in the evidence ledger."""
+    registry is consulted only when one fails (every ID the machine's modules write is checked
+    against it before the search, see `run_work_request_machine`); a check that holds still
+    leaves its mark in the evidence ledger."""
     if not condition:
         expect(condition, cite, detail)
         return

@@ -54,6 +54,14 @@ class RunPlan:
 
 
 @dataclass(frozen=True)
+class Misconfigured:
+    """The kit cannot set the run up (an unknown implementation, a database that cannot be
+    reached): nothing was written; exit 2."""
+
+    message: str
+
+
+@dataclass(frozen=True)
 class Unusable:
     """The implementation could not even start: the cause, and the run of nothing to report."""
 
@@ -92,7 +100,7 @@ class Judged:
     breaches: tuple[Breach, ...]
 
 
-Outcome = Unusable | HarnessFault | NotRun | Judged
+Outcome = Misconfigured | Unusable | HarnessFault | NotRun | Judged
 
 
 def load_the_suite() -> dict[str, str]:
@@ -110,10 +118,12 @@ def run_the_suite(
     kit_before: dict[str, str],
     progress: Callable[[ScenarioResult], None],
 ) -> Outcome:
-    """The whole run; a ConfigurationError (an unknown implementation, a database that cannot
-    be reached) is raised before anything is written."""
+    """The whole run, as one of the outcomes above."""
     with adopting_orphans():
-        cause = preflight(options)
+        try:
+            cause = preflight(options)
+        except ConfigurationError as error:
+            return Misconfigured(str(error))
         if cause is not None:
             end_every_process()
             return Unusable(cause)
@@ -150,7 +160,8 @@ def pytest_argv(plan: RunPlan) -> list[str]:
 
 
 def preflight(options: SuiteOptions) -> str | None:
-    """Open the implementation once before the suite: the cause, where it cannot even start."""
+    """Open the implementation once before the suite: the cause, where it cannot even start; a
+    ConfigurationError where the kit cannot set it up."""
     from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
 
     with tempfile.TemporaryDirectory(prefix="preflight-", dir=RUN_FOLDER.path()) as scratch:

@@ -37,22 +37,26 @@ JUDGING_CODE = sorted(
     [
         *ROOT.glob("steps/*.py"),
         ROOT / "conformance" / "concurrency" / "races.py",
+        ROOT / "conformance" / "concurrency" / "work_request_calls.py",
         *ROOT.glob("conformance/properties/*.py"),
-        *ROOT.glob("conformance/oracle/office_*.py"),
+        *ROOT.glob("conformance/oracle/*.py"),
     ]
 )
+"""Where checks of an implementation are made: no bare `assert` there, and every check cites."""
+CITING_CODE = sorted({*JUDGING_CODE, *ROOT.glob("conformance/**/*.py")})
+"""Every module that may write a clause or interpretation ID: each it writes must be known."""
 CITE = re.compile(rf"^(?:{CLAUSE_ID.pattern}|{INTERPRETATION_ID.pattern})$")
 CHECKS = {"expect", "violated"}
 
 
-def _trees() -> dict[Path, ast.Module]:
-    return {path: ast.parse(path.read_text(encoding="utf-8")) for path in JUDGING_CODE}
+def _trees(paths: list[Path] = JUDGING_CODE) -> dict[Path, ast.Module]:
+    return {path: ast.parse(path.read_text(encoding="utf-8")) for path in paths}
 
 
 def cited_in_code() -> dict[str, set[Path]]:
-    """Every clause or interpretation ID written as a string in the judging code."""
+    """Every clause or interpretation ID written as a string anywhere in the kit's code."""
     found: dict[str, set[Path]] = {}
-    for path, tree in _trees().items():
+    for path, tree in _trees(CITING_CODE).items():
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Constant)
@@ -98,6 +102,15 @@ def test_every_id_in_the_judging_code_is_known() -> None:
         if not registry.is_citable(cite)
     }
     assert not unknown, f"cites of no clause, or of a retired interpretation: {unknown}"
+
+
+def test_no_code_writes_a_clause_marked_not_observable() -> None:
+    """A clause the register says no port can show is judged nowhere: a check of it, in a
+    scenario's step or in a model, would pretend otherwise."""
+    registry = default_registry()
+    written = cited_in_code()
+    contradictions = [c.id for c in registry.clauses if c.not_observable and c.id in written]
+    assert not contradictions, f"marked not observable, yet written in a check: {contradictions}"
 
 
 def test_a_clause_marked_not_observable_says_why() -> None:
