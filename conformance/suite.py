@@ -21,6 +21,8 @@ FEATURES_DIR: Final = PACKAGE_DIR / "features"
 SUITE_INI: Final = PACKAGE_DIR / "suite.ini"
 PLUGINS: Final = (
     "conformance.running.pytest_plugin",
+    "conformance.running.step_lookup",
+    "conformance.running.frozen_heap",
     "conformance.running.properties_plugin",
     "conformance.steps.common",
     "conformance.steps.office_scene",
