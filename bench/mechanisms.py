@@ -5,10 +5,6 @@ way, in the same bench run: `conformance run --properties ci --seed 1` over the 
   started again for each (against CONFORMANCE_EXEC_REUSE=0).
 - Spares (`exec:`): a process started ahead of each restart the Gherkin forecasts (against
   CONFORMANCE_EXEC_PRELAUNCH=0).
-- The job runner (`--jobs 2`, in-process): the kit's own spreading of items over workers,
-  against pytest-xdist (`-n 2`) over the same items with the same plugins. xdist writes no
-  results stream here (the kit's recorder writes one per process), so its figure is what the
-  plain way costs before carrying the records home.
 
 The fork server of `conformance strength` is weighed in section 5. A mechanism is kept only
 where it buys at least a fifth of the command's wall time: its row's cost × at most 0.8.
@@ -26,7 +22,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Final
 
-from bench.kit_cost import EXEC_IMPL, IN_PROCESS
+from bench.kit_cost import EXEC_IMPL
 from bench.report import Measure, Row
 from bench.stats import median
 from conformance.adapters.factory import PRELAUNCH_ENV, REUSE_ENV
@@ -37,16 +33,6 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 PAYS_FOR_ITSELF: Final = 0.8
 """A mechanism stays where the command takes at most four fifths of its plain way's time."""
 RUN_TIMEOUT: Final = 3600
-XDIST_RUN: Final = """
-import sys, pytest
-from conformance.properties import Budget
-from conformance.running.options import SuiteOptions
-from conformance.suite import pytest_arguments
-options = SuiteOptions(impl=sys.argv[1], results=sys.argv[2])
-sys.exit(pytest.main([*pytest_arguments(Budget.CI), options.argument(), "--hypothesis-seed=1",
-                      "-q", "-n", "2"]))
-"""
-"""The suite as `conformance run --jobs 2` runs it, spread by pytest-xdist instead."""
 
 
 @dataclass(frozen=True)
@@ -54,22 +40,16 @@ class Way:
     label: str
     command: list[str]
     environment: Mapping[str, str]
-    results_flag: tuple[str, ...] = ("--results",)
-    """How the command is told where its results stream goes (xdist's script: positionally)."""
 
     def argv(self, results: str) -> list[str]:
-        return [*self.command, *self.results_flag, results]
+        return [*self.command, "--results", results]
 
 
-def conformance(label: str, impl: str, *extra: str, switched: str | None = None) -> Way:
+def conformance(label: str, impl: str, switched: str | None = None) -> Way:
     """The whole suite's run, with the mechanism `switched` (its environment variable) off."""
     command = [sys.executable, "-c", "from conformance.cli import main; main()", "run"]
-    command += ["--quiet", "--impl", impl, "--properties", "ci", "--seed", "1", *extra]
+    command += ["--quiet", "--impl", impl, "--properties", "ci", "--seed", "1"]
     return Way(label, command, {switched: "0"} if switched else {})
-
-
-def xdist(impl: str) -> Way:
-    return Way("pytest-xdist -n 2", [sys.executable, "-c", XDIST_RUN, impl], {}, ())
 
 
 PAIRS: Final = (
@@ -84,12 +64,6 @@ PAIRS: Final = (
         "exec: spares",
         conformance("no spares", EXEC_IMPL, switched=PRELAUNCH_ENV),
         conformance("spares", EXEC_IMPL),
-    ),
-    (
-        "jobs",
-        "the job runner, in-process",
-        xdist(IN_PROCESS),
-        conformance("--jobs 2", IN_PROCESS, "--jobs", "2"),
     ),
 )
 """Each mechanism: the plain way, then the way the kit ships."""
@@ -129,7 +103,7 @@ def _switched(way: Way) -> str:
 def _timed(way: Way) -> float:
     """Wall seconds from launch to exit. A run that breaks is no measure of anything: the kit's
     run must end with a verdict (exit 0, or 1 for the in-process crash clause left unverified)
-    and a whole stream; xdist's run (which writes none) must pass."""
+    and a whole stream."""
     with tempfile.TemporaryDirectory(prefix="bench-mechanism-") as scratch:
         results = str(Path(scratch) / "results.jsonl")
         started = perf_counter()
@@ -144,8 +118,7 @@ def _timed(way: Way) -> float:
         )
         seconds = perf_counter() - started
         whole = Path(results).exists() and read_stream(Path(results)).footer is not None
-    verdicts = (0, 1) if way.results_flag else (0,)
-    if finished.returncode not in verdicts or (way.results_flag and not whole):
+    if finished.returncode not in (0, 1) or not whole:
         said = finished.stdout[-1000:] + finished.stderr[-1000:]
         raise RuntimeError(f"{way.label} broke (exit {finished.returncode}):\n{said}")
     return seconds

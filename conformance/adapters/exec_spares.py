@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance.adapters.exec_pool import LaunchSettings
+from conformance.adapters.exec_pool import PARK, LaunchSettings
 from conformance.adapters.exec_process import ImplementationProcess
 from conformance.adapters.faults import FaultKind, ImplementationFault
+from conformance.adapters.process_tree import sweep_orphans
 from conformance.scratch import RUN_FOLDER
 
 SPARES_PER_COMMAND: Final = 8
@@ -128,3 +129,10 @@ class SpareRoom:
 
 SPARES: Final = SpareRoom()
 atexit.register(SPARES.shut_down)
+
+
+def end_every_process() -> None:
+    """Kill every implementation process this process started (parked, spare, or adopted)."""
+    PARK.kill_all()
+    SPARES.shut_down()
+    sweep_orphans()

@@ -13,7 +13,7 @@ from conformance.properties import Budget
 
 if TYPE_CHECKING:
     from conformance.running.options import Progress, SuiteOptions
-    from conformance.stream.results import Claim, ResultsRun, ScenarioResult
+    from conformance.stream.results import ResultsRun
 
 
 import conformance.cli.common as common
@@ -200,8 +200,7 @@ def run(
     )
     plan = RunPlan(properties, workers, seed, select, max_fail, scratch)
     reports = {"junit": junit, "markdown": markdown, "html": html, "cucumber": cucumber}
-    printer = _progress_printer(options.progress, options.claimed())
-    outcome = run_the_suite(options, plan, kit_before, printer)
+    outcome = run_the_suite(options, plan, kit_before)
     if isinstance(outcome, Misconfigured):
         common.console.print(f"[bold red]configuration error:[/] {escape(outcome.message)}")
         raise typer.Exit(EXIT_USAGE)
@@ -246,20 +245,6 @@ def _spread(
     except SpreadError as error:
         common.console.print(f"[bold red]configuration error:[/] {escape(str(error))}")
         raise typer.Exit(EXIT_USAGE) from error
-
-
-def _progress_printer(progress: Progress, claim: Claim) -> Callable[[ScenarioResult], None]:
-    """A `--jobs` run's progress lines, as a run of one job prints them (running.progress)."""
-    from conformance.running.progress import ProgressLines
-
-    lines = ProgressLines(progress, claim)
-
-    def printed(record: ScenarioResult) -> None:
-        line = lines.line_for(record)
-        if line is not None:
-            common.console.print(line, markup=False, highlight=False)
-
-    return printed
 
 
 def _distrusted(outcome: ResultsRun) -> ResultsRun:

@@ -12,7 +12,7 @@ fail, whatever the cause.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
@@ -45,7 +45,22 @@ class HarnessMemory:
         self.outcomes: dict[str, str] = defaultdict(lambda: "passed")
         self.keys_by_nodeid: dict[str, list[str]] = {}
         self.run: ResultsRun | None = None
+        self.fault: str | None = None
+        """Why the run has no verdict of its own (a `--jobs` worker died): exit code 4."""
         self._recorder: ResultsRecorder | None = None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """A worker that ended without finishing its session left the run without the records
+        of what it was running."""
+        if error is not None:
+            said = f"worker {node.gateway.id} ended without finishing: {error}"
+            self.fault = said if self.fault is None else f"{self.fault}; {said}"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport) -> None:
+        said = f"a worker ended while running {crashitem}"
+        self.fault = said if self.fault is None else f"{self.fault}; {said}"
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """An item's outcome is its worst phase's: failed over skipped over passed."""

@@ -63,16 +63,16 @@ class KitProgress:
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        """The records the recorder wrote for the item just finished (one per criterion for a
-        property check)."""
-        run = self._recorder.run()
+        """The records the recorder made, or a `--jobs` worker handed home, for the item just
+        finished (one per criterion for a property check)."""
+        records = self._recorder.seen()
         if self._lines is None:
-            self._lines = ProgressLines(self._progress, run.header.claim)
-        for record in run.scenarios[self._shown :]:
+            self._lines = ProgressLines(self._progress, self._recorder.run().header.claim)
+        for record in records[self._shown :]:
             line = self._lines.line_for(record)
             if line is not None:
                 self._write(line, _MARKUP.get(record.shown_status, {"red": True}))
-        self._shown = len(run.scenarios)
+        self._shown = len(records)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A module of the kit that cannot be collected: the end of pytest's account of why,

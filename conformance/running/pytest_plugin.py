@@ -29,6 +29,7 @@ from conformance.running.recorder import (
 )
 from conformance.running.restart_forecast import FORECAST, RestartForecast
 from conformance.running.scenario_items import item_keys
+from conformance.running.workers import Worker, is_worker, worker_id
 from conformance.scratch import RUN_FOLDER
 from conformance.spec.registry import (
     CLAUSE_TAG_PREFIX,
@@ -72,8 +73,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", "clause(name): a clause of its criterion a scenario checks")
     config.addinivalue_line("markers", "path(name): the path of an effect a scenario takes")
+    if is_worker(config) and options_of(config).results is not None:
+        _as_a_worker(config)
     options = options_of(config)
-    config.pluginmanager.register(FaultBudget(options.restart_budget), "conformance-fault-budget")
+    config.pluginmanager.register(
+        FaultBudget(config, options.restart_budget), "conformance-fault-budget"
+    )
     if options.results is not None:
         _keep_hypothesis_storage_in_the_run_folder()
         REDACT.keep(options.impl)  # what the run tested is no secret
@@ -115,6 +120,16 @@ def pytest_configure(config: pytest.Config) -> None:
         register_progress(config, recorder)
 
 
+def _as_a_worker(config: pytest.Config) -> None:
+    """A `--jobs` worker's (not a worker of the kit's own tests, which records nothing):
+    its settings are its own (see `SuiteOptions.for_worker`), and so is the
+    order of its items (see `workers`)."""
+    folder = RUN_FOLDER.make(f"{worker_id(config)}-")
+    setattr(config.option, DESTINATION, options_of(config).for_worker(folder))
+    features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
+    config.pluginmanager.register(Worker(features_dir), "conformance-worker")
+
+
 def shard_option(config: pytest.Config) -> tuple[int, int] | None:
     """The shard option's K/N as (K, N); None when the run is not a part."""
     text = options_of(config).shard
@@ -147,10 +162,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Forecast restarts from the final selection; not in a pytest-xdist worker, which
-    collects every item but runs only its share."""
-    if not hasattr(session.config, "workerinput"):
-        session.config.stash[FORECAST] = RestartForecast.of(session.items)
+    """Forecast restarts from the final selection, in the order the items run (a `--jobs`
+    worker's next few items are, as xdist hands them out, about the next few in its order)."""
+    session.config.stash[FORECAST] = RestartForecast.of(session.items)
 
 
 def _seed(config: pytest.Config) -> int | None:

@@ -7,6 +7,10 @@ an assertion or a wrong typed answer is `failed`; a fault of the implementation
 exception is `errored`. Expectations then turn failed into xfail and passed into
 xpass. Scenarios in the inventory that produced no record are written as
 `undefined` before the footer.
+
+In a `--jobs` run (see `workers`) a worker's recorder makes the records of its items and hands
+them home on their reports; the controller's writes the run's stream from them, when the run
+ends, in the inventory's order, as a run of one job writes what ran in its collection's order.
 """
 
 from __future__ import annotations
@@ -48,6 +52,14 @@ from conformance.running.scenario_items import (
     feature_file,
     interpretation_tags,
     scenario_template,
+)
+from conformance.running.workers import (
+    KEYS,
+    RECORDS,
+    carried,
+    hand_home,
+    is_controller,
+    is_worker,
 )
 from conformance.scratch import RUN_FOLDER
 from conformance.spec.clause_check import (
@@ -174,11 +186,11 @@ class ResultsRecorder:
     ) -> None:
         self._writer = ResultsWriter(path, sign_key=sign_key)
         self._shard = shard
-        self.fills_unrun = True
-        """Whether the footer is preceded by an `undefined` record for every scenario of the
-        inventory that wrote none: not in a `--jobs` worker, whose share is not known ahead."""
-        self.on_record: Callable[[ScenarioResult], None] | None = None
-        """Called with every record as it is written (a `--jobs` worker hands them on)."""
+        self._worker = False
+        """A `--jobs` worker's: it hands its records home, and its share is not known ahead
+        (so no `undefined` record for what it did not run)."""
+        self._gathers = False
+        """A `--jobs` run's controller's: it runs no item, and writes what the workers made."""
         self._properties = properties
         self._seed = seed
         self._containment = containment or Containment()
@@ -196,6 +208,8 @@ class ResultsRecorder:
         self._needs_review = needs_review
         self._claim = claim or Claim()
         self._pending: dict[str, _Pending] = {}
+        self._seen: list[ScenarioResult] = []
+        """Every record made here or handed home so far, as they came."""
         self._written: list[ScenarioResult] = []
         self.implementation_error: str | None = None
         self.clock: Callable[[], float] = time.perf_counter
@@ -203,6 +217,7 @@ class ResultsRecorder:
 
     # -- session -------------------------------------------------------------
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._worker, self._gathers = is_worker(session.config), is_controller(session.config)
         description, error = self._describe_implementation()
         self.implementation_error = self._redact.optional(error)
         self._header = header_of(
@@ -221,7 +236,9 @@ class ResultsRecorder:
         self._writer.write(self._header)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        for result in undefined_results(self._written, self._inventory) if self.fills_unrun else []:
+        for result in in_inventory_order(self._seen, self._inventory) if self._gathers else []:
+            self._write(result)
+        for result in [] if self._worker else undefined_results(self._written, self._inventory):
             self._write(result)
         altered = self._writer.altered()
         self._footer = Footer(
@@ -241,6 +258,10 @@ class ResultsRecorder:
         if self._header is None:
             raise RuntimeError("the session never started: nothing was recorded")
         return ResultsRun(header=self._header, scenarios=list(self._written), footer=self._footer)
+
+    def seen(self) -> list[ScenarioResult]:
+        """Every record so far, written or not yet (a `--jobs` run writes them at its end)."""
+        return list(self._seen)
 
     def stream_altered(self) -> bool:
         """Whether the stream on disk differs from what the harness wrote (checked again after
@@ -265,8 +286,34 @@ class ResultsRecorder:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
         pending = self._pending.get(item.nodeid)
-        if pending is None or pending.status not in (None, Status.PASSED):
+        if pending is None:
             return
+        if pending.status in (None, Status.PASSED):
+            self._judge(item, call, report, pending)
+        if self._worker and call.when == "setup":
+            hand_home(report, KEYS, self.keys_by_nodeid.get(item.nodeid, []))
+        if call.when == "teardown":
+            records = self._finish(item.nodeid)
+            if self._worker:
+                hand_home(report, RECORDS, [record.model_dump(mode="json") for record in records])
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """What a worker handed home with an item's report (the controller's only)."""
+        if not self._gathers:
+            return
+        for keys in carried(report, KEYS):
+            self.keys_by_nodeid[report.nodeid] = [str(key) for key in keys]
+        for records in carried(report, RECORDS):
+            self._seen += [ScenarioResult.model_validate(record) for record in records]
+
+    def _judge(
+        self,
+        item: pytest.Item,
+        call: pytest.CallInfo[None],
+        report: pytest.TestReport,
+        pending: _Pending,
+    ) -> None:
+        """The verdict so far, from one phase's report of a scenario that has not failed."""
         noted: list[str] = item.stash.get(EVIDENCE_KEY, [])
         if pending.check is not None and call.when == "call":
             noted = [*noted, self._search_of(item)]
@@ -342,10 +389,10 @@ class ResultsRecorder:
         readings: dict[str, str] = description.get("readings") or {}
         return dict(readings)
 
-    def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        pending = self._pending.pop(nodeid, None)
-        if pending is None:
-            return
+    def _finish(self, nodeid: str) -> list[ScenarioResult]:
+        """The item's records, once its teardown is over: one, or one per criterion for a
+        property check."""
+        pending = self._pending.pop(nodeid)
         if pending.close_readings is not None:
             pending.close_readings()
         if pending.close_ledger is not None:
@@ -371,8 +418,12 @@ class ResultsRecorder:
             checks=pending.ledger.snapshot(),
         )
         records = [result] if pending.check is None else fanned_out(result, pending.check)
-        for record in records:
-            self._write(self._expected(record))
+        made = [self._expected(record) for record in records]
+        for record in made:
+            record.evidence = self._redact.optional(record.evidence)
+            self._seen.append(record)
+            self._write(record)
+        return made
 
     def _expected(self, result: ScenarioResult) -> ScenarioResult:
         """The record as the expectations file has it: a listed failure is xfail, a listed
@@ -442,11 +493,8 @@ class ResultsRecorder:
 
     # -- helpers -------------------------------------------------------------
     def _write(self, result: ScenarioResult) -> None:
-        result.evidence = self._redact.optional(result.evidence)
         self._written.append(result)
         self._writer.write(result)
-        if self.on_record is not None:
-            self.on_record(result)
 
     def _identify(self, item: pytest.Item) -> _Pending | None:
         template = scenario_template(item)
@@ -513,6 +561,14 @@ class ResultsRecorder:
         """What the implementation said of itself, with any value of the harness's environment
         it repeats redacted."""
         return None if description is None else self._redact.values(description)
+
+
+def in_inventory_order(
+    records: list[ScenarioResult], inventory: list[ScenarioEntry]
+) -> list[ScenarioResult]:
+    """The records in the inventory's order; a record of no inventoried scenario last."""
+    place = {entry.key: index for index, entry in enumerate(inventory)}
+    return sorted(records, key=lambda record: place.get(record.key, len(place)))
 
 
 def _implementation_said(item: pytest.Item, call: pytest.CallInfo[None]) -> list[str]:

@@ -1,23 +1,21 @@
 """How `conformance run` spreads a run: over cores (`--jobs`) and over machines (`--shard`).
 
-`--jobs N` runs the suite in N worker processes and writes one stream (see `jobs`); `--jobs 1`
-runs it in the command's own process, as it always did. `--shard K/N` records the K-th of N
+`--jobs N` runs the suite in N pytest-xdist worker processes and writes one stream (see
+`workers`); `--jobs 1` runs it in the command's own process. `--shard K/N` records the K-th of N
 parts of the inventory (see `shards`), to be joined by `conformance merge`; with `--jobs`
 too, the part's items are spread over the workers.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+import os
+from collections.abc import Sequence
 
 from conformance.properties import Budget, draw_seed
 from conformance.running.harness_memory import HarnessMemory
-from conformance.running.jobs import JobsError, jobs_count, run_jobs
 from conformance.running.options import SuiteOptions
-from conformance.stream.results import ScenarioResult
-from conformance.stream.shards import ShardError, parse_shard, part_of
+from conformance.running.workers import xdist_arguments
+from conformance.stream.shards import ShardError, parse_shard
 
 
 class SpreadError(ValueError):
@@ -32,11 +30,11 @@ def check_spread(
     Every worker and every part must search from one seed: a run of several workers without
     one draws it here, once; the parts of a sharded run are started apart, so they must be
     given it (a CI matrix passes its run's number, say)."""
+    count = jobs_count(jobs)
     try:
-        count = jobs_count(jobs)
         if shard is not None:
             parse_shard(shard)
-    except (JobsError, ShardError) as error:
+    except ShardError as error:
         raise SpreadError(str(error)) from error
     if shard is not None and seed is None and properties is not Budget.NONE:
         raise SpreadError(
@@ -54,38 +52,28 @@ def check_spread(
     return count, seed
 
 
-def run_suite(
-    count: int,
-    args: Sequence[str],
-    options: SuiteOptions,
-    *,
-    properties: Budget,
-    scratch: Path,
-    max_fail: int,
-    progress: Callable[[ScenarioResult], None] | None,
-) -> tuple[int, HarnessMemory]:
+def jobs_count(text: str) -> int:
+    """`--jobs`: a whole number from 1, or `auto` for the cores this process may use."""
+    if text.strip() == "auto":
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # no sched_getaffinity (macOS)
+            return max(1, os.cpu_count() or 1)
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise SpreadError(f"--jobs takes a whole number from 1, or auto, not {text!r}")
+    return count
+
+
+def run_suite(count: int, args: Sequence[str], options: SuiteOptions) -> tuple[int, HarnessMemory]:
     """pytest's exit code and what the run holds: in this process with one job, else over
-    `count` workers. `args` are pytest's own (and the properties'); `options` the suite's."""
+    `count` pytest-xdist workers. `args` are pytest's own (and the properties'); `options` the
+    suite's."""
     import pytest
 
-    from conformance.inventory import load_inventory
-
     memory = HarnessMemory()
-    if count == 1:
-        return int(pytest.main([*args, options.argument()], plugins=[memory])), memory
-    inventory = load_inventory(properties=properties is not Budget.NONE)
-    if options.shard is not None:
-        part = set(part_of([entry.key for entry in inventory], *parse_shard(options.shard)))
-        inventory = [entry for entry in inventory if entry.key in part]
-    jobs = run_jobs(
-        count,
-        args,
-        options,
-        inventory=inventory,
-        scratch=scratch,
-        max_fail=max_fail,
-        progress=progress,
-    )
-    if jobs.said is not None:
-        sys.stderr.write(jobs.said + "\n")
-    return jobs.code, jobs
+    spread = xdist_arguments(count) if count > 1 else []
+    return int(pytest.main([*args, *spread, options.argument()], plugins=[memory])), memory

@@ -1,11 +1,11 @@
 """One `conformance run`, from its settings to an outcome the CLI only has to show.
 
 The implementation is opened once first (one that cannot even start is unusable, with a
-stream and reports of a run of nothing); then the suite runs, in this process or over workers;
-then every process the run started is ended before anything is judged; then the checks after
-the run: the stream on disk is still the harness's, the records agree with pytest, and the
-kit's own files are as they were when the run began. What the CLI does with each outcome (the
-lines it prints, the exit code) is `conformance.cli.run`'s.
+stream and reports of a run of nothing); then the suite runs, in this process or over
+pytest-xdist workers; then every process the run started is ended before anything is judged;
+then the checks after the run: the stream on disk is still the harness's, the records agree
+with pytest, and the kit's own files are as they were when the run began. What the CLI does
+with each outcome (the lines it prints, the exit code) is `conformance.cli.run`'s.
 """
 
 from __future__ import annotations
@@ -18,22 +18,20 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from conformance.adapters.exec_spares import end_every_process
 from conformance.adapters.factory import ConfigurationError, open_driver
 from conformance.adapters.faults import unusable_cause
-from conformance.adapters.process_tree import adopting_orphans, sweep_orphans
+from conformance.adapters.process_tree import adopting_orphans
 from conformance.properties import Budget
-from conformance.running.jobs import JobsMemory
 from conformance.running.spread import run_suite
 from conformance.scratch import RUN_FOLDER
 from conformance.stream.provenance import suite_digests
 from conformance.suite import PLUGINS, pytest_arguments
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from conformance.running.harness_memory import HarnessMemory
     from conformance.running.options import SuiteOptions
-    from conformance.stream.results import ResultsRun, ScenarioResult
+    from conformance.stream.results import ResultsRun
 
 TERMINAL_ARGUMENTS = ("-qq", "--tb=no", "--no-summary")
 """pytest's own output silenced (its failure section, its letters, its count line): the kit
@@ -116,7 +114,6 @@ def run_the_suite(
     options: SuiteOptions,
     plan: RunPlan,
     kit_before: dict[str, str],
-    progress: Callable[[ScenarioResult], None],
 ) -> Outcome:
     """The whole run, as one of the outcomes above."""
     with adopting_orphans():
@@ -127,17 +124,9 @@ def run_the_suite(
         if cause is not None:
             end_every_process()
             return Unusable(cause)
-        code, memory = run_suite(
-            plan.workers,
-            pytest_argv(plan),
-            options,
-            properties=plan.properties,
-            scratch=plan.scratch,
-            max_fail=plan.max_fail,
-            progress=progress,
-        )
+        code, memory = run_suite(plan.workers, pytest_argv(plan), options)
         end_every_process()
-    if isinstance(memory, JobsMemory) and memory.fault is not None:
+    if memory.fault is not None:
         return HarnessFault(memory.fault)
     if code == pytest.ExitCode.INTERNAL_ERROR:
         return HarnessFault("pytest stopped with an internal error")
@@ -180,16 +169,6 @@ def preflight(options: SuiteOptions) -> str | None:
             return unusable_cause(error)
         driver.close()
     return None
-
-
-def end_every_process() -> None:
-    """Kill every process the run started (parked, spare, or adopted) before judging."""
-    from conformance.adapters.exec_pool import PARK
-    from conformance.adapters.exec_spares import SPARES
-
-    PARK.kill_all()
-    SPARES.shut_down()
-    sweep_orphans()
 
 
 def breaches_after(memory: HarnessMemory, kit_before: dict[str, str]) -> list[Breach]:

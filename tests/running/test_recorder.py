@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.running.options import SuiteOptions
+from conformance.running.workers import xdist_arguments
 from conformance.stream.results import ResultsRun, Status
 from conformance.stream.stream_integrity import verify_stream
 
@@ -128,8 +129,8 @@ def demo_options(**given: Any) -> str:
     return SuiteOptions(**settings).argument()
 
 
-def run_demo(demo: pytest.Pytester, **given: Any) -> ResultsRun:
-    demo.runpytest_subprocess(demo_options(**given), "-k", "not deselected")
+def run_demo(demo: pytest.Pytester, *spread: str, **given: Any) -> ResultsRun:
+    demo.runpytest_subprocess(demo_options(**given), "-k", "not deselected", *spread)
     return verify_stream(Path(demo.path) / "results.jsonl")
 
 
@@ -137,8 +138,10 @@ def statuses(run: ResultsRun) -> dict[str, Status]:
     return {result.key: result.status for result in run.scenarios}
 
 
-def test_each_outcome_gets_its_own_verdict(demo: pytest.Pytester) -> None:
-    run = run_demo(demo)
+@pytest.mark.parametrize("spread", [(), tuple(xdist_arguments(2))], ids=["one job", "two jobs"])
+def test_each_outcome_gets_its_own_verdict(demo: pytest.Pytester, spread: tuple[str, ...]) -> None:
+    """The same records whether the run's own process runs the items or two workers do."""
+    run = run_demo(demo, *spread)
     assert statuses(run) == {
         "demo.feature::it passes": Status.PASSED,
         "demo.feature::an assertion fails": Status.FAILED,
@@ -231,6 +234,14 @@ def test_past_the_restart_budget_the_run_stops_and_the_rest_is_undefined(
     }
     assert run.footer is not None and run.footer.stopped is not None
     assert "restart budget of 1" in run.footer.stopped
+
+
+def test_the_restart_budget_counts_every_worker_s_faults(demo: pytest.Pytester) -> None:
+    (Path(demo.path) / "features" / "demo.feature").write_text(CRASHING_FEATURE)
+    run = run_demo(demo, *xdist_arguments(2), restart_budget=1)
+    assert statuses(run)["demo.feature::second crash"] is Status.ERRORED
+    assert run.footer is not None and run.footer.stopped is not None
+    assert "faulted 2 times, more than the restart budget of 1" in run.footer.stopped
 
 
 def test_within_the_restart_budget_the_run_goes_on(demo: pytest.Pytester) -> None:
