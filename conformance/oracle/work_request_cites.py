@@ -102,10 +102,6 @@ USAGE_LEDGER = (
 slice, and what the accepted usages asked drawn from it."""
 COMPLETES_ONCE = ("AC-ARMONIA-WORKREQ-001.6/records-result", "AC-ARMONIA-WORKREQ-001.6/closes-once")
 LEASE_FENCE = ("AC-ARMONIA-WORKREQ-001.7/fenced", "AC-ARMONIA-WORKREQ-001.7/stale-rejected")
-AFTER_COMPLETION: Refusals = frozenset(
-    {ErrorCode.ALREADY_COMPLETED, ErrorCode.STALE_GENERATION, ErrorCode.LEASE_EXPIRED}
-)
-"""How a publish or heartbeat may be refused by a request completed under it."""
 
 EXPIRED_STATE = "WR-20"
 """What a request whose lease lapsed reads: the state's name is WR-20's reading."""
