@@ -53,6 +53,17 @@ class KitProgress:
         self._lines: ProgressLines | None = None
         self._shown = 0
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """pytest-xdist's status line of its workers ("bringing up nodes...", in a `--jobs`
+        run) is pytest's own words too: its controller is given no terminal to write them to
+        (it writes them only where it has one)."""
+        plugins = session.config.pluginmanager
+        controller = plugins.get_plugin("dsession")
+        if controller is not None:
+            controller.terminal = None
+            plugins.unregister(name="terminaldistreporter")
+
     @pytest.hookimpl(wrapper=True)
     def pytest_report_teststatus(
         self, report: pytest.TestReport

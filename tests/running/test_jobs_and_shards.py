@@ -140,6 +140,8 @@ def test_two_jobs_give_the_verdicts_of_one(runs: Path, impl: str) -> None:
     assert sorted(order(one)) == sorted(inventory_keys())
     ran = {status for status in verdicts(one).values() if status != "undefined"}
     assert ran == ({"failed", "passed"} if impl.startswith("mutant:") else {"passed"})
+    said = (runs / f"{impl.replace(':', '-')}-two.log").read_text()
+    assert "bringing up nodes" not in said, "pytest-xdist's own status line is pytest's words"
 
 
 def test_a_jobs_run_draws_one_seed_for_its_workers_and_records_it(tmp_path: Path) -> None:
