@@ -59,6 +59,9 @@ class PropertyCheck:
     search: int | None = None
     """Which of its test's searches this check is (from 1; see WORK_REQUEST_SEARCHES), the
     parameter `search` of the test; None for a test that is one search."""
+    weight: float = 1.0
+    """How long its search takes beside the others' (a rolling-window check's is 1; measured
+    at `thorough`, docs/bench.md): a `--jobs` worker starts the heaviest first."""
 
     @property
     def feature_file(self) -> str:
@@ -108,10 +111,10 @@ def examples_of_a_search(examples: int, searches: int) -> int:
 
 
 def _searches(
-    module: str, function: str, title: str, criteria: tuple[str, ...], count: int
+    module: str, function: str, title: str, criteria: tuple[str, ...], count: int, weight: float
 ) -> tuple[PropertyCheck, ...]:
     return tuple(
-        PropertyCheck(module, function, f"{title} (search {n} of {count})", criteria, search=n)
+        PropertyCheck(module, function, f"{title} (search {n} of {count})", criteria, n, weight)
         for n in range(1, count + 1)
     )
 
@@ -142,6 +145,7 @@ PROPERTIES: Final = (
         "test_same_instant_wakes_are_decided_independently_of_their_order",
         "same-instant wakes admit as many whatever their order",
         _office(*PERFORMING, "001.2", "001.10", "002.1"),
+        weight=2,
     ),
     PropertyCheck(
         OFFICE_MODULE,
@@ -154,6 +158,7 @@ PROPERTIES: Final = (
         "test_every_operation_shows_what_the_model_says",
         "every operation's outcome, rows, counters, warnings and labels are the model's",
         _office(*EFFECTS),
+        weight=2,
     ),
     *_searches(
         WORK_REQUEST_MODULE,
@@ -161,6 +166,7 @@ PROPERTIES: Final = (
         "every program of delegations, claims, heartbeats and publishes keeps the model",
         tuple(f"AC-ARMONIA-WORKREQ-001.{number}" for number in range(1, 14)),
         WORK_REQUEST_SEARCHES,
+        weight=2.4,
     ),
 )
 

@@ -126,8 +126,7 @@ def _as_a_worker(config: pytest.Config) -> None:
     order of its items (see `workers`)."""
     folder = RUN_FOLDER.make(f"{worker_id(config)}-")
     setattr(config.option, DESTINATION, options_of(config).for_worker(folder))
-    features_dir = config.rootpath / (config.getini("bdd_features_base_dir") or "features")
-    config.pluginmanager.register(Worker(features_dir), "conformance-worker")
+    config.pluginmanager.register(Worker(), "conformance-worker")
 
 
 def shard_option(config: pytest.Config) -> tuple[int, int] | None:

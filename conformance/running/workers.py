@@ -12,22 +12,21 @@ the run without the records of what it was running: xdist is told never to repla
 the run is a fault of the harness (exit code 4, see `HarnessMemory`).
 
 Every worker collects the same items (xdist checks it) in the same order: the property checks,
-each one long search that cannot be split, interleaved with the scenarios from the front of the
-collection, so that xdist's first two items for each worker hold one search and no worker is
-left with a long search at the end while the others idle.
+each one long search that cannot be split, heaviest first (their catalogued weights), interleaved
+with the scenarios from the front of the collection, so that xdist's first two items for each
+worker hold one search and no worker is left with a long search at the end while the others
+idle.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import pytest
 
 from conformance.adapters.exec_spares import end_every_process
-from conformance.running.scenario_items import item_keys
-from conformance.stream.shards import PROPERTY_PREFIX
+from conformance.properties.catalogue import check_of_item
 
 T = TypeVar("T")
 KEYS: Final = "conformance-keys"
@@ -71,33 +70,36 @@ def carried(report: pytest.TestReport, name: str) -> list[Any]:
     return [value for key, value in report.user_properties if key == name]
 
 
-def interleaved(items: Sequence[T], keys_of: Callable[[T], Sequence[str]]) -> list[T]:
-    """The items as a worker runs them: the property checks (those naming the most criteria,
-    the longest searches, first) each followed by one scenario, then the other scenarios in
-    the collection's order."""
-    checks = [item for item in items if _is_property(keys_of(item))]
-    checks.sort(key=lambda item: -len(keys_of(item)))
-    rest = [item for item in items if not _is_property(keys_of(item))]
+def interleaved(items: Sequence[T], weight_of: Callable[[T], float | None]) -> list[T]:
+    """The items as a worker runs them: the property checks (`weight_of` an item: its check's
+    weight, None for a scenario), heaviest first, each followed by one scenario, then the other
+    scenarios in the collection's order."""
+    checks = sorted(
+        (item for item in items if weight_of(item) is not None), key=_heaviest(weight_of)
+    )
+    rest = [item for item in items if weight_of(item) is None]
     ordered: list[T] = []
     for index, check in enumerate(checks):
         ordered += [check, *rest[index : index + 1]]
     return ordered + rest[len(checks) :]
 
 
-def _is_property(keys: Sequence[str]) -> bool:
-    return bool(keys) and all(key.startswith(PROPERTY_PREFIX) for key in keys)
+def _heaviest(weight_of: Callable[[T], float | None]) -> Callable[[T], float]:
+    return lambda item: -(weight_of(item) or 0.0)
+
+
+def check_weight(item: pytest.Item) -> float | None:
+    check = check_of_item(item)
+    return None if check is None else check.weight
 
 
 class Worker:
     """A worker's own plugin: its items in the order above, and every implementation process it
     started ended when its session ends (a run of one job ends them in `suite_run`)."""
 
-    def __init__(self, features_dir: Path) -> None:
-        self._features_dir = features_dir
-
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        items[:] = interleaved(items, lambda item: item_keys(item, self._features_dir))
+        items[:] = interleaved(items, check_weight)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:

@@ -384,19 +384,22 @@ def test_a_worker_that_dies_is_a_fault_of_the_harness(tmp_path: Path) -> None:
     assert "fault of the harness" in said and "ended without finishing" in said
 
 
-def test_the_longest_searches_come_first_each_beside_a_scenario() -> None:
+def test_the_heaviest_searches_come_first_each_beside_a_scenario() -> None:
     """xdist hands each worker the first two items it has not handed out: each gets a search."""
     from conformance.running.workers import interleaved
 
-    keys = {
-        "a": ["a.feature::a"],
-        "p": ["properties/p.py::p[1]", "properties/p.py::p[2]"],
-        "b": ["b.feature::b"],
-        "q": ["properties/q.py::q[1]", "properties/q.py::q[2]", "properties/q.py::q[3]"],
-        "c": ["c.feature::c"],
-        "d": [],
-    }
-    assert interleaved(list(keys), keys.__getitem__) == ["q", "a", "p", "b", "c", "d"]
+    weights = {"a": None, "p": 1.0, "b": None, "q": 2.4, "c": None, "d": None, "r": 2.0}
+    assert interleaved(list(weights), weights.__getitem__) == ["q", "a", "r", "b", "p", "c", "d"]
+
+
+def test_every_check_is_weighed_as_measured() -> None:
+    """The machine's searches are the heaviest, the office effects and same-instant checks
+    next, the window checks lightest (docs/bench.md, the deep search)."""
+    from conformance.properties.catalogue import PROPERTIES
+
+    searches = [check.weight for check in PROPERTIES if check.search is not None]
+    others = [check.weight for check in PROPERTIES if check.search is None]
+    assert min(searches) > max(others) and min(others) == 1
 
 
 def test_a_worker_masks_the_run_s_stream_and_key_from_the_implementation(tmp_path: Path) -> None:
