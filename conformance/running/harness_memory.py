@@ -54,12 +54,13 @@ class HarnessMemory:
         """A worker that ended without finishing its session left the run without the records
         of what it was running."""
         if error is not None:
-            said = f"worker {node.gateway.id} ended without finishing: {error}"
-            self.fault = said if self.fault is None else f"{self.fault}; {said}"
+            self._faulted(f"worker {node.gateway.id} ended without finishing: {error}")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport) -> None:
-        said = f"a worker ended while running {crashitem}"
+        self._faulted(f"a worker ended while running {crashitem}")
+
+    def _faulted(self, said: str) -> None:
         self.fault = said if self.fault is None else f"{self.fault}; {said}"
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
