@@ -217,10 +217,13 @@ class OfficeEffects:
         """One wake and its checks; the run it was reported merged into, if any."""
         before = self.observe()
         expected, result = self.answer(op)
+        after = self.observe()
         outcome = None if result is None else result.outcome
         merged = outcome is Outcome.COALESCED
+        decided_degraded = not merged and expected.degraded
+        if decided_degraded and not self.model.settle_fault(degraded_moved(before, after)):
+            expected = self.model.predict(op)
         self.then_outcome(expected, merged)
-        after = self.observe()
         if merged or (outcome is Outcome.DEDUPLICATED and expected.duplicate):
             if merged:
                 self.check_merged(result, op, after)
@@ -247,14 +250,14 @@ class OfficeEffects:
         if isinstance(op, Raw):
             if op.degraded:
                 driver.fail_next_count_read()
-                self.model.fault_armed = True
+                self.model.arm_fault()
             expected = self.model.raw(op)
             return expected, driver.enqueue_wake(
                 op.agent_id, op.reason, op.payload, dedup_key=op.dedup_key
             )
         if op.degraded:
             driver.fail_next_count_read()
-            self.model.fault_armed = True
+            self.model.arm_fault()
         expected = self.model.assignment(op)
         assign = driver.assign_task_keyless if op.keyless else driver.assign_task
         result = assign(op.task_id, op.assignee, acting_agent_id=op.acting)
@@ -573,7 +576,7 @@ class OfficeEffects:
             {reason: amount for reason, amount in moves.items() if amount},
             ("AC-OFFICE-ASSIGN-RATE-003.1/counted-by-reason",),
         )
-        self.model.fault_armed = self.model.fault_armed and not degraded
+        self.note_fault_in_batch(degraded, merged)
         self.check_batch_warnings(before, op, refused, observed)
         self.check_labels(after)
         added = after.ids() - before.ids()
@@ -592,12 +595,20 @@ class OfficeEffects:
 
     def degraded_in_batch(self, before: Observation, after: Observation, decided: int) -> int:
         """With a fault armed, one count read of the batch may fail, or none: whether reads made
-        inside a concurrent batch meet a hook armed outside it is the implementation's (the
-        reference's batch workers do not). The counter says which; more than one is wrong."""
+        inside a concurrent batch meet a hook armed outside it is the implementation's. The
+        counter says which; more than one is wrong."""
         if not self.model.fault_armed or not decided:
             return 0
-        label = after.telemetry.label_of(RateLimitReason.COUNT_READ_FAILED)
-        return int(moves_between(before.telemetry, after.telemetry).get(label) == 1)
+        return int(degraded_moved(before, after))
+
+    def note_fault_in_batch(self, degraded: int, merged: int) -> None:
+        """A degraded wake spent the fault. Without one, a wake of the batch that merged may
+        still have spent it: its read failed, and deciding it again it found a sibling's run
+        to merge into (the reference retries in a fresh transaction)."""
+        if degraded:
+            self.model.fault_armed = self.model.fault_maybe_spent = False
+        elif merged and self.model.fault_armed:
+            self.model.fault_maybe_spent = True
 
     def settle_every_run(self, runs: list[Run], added: set[str], status: RunStatus) -> None:
         """Mark every stored run as the features' step does, the batch's own rows among them."""
@@ -668,6 +679,12 @@ class OfficeEffects:
         if expected.refused:
             self.steps.add("Then", "the run queue is exactly as it was before that wake")
         self.steps.add("Then", LABEL_SCAN)
+
+
+def degraded_moved(before: Observation, after: Observation) -> bool:
+    """Whether the counter shows exactly one degraded admission between the two reads."""
+    label = after.telemetry.label_of(RateLimitReason.COUNT_READ_FAILED)
+    return moves_between(before.telemetry, after.telemetry).get(label) == 1
 
 
 def fields_of(warnings: list[WarningLog]) -> list[dict[str, object]]:

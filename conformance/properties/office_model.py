@@ -128,6 +128,10 @@ class OfficeModel:
     fault_armed: bool = False
     """A count read is to fail: the next wake the gate decides by a count is degraded (a wake
     merged upstream reads no count, so the fault waits for the next one)."""
+    fault_maybe_spent: bool = False
+    """The armed fault may be spent unseen: a batch wake whose read failed may have been decided
+    again in a fresh transaction and merged into a sibling's run, moving no counter. The next
+    wake decided by a count shows which (`settle_fault`)."""
 
     # -- what is stored ---------------------------------------------------
 
@@ -148,11 +152,24 @@ class OfficeModel:
         row.counts_for, row.shape = row.bucket, Shape.AGENT
         self.runs[run_id] = row
 
+    def arm_fault(self) -> None:
+        self.fault_armed, self.fault_maybe_spent = True, False
+
+    def settle_fault(self, moved_degraded: bool) -> bool:
+        """Whether a wake the model called degraded is judged as one: unless the fault may have
+        been spent unseen and the counter shows no degraded admission, in which case it was
+        spent, and the wake is judged anew."""
+        maybe, self.fault_maybe_spent = self.fault_maybe_spent, False
+        if maybe and not moved_degraded:
+            self.fault_armed = False
+            return False
+        return True
+
     def restart(self) -> None:
         """A restart keeps the store and drops what a process held, an armed fault among it
         (docs/protocol.md, Restart)."""
         self.restarted = True
-        self.fault_armed = False
+        self.fault_armed = self.fault_maybe_spent = False
 
     def delete(self, run_id: str) -> None:
         self.runs.pop(run_id, None)
@@ -204,6 +221,13 @@ class OfficeModel:
         )
 
     # -- what a wake must do --------------------------------------------
+
+    def predict(self, op: Assign | Produce | Raw) -> Expected:
+        if isinstance(op, Produce):
+            return self.produced(op)
+        if isinstance(op, Raw):
+            return self.raw(op)
+        return self.assignment(op)
 
     def assignment(self, op: Assign) -> Expected:
         if not op.assignee:

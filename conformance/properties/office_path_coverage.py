@@ -20,7 +20,6 @@ from conformance.properties.hostile_data import TASK_ASSIGNED
 from conformance.properties.office_model import (
     ODD_ROW_CLAUSES,
     UNATTRIBUTED,
-    Expected,
     OfficeModel,
     StoredRun,
     bucket_of,
@@ -71,8 +70,8 @@ class Coverage:
 
     def wake(self, op: Assign | Produce | Raw) -> None:
         if arms_the_fault(op):
-            self.model.fault_armed = True
-        expected = self.predict(op)
+            self.model.arm_fault()
+        expected = self.model.predict(op)
         if expected.duplicate:
             return
         if expected.merges_into is not None:
@@ -141,13 +140,6 @@ class Coverage:
             *(("after-degraded",) if any(run.path == "degraded" for run in runs) else ()),
             *(("after-relabel",) if self.model.relabelled else ()),
         )
-
-    def predict(self, op: Assign | Produce | Raw) -> Expected:
-        if isinstance(op, Produce):
-            return self.model.produced(op)
-        if isinstance(op, Raw):
-            return self.model.raw(op)
-        return self.model.assignment(op)
 
     def pairs(self) -> set[Pair]:
         """The met (effect, path) pairs as the inventory's (clause, path) pairs."""
