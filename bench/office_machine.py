@@ -39,10 +39,9 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance.adapters.factory import open_driver
-from conformance.driver import Description
+from conformance.driver import Description, Driver
 from conformance.properties.hostile_data import ACTING_AGENTS, ASSIGNEES, OFFICE_TASKS
 from conformance.properties.office_effects import OfficeEffects
-from conformance.properties.office_model import OfficeModel
 from conformance.properties.office_operations import (
     EFFECT_SETTLED,
     REPEAT_GAPS,
@@ -60,7 +59,7 @@ from conformance.properties.office_operations import (
     gaps,
     raw_wakes,
 )
-from conformance.properties.test_office_effects import constants_of, powers_of
+from conformance.properties.test_office_effects import constants_of, model_of, powers_of
 
 START = datetime(2026, 2, 2, 8, 0, tzinfo=UTC)
 STEPS = 14
@@ -91,19 +90,12 @@ class Search:
         self.powers: Powers = powers_of(self.description)
         self.performed: list[Operation] = []
 
-    def driver(self) -> Any:
+    def driver(self) -> Driver:
         return open_driver(self.impl, None, Path(tempfile.mkdtemp(dir=self.scratch)))
 
-    def effects(self, driver: Any) -> OfficeEffects:
-        office = constants_of(self.description)
-        model = OfficeModel(
-            self.powers.allowance,
-            self.powers.window,
-            False,
-            coalesce_window=timedelta(seconds=office.coalesce_window_seconds),
-            lookback=timedelta(seconds=office.dedup_lookback_seconds),
-        )
-        effects = OfficeEffects(driver, model, office.vocabulary)
+    def effects(self, driver: Driver) -> OfficeEffects:
+        vocabulary = constants_of(self.description).vocabulary
+        effects = OfficeEffects(driver, model_of(self.description), vocabulary)
         effects.prepare()
         self.performed = []
         return effects

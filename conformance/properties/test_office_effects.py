@@ -55,6 +55,18 @@ def powers_of(description: Description) -> Powers:
     )
 
 
+def model_of(description: Description) -> OfficeModel:
+    """The model of an empty store, by the constants and the OF-4 reading it declares."""
+    powers, office = powers_of(description), constants_of(description)
+    return OfficeModel(
+        powers.allowance,
+        powers.window,
+        description.reading_of("OF-4") == OF4_COUNTED,
+        coalesce_window=timedelta(seconds=office.coalesce_window_seconds),
+        lookback=timedelta(seconds=office.dedup_lookback_seconds),
+    )
+
+
 @given(data=st.data())
 def test_every_operation_shows_what_the_model_says(
     drivers: Drivers, description: Description, budget: Budget, data: st.DataObject
@@ -63,16 +75,8 @@ def test_every_operation_shows_what_the_model_says(
     schedule = data.draw(
         effect_schedules(powers, START, 14, RESTARTS_PER_EXAMPLE[budget]), label="schedule"
     )
-    office = constants_of(description)
-    model = OfficeModel(
-        powers.allowance,
-        powers.window,
-        description.reading_of("OF-4") == OF4_COUNTED,
-        coalesce_window=timedelta(seconds=office.coalesce_window_seconds),
-        lookback=timedelta(seconds=office.dedup_lookback_seconds),
-    )
     with drivers.fresh() as driver:
-        effects = OfficeEffects(driver, model, office.vocabulary)
+        effects = OfficeEffects(driver, model_of(description), constants_of(description).vocabulary)
         with effects.kept_as_scenario():
             effects.prepare()
             for operation in schedule:

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from conformance.adapters.factory import open_driver
 from conformance.driver import CallOutcome, ConcurrentCall, Driver, Outcome
 from conformance.properties.office_effects import OfficeEffects
-from conformance.properties.office_model import OfficeModel
 from conformance.properties.office_operations import Assign, Batch
+from conformance.properties.test_office_effects import constants_of, model_of
 
 pytestmark = pytest.mark.cost(seconds=2)
 
@@ -67,16 +67,7 @@ class SpentInBatch:
 
 def effects_on(driver: Driver) -> OfficeEffects:
     description = driver.describe()
-    office = description.office
-    assert office is not None
-    model = OfficeModel(
-        office.allowance,
-        timedelta(seconds=office.window_seconds),
-        False,
-        coalesce_window=timedelta(seconds=office.coalesce_window_seconds),
-        lookback=timedelta(seconds=office.dedup_lookback_seconds),
-    )
-    return OfficeEffects(driver, model, office.vocabulary)
+    return OfficeEffects(driver, model_of(description), constants_of(description).vocabulary)
 
 
 @settings(
