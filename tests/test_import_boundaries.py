@@ -178,3 +178,14 @@ def test_the_steps_import_nothing_of_the_runner() -> None:
 def test_the_package_graph_sees_lazy_imports() -> None:
     """The cli imports strength and the inventory only inside its commands' bodies."""
     assert {"conformance.strength", "conformance.inventory"} <= package_graph()["conformance.cli"]
+
+
+MODULE_LINES = 700
+"""A module longer than this holds more than one idea; split it along them."""
+
+
+def test_no_module_of_the_kit_is_longer_than_one_idea_needs() -> None:
+    lengths = {
+        name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in modules().items()
+    }
+    assert {name: n for name, n in lengths.items() if n > MODULE_LINES} == {}

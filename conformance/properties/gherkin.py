@@ -25,6 +25,10 @@ class Steps:
         self.last = keyword
         self._lines.append(f"  {shown} {text}")
 
+    def table(self, header: tuple[str, str], rows: dict[str, str]) -> None:
+        """A data table under the step before, as the features indent theirs."""
+        self._lines += [f"      | {key} | {value} |" for key, value in [header, *rows.items()]]
+
 
 def instant_text(at: datetime) -> str:
     """An instant as the features write it: ISO 8601, UTC as `Z`."""

@@ -77,6 +77,7 @@ from conformance.properties.office_operations import (
     path_of,
     workspace_steps,
 )
+from conformance.properties.office_then_steps import then_effects, then_outcome
 from conformance.properties.surprises import Surprises
 from conformance.spec.clause_check import (
     ClauseViolation,
@@ -87,9 +88,6 @@ from conformance.spec.clause_check import (
 )
 
 REFUSAL_LOGGED = LOGGED_CLAUSES[REFUSAL]
-LABEL_SCAN = (
-    "no label of the rate-limit counter holds an identifier of a workspace, agent, task or run"
-)
 
 
 @dataclass(frozen=True)
@@ -223,7 +221,7 @@ class OfficeEffects:
         decided_degraded = not merged and expected.degraded
         if decided_degraded and not self.model.settle_fault(degraded_moved(before, after)):
             expected = self.model.predict(op)
-        self.then_outcome(expected, merged)
+        then_outcome(self.steps, expected, merged)
         if merged or (outcome is Outcome.DEDUPLICATED and expected.duplicate):
             if merged:
                 self.check_merged(result, op, after)
@@ -231,7 +229,7 @@ class OfficeEffects:
         else:
             self.check_outcome(expected, outcome)
             self.model.fault_armed = self.model.fault_armed and not expected.degraded
-        self.then_effects(expected)
+        then_effects(self.steps, expected)
         self.check_moves(before, after, expected.moves, expected.move_cites)
         if expected.warning is not None:
             self.check_warning(before, expected.warning)
@@ -644,41 +642,6 @@ class OfficeEffects:
             f"{refused} concurrent refusals, {len(fitting)} refusal warnings fit: "
             f"{fields_of(logged)}",
         )
-
-    # -- the scenario's Then steps -------------------------------------------
-
-    def then_outcome(self, expected: Expected, merged: bool) -> None:
-        if expected.outcomes == {None}:
-            self.steps.add("Then", "the assignment produced no wake")
-            return
-        shown = sorted(o.value for o in expected.outcomes if o is not None)
-        if merged:
-            shown = [shown[0], Outcome.COALESCED.value]
-        self.steps.add("Then", "the wake's outcome is " + " or ".join(f'"{o}"' for o in shown[:2]))
-
-    def then_effects(self, expected: Expected) -> None:
-        if expected.moves:
-            moves = " and ".join(
-                f"{reason.value} +{amount}" for reason, amount in expected.moves.items()
-            )
-            self.steps.add("Then", f"the rate-limit counters moved by that wake by: {moves}")
-        else:
-            self.steps.add("Then", "no rate-limit counter moved by that wake")
-        warning = expected.warning
-        if warning is not None:
-            self.steps.add("Then", f"a warning logged by that wake names the {warning.kind} with:")
-            rows = {**warning.carried}
-            if warning.observed_count is not None:
-                rows["observed_count"] = str(warning.observed_count)
-            self.lines.append("      | field | value |")
-            self.lines += [f"      | {name} | {value} |" for name, value in rows.items()]
-            for name in warning.absent:
-                self.steps.add("Then", f'that warning has no "{name}" field')
-            for name in warning.non_empty:
-                self.steps.add("Then", f'that warning has a non-empty "{name}" field')
-        if expected.refused:
-            self.steps.add("Then", "the run queue is exactly as it was before that wake")
-        self.steps.add("Then", LABEL_SCAN)
 
 
 def degraded_moved(before: Observation, after: Observation) -> bool:
