@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from functools import partial
+from functools import cache, partial
 
 from hypothesis import strategies as st
 from hypothesis.stateful import multiple, precondition, rule
@@ -366,14 +366,7 @@ class LeaseRules(DelegationRules):
         WR-8's reading, which the Gherkin scenarios pin.
         """
         lease = self.oracle.lease_duration
-        delta = data.draw(
-            st.one_of(
-                st.timedeltas(MICRO, lease / 3),
-                st.timedeltas(lease / 3, 2 * lease),
-                st.just(timedelta(hours=2)),
-            ),
-            label="by",
-        )
+        delta = data.draw(clock_steps(lease), label="by")
         target = self.oracle.now + delta
         expiries = self.oracle.live_expiries()
         aim = data.draw(st.booleans(), label="aim at an expiry")
@@ -496,3 +489,14 @@ class LeaseRules(DelegationRules):
             else "AC-ARMONIA-WORKREQ-001.5/non-members-cannot",
             f"{what} lists {request_id}, a request of {environment}",
         )
+
+
+@cache
+def clock_steps(lease: timedelta) -> st.SearchStrategy[timedelta]:
+    """A step of the clock: within a lease, past it, or far beyond. Built once per lease
+    duration: a strategy made anew at every draw costs Hypothesis more than the draw."""
+    return st.one_of(
+        st.timedeltas(MICRO, lease / 3),
+        st.timedeltas(lease / 3, 2 * lease),
+        st.just(timedelta(hours=2)),
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import TypeVar
 
 from hypothesis import strategies as st
@@ -163,6 +164,7 @@ def up_to(most: int) -> st.SearchStrategy[int]:
     return st.integers(0, 2**20).map(lambda drawn: 1 + drawn % max(most, 1))
 
 
+@cache
 def slices(available: int) -> st.SearchStrategy[int]:
     """Any slice up to 20, often one the originator can afford, so that lineages grow deep and
     wide enough to meet the caps and to narrow grants several levels down, and sometimes one
