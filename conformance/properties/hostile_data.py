@@ -92,6 +92,7 @@ def agent_payload(task_id: Any, acting: str, *, drop_task: bool = False) -> dict
     return {**fields, "actor_type": "agent", "actor_id": acting}
 
 
+@cache
 def odd_payloads() -> st.SearchStrategy[tuple[str, dict[str, Any] | str]]:
     """A raw wake's reason and payload (an object, or a text that is none): in scope and
     attributed, stamped with another actor type, of another reason, naming no task, or not

@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 
 from hypothesis import strategies as st
 
@@ -35,6 +36,17 @@ SETTLED: tuple[RunStatus, ...] = ("finished", "running", "claimed", "failed", "c
 property, whose oracle knows no coalescer, settles every run as one of these)."""
 EFFECT_SETTLED: tuple[RunStatus, ...] = ("queued", "queued", *SETTLED)
 """The effects schedules leave about one run in four queued, for a later wake to merge into."""
+SETTLING = st.sampled_from(EFFECT_SETTLED)
+ANY_TASK = st.sampled_from(OFFICE_TASKS)
+BUSY_TASK = st.sampled_from([OFFICE_TASKS[0], *OFFICE_TASKS])
+BUSIER_TASK = st.sampled_from([OFFICE_TASKS[0], OFFICE_TASKS[0], *OFFICE_TASKS])
+ANY_ASSIGNEE = st.sampled_from(ASSIGNEES)
+ASSIGNEE_OR_NONE = st.sampled_from([*ASSIGNEES, *ASSIGNEES, ""])
+ANY_ACTING = st.sampled_from(ACTING_AGENTS)
+ACTING_OR_USER = st.sampled_from([*ACTING_AGENTS, *ACTING_AGENTS, ""])
+"""The choices an operation draws, each built once: Hypothesis checks every strategy it has not
+seen before it draws, so one made anew at every draw costs more than the draw (the first task
+is the busiest, as the opening fills its window; an empty acting agent is a user)."""
 REPEAT_GAPS = st.one_of(
     st.integers(0, 999).map(lambda micros: micros * MICRO),
     st.integers(1, 6).map(lambda whole: timedelta(seconds=whole)),
@@ -206,12 +218,12 @@ def raw_wakes(
     keyed = draw(st.booleans(), label="keyed")
     key = f"raw-{serial}" if keyed else None
     degraded = powers.degraded and draw(st.integers(0, 3), label="degraded") == 0
-    return Raw(at, settle_as, draw(st.sampled_from(ASSIGNEES)), reason, payload, key, degraded)
+    return Raw(at, settle_as, draw(ANY_ASSIGNEE), reason, payload, key, degraded)
 
 
 def assignments(draw: st.DrawFn, at: datetime, settle_as: RunStatus, powers: Powers) -> Assign:
-    task_id = draw(st.sampled_from([OFFICE_TASKS[0], OFFICE_TASKS[0], *OFFICE_TASKS]))
-    assignee = draw(st.sampled_from([*ASSIGNEES, *ASSIGNEES, ""]), label="assignee")
+    task_id = draw(BUSIER_TASK)
+    assignee = draw(ASSIGNEE_OR_NONE, label="assignee")
     return assigned_by_someone(draw, at, settle_as, powers, task_id, assignee)
 
 
@@ -220,7 +232,7 @@ def assigned_by_someone(
 ) -> Assign:
     """The assignment made by an agent (keyed, keyless or with its count read failing) or by a
     user; an unassignment is always an agent's."""
-    acting = draw(st.sampled_from([*ACTING_AGENTS, *ACTING_AGENTS, ""]), label="acting")
+    acting = draw(ACTING_OR_USER, label="acting")
     if not acting and not assignee:
         assignee = ASSIGNEES[0]
     keyless = bool(acting) and powers.keyless and draw(st.booleans(), label="keyless")
@@ -237,25 +249,30 @@ def operation_kinds(powers: Powers, restarts_left: int | None, repeatable: bool)
     return kinds
 
 
+@cache
+def kind_of(kinds: tuple[str, ...]) -> st.SearchStrategy[str]:
+    """A kind of operation, its weight the times it is listed (built once per list)."""
+    return st.sampled_from(kinds)
+
+
 def one_operation(
     draw: st.DrawFn, kind: str, at: datetime, powers: Powers, serial: int, last: Assign
 ) -> Operation:
     """An operation of the kind drawn; `last` is the schedule's latest assignment, which a
     repeat makes again (same task, same assignee, by whoever acts now)."""
-    settle_as = draw(st.sampled_from(EFFECT_SETTLED))
+    settle_as = draw(SETTLING)
     if kind == "raw":
         return raw_wakes(draw, at, settle_as, serial, powers)
     if kind == "repeat":
         return assigned_by_someone(draw, at, settle_as, powers, last.task_id, last.assignee)
     if kind == "produce":
         producer = draw(st.sampled_from(powers.producers))
-        task_id, agent_id = draw(st.sampled_from(OFFICE_TASKS)), draw(st.sampled_from(ASSIGNEES))
+        task_id, agent_id = draw(ANY_TASK), draw(ANY_ASSIGNEE)
         return Produce(at, settle_as, producer, task_id, agent_id)
     if kind == "batch":
         size = draw(st.integers(2, 4))
-        chosen = tuple(draw(st.lists(st.sampled_from(ASSIGNEES), min_size=size, max_size=size)))
-        busy = st.sampled_from([OFFICE_TASKS[0], *OFFICE_TASKS])
-        task_id, acting = draw(busy), draw(st.sampled_from(ACTING_AGENTS))
+        chosen = tuple(draw(st.lists(ANY_ASSIGNEE, min_size=size, max_size=size)))
+        task_id, acting = draw(BUSY_TASK), draw(ANY_ACTING)
         return Batch(at, settle_as, task_id, chosen, acting)
     if kind == "restart":
         return Restart(at, settle_as)
@@ -279,14 +296,14 @@ def effect_schedules(
         now += draw(st.integers(0, 5)) * timedelta(seconds=1)
         acting = ACTING_AGENTS[index % len(ACTING_AGENTS)]
         closing = index == powers.allowance - 1
-        settle_as = draw(st.sampled_from(EFFECT_SETTLED)) if closing else "finished"
+        settle_as = draw(SETTLING) if closing else "finished"
         opening.append(Assign(now, settle_as, OFFICE_TASKS[0], ASSIGNEES[index % 2], acting))
     last = opening[-1]
     spread = st.one_of(gaps(powers.window), REPEAT_GAPS)
     rest: list[Operation] = []
     for serial in range(draw(st.integers(0, size), label="operations")):
         kinds = operation_kinds(powers, restarts, repeatable=bool(last.assignee))
-        kind = draw(st.sampled_from(kinds), label="operation")
+        kind = draw(kind_of(tuple(kinds)), label="operation")
         now += draw(REPEAT_GAPS if kind == "repeat" else spread, label="gap")
         operation = one_operation(draw, kind, now, powers, serial, last)
         if isinstance(operation, Restart) and restarts is not None:

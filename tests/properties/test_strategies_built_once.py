@@ -1,7 +1,8 @@
-"""The work-request machine's per-argument strategies are built once and draw as built anew.
+"""The models' per-argument strategies are built once and draw as built anew.
 
-A strategy made at every draw cost the machine a third of its time (Hypothesis checks each new
-one before it draws), so the factories the machine calls at every step are cached. A cached
+A strategy made at every draw cost the work-request machine a third of its time at the ci size
+(Hypothesis checks each new one before it draws), so the factories the models call at every step
+are cached. A cached
 strategy must draw what a fresh one draws from the same seed, and keep every branch listed for
 weight: `one_of` keeps a branch once by identity, so caching a part listed twice would change
 what the machine draws.
@@ -17,7 +18,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.properties.hostile_data import assignees, claimants, granting, permission_sets
+from conformance.properties.hostile_data import (
+    assignees,
+    claimants,
+    granting,
+    odd_payloads,
+    permission_sets,
+)
+from conformance.properties.office_operations import kind_of
 from conformance.properties.work_request_leases import clock_steps
 from conformance.properties.work_request_terms import slices
 
@@ -30,6 +38,8 @@ CACHED: dict[str, tuple[Callable[..., st.SearchStrategy[Any]], tuple[Any, ...]]]
     "claimants": (claimants, (None, "studio")),
     "slices": (slices, (7,)),
     "clock steps": (clock_steps, (timedelta(minutes=5),)),
+    "kinds of operation": (kind_of, (("assign", "assign", "raw", "batch"),)),
+    "odd payloads": (odd_payloads, ()),
 }
 
 
