@@ -1,8 +1,8 @@
 """The models' per-argument strategies are built once and draw as built anew.
 
-A strategy made at every draw cost the work-request machine a third of its time at the ci size
-(Hypothesis checks each new one before it draws), so the factories the models call at every step
-are cached. A cached
+A strategy made at every draw cost a short search of the work-request machine a quarter of its
+time (Hypothesis checks each new one before it draws), so the factories the models call at every
+step are cached. A cached
 strategy must draw what a fresh one draws from the same seed, and keep every branch listed for
 weight: `one_of` keeps a branch once by identity, so caching a part listed twice would change
 what the machine draws.
