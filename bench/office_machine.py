@@ -43,8 +43,11 @@ from conformance.driver import Description, Driver
 from conformance.properties.hostile_data import ACTING_AGENTS, ASSIGNEES, OFFICE_TASKS
 from conformance.properties.office_effects import OfficeEffects
 from conformance.properties.office_operations import (
-    EFFECT_SETTLED,
+    ANY_ACTING,
+    ANY_ASSIGNEE,
+    ANY_TASK,
     REPEAT_GAPS,
+    SETTLING,
     Assign,
     Batch,
     DeleteNewest,
@@ -59,7 +62,7 @@ from conformance.properties.office_operations import (
     gaps,
     raw_wakes,
 )
-from conformance.properties.test_office_effects import constants_of, model_of, powers_of
+from conformance.properties.test_office_effects import effects_of, powers_of
 
 START = datetime(2026, 2, 2, 8, 0, tzinfo=UTC)
 STEPS = 14
@@ -94,8 +97,7 @@ class Search:
         return open_driver(self.impl, None, Path(tempfile.mkdtemp(dir=self.scratch)))
 
     def effects(self, driver: Driver) -> OfficeEffects:
-        vocabulary = constants_of(self.description).vocabulary
-        effects = OfficeEffects(driver, model_of(self.description), vocabulary)
+        effects = effects_of(driver, self.description)
         effects.prepare()
         self.performed = []
         return effects
@@ -139,7 +141,7 @@ def as_a_machine(search: Search, examples: int, seed_value: int) -> None:
 
 def office_machine(search: Search) -> type[RuleBasedStateMachine]:
     powers = search.powers
-    settle = st.sampled_from(EFFECT_SETTLED)
+    settle = SETTLING
     gap = st.one_of(gaps(powers.window), REPEAT_GAPS)
 
     def drawn(make: Callable[[st.DrawFn], Operation]) -> st.SearchStrategy[Operation]:
@@ -197,9 +199,9 @@ def office_machine(search: Search) -> type[RuleBasedStateMachine]:
         @precondition(lambda _: powers.concurrent)
         @rule(
             after=gap,
-            task_id=st.sampled_from(OFFICE_TASKS),
-            acting=st.sampled_from(ACTING_AGENTS),
-            who=st.lists(st.sampled_from(ASSIGNEES), min_size=2, max_size=4),
+            task_id=ANY_TASK,
+            acting=ANY_ACTING,
+            who=st.lists(ANY_ASSIGNEE, min_size=2, max_size=4),
             settle_as=settle,
         )
         def assign_at_once(
@@ -211,8 +213,8 @@ def office_machine(search: Search) -> type[RuleBasedStateMachine]:
         @rule(
             after=gap,
             producer=st.sampled_from(powers.producers or ("none",)),
-            task_id=st.sampled_from(OFFICE_TASKS),
-            agent=st.sampled_from(ASSIGNEES),
+            task_id=ANY_TASK,
+            agent=ANY_ASSIGNEE,
         )
         def produce(self, after: timedelta, producer: str, task_id: str, agent: str) -> None:
             self.perform(Produce(START, "finished", producer, task_id, agent), after)

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.applicability import not_applicable
-from conformance.driver import Capability, Description, OfficeConstants, Producer
+from conformance.driver import Capability, Description, Driver, OfficeConstants, Producer
 from conformance.properties import RESTARTS_PER_EXAMPLE, Budget
 from conformance.properties.office_effects import OfficeEffects
 from conformance.properties.office_model import OF4_COUNTED, OfficeModel
@@ -55,16 +55,18 @@ def powers_of(description: Description) -> Powers:
     )
 
 
-def model_of(description: Description) -> OfficeModel:
-    """The model of an empty store, by the constants and the OF-4 reading it declares."""
+def effects_of(driver: Driver, description: Description) -> OfficeEffects:
+    """The checks on an empty store: the model by the constants and the OF-4 reading the
+    implementation declares, the counter read by its vocabulary."""
     powers, office = powers_of(description), constants_of(description)
-    return OfficeModel(
+    model = OfficeModel(
         powers.allowance,
         powers.window,
         description.reading_of("OF-4") == OF4_COUNTED,
         coalesce_window=timedelta(seconds=office.coalesce_window_seconds),
         lookback=timedelta(seconds=office.dedup_lookback_seconds),
     )
+    return OfficeEffects(driver, model, office.vocabulary)
 
 
 @given(data=st.data())
@@ -76,7 +78,7 @@ def test_every_operation_shows_what_the_model_says(
         effect_schedules(powers, START, 14, RESTARTS_PER_EXAMPLE[budget]), label="schedule"
     )
     with drivers.fresh() as driver:
-        effects = OfficeEffects(driver, model_of(description), constants_of(description).vocabulary)
+        effects = effects_of(driver, description)
         with effects.kept_as_scenario():
             effects.prepare()
             for operation in schedule:

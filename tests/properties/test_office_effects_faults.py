@@ -18,9 +18,8 @@ from hypothesis import strategies as st
 
 from conformance.adapters.factory import open_driver
 from conformance.driver import CallOutcome, ConcurrentCall, Driver, Outcome
-from conformance.properties.office_effects import OfficeEffects
 from conformance.properties.office_operations import Assign, Batch
-from conformance.properties.test_office_effects import constants_of, model_of
+from conformance.properties.test_office_effects import effects_of
 
 pytestmark = pytest.mark.cost(seconds=2)
 
@@ -65,11 +64,6 @@ class SpentInBatch:
         return wake
 
 
-def effects_on(driver: Driver) -> OfficeEffects:
-    description = driver.describe()
-    return OfficeEffects(driver, model_of(description), constants_of(description).vocabulary)
-
-
 @settings(
     max_examples=1, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -80,7 +74,7 @@ def test_a_fault_a_merging_batch_may_have_spent_is_judged_by_what_the_next_wake_
     reference = open_driver("reference", None, Path(mkdtemp(dir=tmp_path)))
     driver = SpentInBatch(reference)
     try:
-        effects = effects_on(driver)  # type: ignore[arg-type]
+        effects = effects_of(driver, driver.describe())  # type: ignore[arg-type]
         schedule = [
             Assign(START, "queued", "T-200", "cy", "bob"),
             # a user's assignment reads no count: the fault it arms stays armed
