@@ -13,6 +13,7 @@ from typing import Any, Final
 from hypothesis import strategies as st
 
 from conformance.driver import Permissions
+from conformance.properties.weighted import weighted
 
 # --------------------------------------------------------------------------
 # Office: who acts, which tasks, and the payloads the gate must read exactly
@@ -282,7 +283,7 @@ def assignees(environment: str) -> st.SearchStrategy[str | None]:
     """Mostly nobody or a member of the originator's environment, sometimes anyone at all (a
     member of the other environment only, or of none)."""
     members = st.sampled_from(ENVIRONMENT_MEMBERS[environment])
-    return st.one_of(st.none(), st.none(), members, members, st.sampled_from(PRINCIPALS))
+    return weighted((2, st.none()), (2, members), (1, st.sampled_from(PRINCIPALS)))
 
 
 @cache
@@ -290,4 +291,4 @@ def claimants(assignee: str | None, environment: str) -> st.SearchStrategy[str]:
     """Mostly someone entitled to claim the request, sometimes anyone at all."""
     members = ENVIRONMENT_MEMBERS[environment]
     entitled = st.just(assignee) if assignee is not None else st.sampled_from(members)
-    return st.one_of(entitled, entitled, st.sampled_from(PRINCIPALS))
+    return weighted((2, entitled), (1, st.sampled_from(PRINCIPALS)))

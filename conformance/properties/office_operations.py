@@ -29,6 +29,7 @@ from conformance.properties.hostile_data import (
     OFFICE_WORKSPACE,
     odd_payloads,
 )
+from conformance.properties.weighted import weighted
 
 MICRO = timedelta(microseconds=1)
 SETTLED: tuple[RunStatus, ...] = ("finished", "running", "claimed", "failed", "cancelled")
@@ -197,14 +198,12 @@ def gaps(window: timedelta) -> st.SearchStrategy[timedelta]:
     """None, microseconds or seconds (bursts, most often, so that windows fill), most of a
     window, or a window's edge."""
     seconds = st.integers(1, 30).map(lambda whole: timedelta(seconds=whole))
-    return st.one_of(
-        st.just(timedelta(0)),
-        st.integers(1, 999).map(lambda micros: micros * MICRO),
-        seconds,
-        seconds,
-        seconds,
-        st.integers(60, window // timedelta(seconds=1)).map(lambda s: timedelta(seconds=s)),
-        st.sampled_from([window - MICRO, window, window + MICRO]),
+    return weighted(
+        (1, st.just(timedelta(0))),
+        (1, st.integers(1, 999).map(lambda micros: micros * MICRO)),
+        (3, seconds),
+        (1, st.integers(60, window // timedelta(seconds=1)).map(lambda s: timedelta(seconds=s))),
+        (1, st.sampled_from([window - MICRO, window, window + MICRO])),
     )
 
 

@@ -29,6 +29,7 @@ from conformance.properties.hostile_data import (
     ENVIRONMENT_MEMBERS,
     ROOT_SESSIONS,
 )
+from conformance.properties.weighted import weighted
 from conformance.spec.clause_check import Cite, Detail, cites_of, expect, port_requires
 from conformance.spec.evidence import current_ledger
 
@@ -171,7 +172,7 @@ def slices(available: int) -> st.SearchStrategy[int]:
     just beyond what it has left (what its other children were carved counts against it)."""
     affordable = up_to(available)
     beyond = st.integers(1, 8).map(lambda extra: max(available, 0) + extra)
-    return st.one_of(st.integers(-3, 20), affordable, affordable, beyond)
+    return weighted((1, st.integers(-3, 20)), (2, affordable), (1, beyond))
 
 
 forgeries = st.sampled_from(["as granted", "by another principal", "one generation ahead"])
