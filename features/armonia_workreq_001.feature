@@ -342,6 +342,26 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     And "bob" publishes "survey" with result "s3://reports/bob"
     Then "survey" is completed with result "s3://reports/bob" by "bob" under his current lease
 
+  # Whether a lease is still live at its very expiry instant is WR-8's to read, but one
+  # implementation reads it one way for every operation: the holder's heartbeat there shows which.
+  @AC-ARMONIA-WORKREQ-001.4 @clause:expired-cannot-publish
+  Scenario: At the exact expiry instant the holder's publish reads the lease as its heartbeat did
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When the lease duration passes
+    And "bob" tries to heartbeat "survey"
+    And "bob" tries to publish "survey" with result "s3://reports/bob"
+    Then that attempt read the lease at that instant as the heartbeat did
+
+  @AC-ARMONIA-WORKREQ-001.4 @clause:claimable-again
+  Scenario: At the exact expiry instant a rival's claim reads the lease as the holder's heartbeat did
+    Given session "root" has delegated "survey" by spawn with a slice of 100
+    And "bob" has claimed "survey"
+    When the lease duration passes
+    And "bob" tries to heartbeat "survey"
+    And "carol" tries to claim "survey"
+    Then that attempt read the lease at that instant as the heartbeat did
+
   @AC-ARMONIA-WORKREQ-001.4 @interpretation:WR-20 @clause:expired-cannot-publish
   @clause:claimable-again
   Scenario: A publish long after the lease expired is refused
@@ -405,7 +425,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
 
   @AC-ARMONIA-WORKREQ-001.5 @interpretation:WR-17 @clause:members-list
   Scenario: Members see every open and in-progress request, never completed ones
-    Given session "root" has delegated "survey" by spawn with a slice of 100
+    # "survey" is bob's to do; every member sees it all the same
+    Given session "root" has delegated "survey" by spawn with a slice of 100 for "bob"
     And session "root" has delegated "draft" by subagent with a slice of 100
     And session "root" has delegated "review" by spawn with a slice of 100
     And the child session of "survey" has delegated "fact check" by subagent with a slice of 10
@@ -543,6 +564,7 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
     Examples:
       | case                             | holder | fence                             | result                 |
       | another result                   | bob    | under his lease                   | s3://reports/survey-v2 |
+      | a result differing only in case  | bob    | under his lease                   | s3://reports/Survey    |
       | another holder                   | carol  | under the lease "bob" was granted | s3://reports/survey    |
       | a generation ahead               | bob    | one generation ahead of his lease | s3://reports/survey    |
 

@@ -220,6 +220,17 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And agent "ada" assigns task "42" to "ada"
     Then the wake's outcome is "rate_limited"
 
+  # A task id made of spaces is a string, and not an empty one: it names a task (whether such a
+  # task could be created is another matter), so its wakes share that task's allowance.
+  @AC-OFFICE-ASSIGN-RATE-002.3 @clause:shapes
+  Scenario: A wake whose task id is only spaces names a task, so its wakes are limited, not unattributed
+    When a "task_assigned" wake for agent "bob" is enqueued without a key, N times, 1 minute apart, with payload: {"task_id": " ", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
+    Then each of those wakes was "queued"
+    And no rate-limit counter moved by those wakes
+    When 1 minute passes
+    And a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: {"task_id": " ", "workspace_id": "acme", "actor_type": "agent", "actor_id": "ada"}
+    Then the wake's outcome is "rate_limited"
+
   @AC-OFFICE-ASSIGN-RATE-002.3 @clause:only-in-scope
   Scenario Outline: A wake outside the allowance's scope is never counted as unattributed: <case>
     When a "task_assigned" wake for agent "bob" is enqueued without a key, with payload: <payload>

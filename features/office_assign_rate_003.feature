@@ -104,11 +104,14 @@ Feature: REQ-OFFICE-ASSIGN-RATE-003 A refused wake always leaves a trace
   # ---------------------------------------------------------------------------
 
   @AC-OFFICE-ASSIGN-RATE-003.2 @clause:no-identifier-labels
-  Scenario: Refusals on two tasks by two agents land in one series and leak no identifier
-    Given a task "T-200" in workspace "acme" with no assignee
+  Scenario: Refusals on two tasks of two workspaces by two agents land in one series and leak no identifier
+    # a label derived from an identifier (a hash of the workspace, say) shows as a second series
+    Given a workspace "globex"
+    And agents "cy" in workspace "globex" who may assign tasks
+    And a task "T-200" in workspace "globex" with no assignee
     When agent "ada" assigns task "T-100" to "ada" N + 1 times, 1 minute apart
     Then wake N + 1 of that series was "rate_limited"
-    When agent "bob" assigns task "T-200" to "bob" N + 1 times, 1 minute apart
+    When agent "cy" assigns task "T-200" to "cy" N + 1 times, 1 minute apart
     Then wake N + 1 of that series was "rate_limited"
     When the newest run's wake is delivered again
     Then the wake's outcome is "deduplicated"

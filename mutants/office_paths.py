@@ -12,20 +12,23 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from prometheus_client import Counter
 from sqlalchemy import ColumnElement, Select, func, select
 
 from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.collation import folded
 from conformance.mutants.mutant import Mutant
 from conformance.mutants.office_count import counting_with
-from conformance.mutants.office_reporting import RATE_LIMIT_HELP, ReportingGate
+from conformance.mutants.office_reporting import (
+    LabelledTelemetry,
+    ReportingGate,
+    TaskLabellingGate,
+)
 from conformance.reference.office import service as office_service
 from conformance.reference.office.classifier import GateSubject
 from conformance.reference.office.constants import AGENT_ACTOR, ASSIGNMENT_WINDOW, TASK_ASSIGNED
 from conformance.reference.office.gate import AllowanceGate
 from conformance.reference.office.models import Run
-from conformance.reference.office.telemetry import OfficeTelemetry, RateLimitReason
+from conformance.reference.office.telemetry import RateLimitReason
 from conformance.reference.office.wake import Wake
 
 LOG_THROTTLE = timedelta(minutes=1)
@@ -169,31 +172,20 @@ class MergeBlindRefusalLogGate(ReportingGate):
         super()._report_refusal(wake, subject, observed)
 
 
-class DegradedTaskLabelTelemetry(OfficeTelemetry):
+class DegradedTaskLabelTelemetry(LabelledTelemetry):
     """The counter gains a task label, filled only when a count read failed (to find the task
     whose reads fail), empty otherwise."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.registry.unregister(self._rate_limit)
-        self._rate_limit = Counter(
-            "office_assignment_rate_limit",
-            RATE_LIMIT_HELP,
-            ["reason", "task"],
-            registry=self.registry,
-        )
-        self.task = ""
+    label = "task"
 
     def rate_limited(self, reason: RateLimitReason) -> None:
-        task = self.task if reason is RateLimitReason.COUNT_READ_FAILED else ""
-        self._rate_limit.labels(reason=reason.value, task=task).inc()
+        if reason is not RateLimitReason.COUNT_READ_FAILED:
+            self.value = ""
+        super().rate_limited(reason)
 
 
-class DegradedTaskLabellingGate(ReportingGate):
-    def _warn(self, reason: RateLimitReason, message: str, **fields: Any) -> None:
-        if isinstance(self._telemetry, DegradedTaskLabelTelemetry):
-            self._telemetry.task = str(fields.get("task_id", ""))
-        super()._warn(reason, message, **fields)
+class DegradedTaskLabellingGate(TaskLabellingGate, ReportingGate):
+    """Hands the task to the counter as a label, and reports as `ReportingGate` does."""
 
 
 def _gate(replacement: type[Any]) -> Patch:

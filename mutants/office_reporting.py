@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from datetime import datetime
 from typing import Any
@@ -13,9 +14,9 @@ from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
 from conformance.reference.office import gate as reference_gate
 from conformance.reference.office import service as office_service
-from conformance.reference.office.classifier import GateSubject
+from conformance.reference.office.classifier import GateSubject, parse_object
 from conformance.reference.office.constants import ASSIGNMENT_ALLOWANCE
-from conformance.reference.office.gate import AllowanceGate
+from conformance.reference.office.gate import AllowanceGate, CountUnavailable, GateVerdict
 from conformance.reference.office.telemetry import OfficeTelemetry, RateLimitReason
 from conformance.reference.office.wake import Wake
 
@@ -77,8 +78,10 @@ class ExhaustionCountingGate(AllowanceGate):
         return observed
 
 
-class TaskLabelledTelemetry(OfficeTelemetry):
-    """The rate-limit counter gains a task_id label, so each task has its own series."""
+class LabelledTelemetry(OfficeTelemetry):
+    """The rate-limit counter gains one more label, whose value the gate sets before it counts."""
+
+    label = "task_id"
 
     def __init__(self) -> None:
         super().__init__()
@@ -86,22 +89,50 @@ class TaskLabelledTelemetry(OfficeTelemetry):
         self._rate_limit = Counter(
             "office_assignment_rate_limit",
             RATE_LIMIT_HELP,
-            ["reason", "task_id"],
+            ["reason", self.label],
             registry=self.registry,
         )
-        self.task_id = ""
+        self.value = ""
 
     def rate_limited(self, reason: RateLimitReason) -> None:
-        self._rate_limit.labels(reason=reason.value, task_id=self.task_id).inc()
+        self._rate_limit.labels(reason.value, self.value).inc()
 
 
 class TaskLabellingGate(AllowanceGate):
     """Hands the task of each refusal or degraded admission to the counter as a label."""
 
     def _warn(self, reason: RateLimitReason, message: str, **fields: Any) -> None:
-        if isinstance(self._telemetry, TaskLabelledTelemetry):
-            self._telemetry.task_id = str(fields.get("task_id", ""))
+        if isinstance(self._telemetry, LabelledTelemetry):
+            self._telemetry.value = str(fields.get("task_id", ""))
         super()._warn(reason, message, **fields)
+
+
+class TenantLabelledTelemetry(LabelledTelemetry):
+    """Series per tenant, its workspace id hashed "so that no identifier leaks"."""
+
+    label = "tenant"
+
+
+class TenantLabellingGate(AllowanceGate):
+    """Hands a hash of each wake's workspace to the counter as a label."""
+
+    def admits(self, session: Session, wake: Wake, now: datetime) -> bool:
+        self._label(wake)
+        return super().admits(session, wake, now)
+
+    def unread_verdict(self, failure: CountUnavailable) -> GateVerdict:
+        verdict = super().unread_verdict(failure)
+
+        def admits_unread(session: Session, wake: Wake, now: datetime) -> bool:
+            self._label(wake)
+            return verdict(session, wake, now)
+
+        return admits_unread
+
+    def _label(self, wake: Wake) -> None:
+        workspace = (parse_object(wake.payload) or {}).get("workspace_id")
+        if isinstance(self._telemetry, LabelledTelemetry) and isinstance(workspace, str):
+            self._telemetry.value = hashlib.sha256(workspace.encode()).hexdigest()[:12]
 
 
 class SeparateSurfaceTelemetry(OfficeTelemetry):
@@ -140,8 +171,18 @@ MUTANTS = [
         Capability.OFFICE,
         "labels the rate-limit counter with the task id as well as the reason",
         lambda: [
-            Patch(office_service, "OfficeTelemetry", TaskLabelledTelemetry),
+            Patch(office_service, "OfficeTelemetry", LabelledTelemetry),
             _gate(TaskLabellingGate),
+        ],
+    ),
+    Mutant(
+        "counter_labelled_with_workspace_hash",
+        "AC-OFFICE-ASSIGN-RATE-003.2",
+        Capability.OFFICE,
+        "labels the rate-limit counter with a hash of the wake's workspace id",
+        lambda: [
+            Patch(office_service, "OfficeTelemetry", TenantLabelledTelemetry),
+            _gate(TenantLabellingGate),
         ],
     ),
     Mutant(

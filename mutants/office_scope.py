@@ -59,6 +59,14 @@ def lenient_gate_subject(reason: str, facts: PayloadFacts) -> GateSubject:
     return gate_subject(reason, facts)
 
 
+def blank_task_taken_for_none(reason: str, facts: PayloadFacts) -> GateSubject:
+    """Tests the task id for blankness, not emptiness: a task id of spaces is taken for none, so
+    its wakes are admitted unattributed and never limited."""
+    if facts.task_key and not facts.task_key.strip():
+        facts = replace(facts, task_key="")
+    return gate_subject(reason, facts)
+
+
 def any_caller_is_an_agent(
     task: Task, agent_id: str, acting_agent_id: str, generation: int | None
 ) -> Wake:
@@ -166,6 +174,13 @@ MUTANTS = [
             Patch(office_wake, "read_payload", coercing_read_payload),
             Patch(office_models, "read_payload", coercing_read_payload),
         ],
+    ),
+    Mutant(
+        "blank_task_unattributed",
+        "AC-OFFICE-ASSIGN-RATE-002.3",
+        Capability.OFFICE,
+        "takes a task id of spaces for no task: its wakes are counted unattributed, never limited",
+        lambda: [Patch(reference_gate, "gate_subject", blank_task_taken_for_none)],
     ),
     Mutant(
         "keyless_bypasses_gate",

@@ -11,13 +11,15 @@ from conformance.adapters.patched import Capability, Patch
 from conformance.mutants.mutant import Mutant
 from conformance.reference.errors import LeaseHeld
 from conformance.reference.workreq import lease
+from conformance.reference.workreq import service as workreq_service
 from conformance.reference.workreq.lease import LeaseStatements, LiveRule
 from conformance.reference.workreq.lease import claim as reference_claim
 from conformance.reference.workreq.lease import heartbeat as reference_heartbeat
 from conformance.reference.workreq.lease import refuse_claim as reference_refuse_claim
 from conformance.reference.workreq.models import REQUESTS, State, WorkRequestRecord
+from conformance.reference.workreq.service import is_exact_retry
 from conformance.reference.workreq.store import Executor
-from conformance.reference.workreq.views import LeaseView
+from conformance.reference.workreq.views import CompletionView, LeaseView
 
 
 def holds_lease_on_any_request(live: LiveRule) -> ColumnElement[bool]:
@@ -58,6 +60,37 @@ def state_guarded_completion() -> LeaseStatements:
         REQUESTS.c.state != State.COMPLETED.value
     )
     return replace(lease.STATEMENTS, completion=lease.completion_statement(unfenced))
+
+
+def live_through_expiry(
+    expires_at: ColumnElement[datetime | None], now: ColumnElement[datetime]
+) -> ColumnElement[bool]:
+    """A lease still live at its very expiry instant (WR-8's other reading), for one operation
+    of three while the other two keep the reference's."""
+    return expires_at >= now
+
+
+def claim_held_at_expiry() -> LeaseStatements:
+    """The claim reads a lease live at its expiry instant; heartbeat and publish, expired."""
+    return replace(lease.STATEMENTS, claim=lease.claim_statement(live_through_expiry))
+
+
+def publish_live_at_expiry() -> LeaseStatements:
+    """The completion fence reads a lease live at its expiry instant; claim and heartbeat,
+    expired."""
+    fence = lease.holds_live_lease(live_through_expiry)
+    return replace(lease.STATEMENTS, completion=lease.completion_statement(fence))
+
+
+def retry_matched_folded(
+    recorded: CompletionView, holder: str, generation: int, result_ref: str
+) -> bool:
+    """Takes a publish for an exact retry when its result differs only in case or trailing
+    spaces, as a case-insensitive collation compares them: another result is answered as done."""
+    return is_exact_retry(recorded, holder, generation, result_ref) or (
+        (recorded.holder, recorded.generation) == (holder, generation)
+        and recorded.result_ref.rstrip(" ").lower() == result_ref.rstrip(" ").lower()
+    )
 
 
 def claim_keeping_holder_generation(
@@ -104,6 +137,22 @@ MUTANTS = [
         lambda: [Patch(lease, "claim", claim_refused_while_in_progress)],
     ),
     Mutant(
+        "claim_held_at_expiry_instant",
+        "AC-ARMONIA-WORKREQ-001.4",
+        Capability.WORK_REQUESTS,
+        "the claim takes a lease for live at its expiry instant, the heartbeat for expired: "
+        "there, neither the holder nor anyone else may act",
+        lambda: [Patch(lease, "STATEMENTS", claim_held_at_expiry())],
+    ),
+    Mutant(
+        "publish_at_expiry_instant",
+        "AC-ARMONIA-WORKREQ-001.4",
+        Capability.WORK_REQUESTS,
+        "the completion fence takes a lease for live at its expiry instant, the heartbeat for "
+        "expired: a holder told its lease expired still publishes there",
+        lambda: [Patch(lease, "STATEMENTS", publish_live_at_expiry())],
+    ),
+    Mutant(
         "assignee_ignored_under_forbidden_reading",
         "AC-ARMONIA-WORKREQ-001.4",
         Capability.WORK_REQUESTS,
@@ -135,6 +184,14 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "a holder reclaiming its own expired lease keeps its old generation",
         lambda: [Patch(lease, "claim", claim_keeping_holder_generation)],
+    ),
+    Mutant(
+        "retry_matched_ignoring_case",
+        "AC-ARMONIA-WORKREQ-001.6",
+        Capability.WORK_REQUESTS,
+        "takes a publish of a completed request whose result differs only in case for an exact "
+        "retry, and answers it as done instead of refusing it",
+        lambda: [Patch(workreq_service, "is_exact_retry", retry_matched_folded)],
     ),
     Mutant(
         "heartbeat_ignores_generation",

@@ -22,6 +22,18 @@ class EmptyForOutsidersService(WorkRequestService):
         return super().list_requests(environment_id, principal)
 
 
+class OwnQueueListingService(WorkRequestService):
+    """Lists a member's own queue: what nobody or the member is assigned, not what is someone
+    else's, though every one of them is open or in progress in the environment."""
+
+    def list_requests(self, environment_id: str, principal: str) -> list[RequestView]:
+        return [
+            view
+            for view in super().list_requests(environment_id, principal)
+            if view.assignee in (None, principal)
+        ]
+
+
 MUTANTS = [
     Mutant(
         "non_member_gets_empty_list",
@@ -29,5 +41,12 @@ MUTANTS = [
         Capability.WORK_REQUESTS,
         "answers a non-member with an empty list instead of the unknown-environment refusal",
         lambda: [Patch(app, "WorkRequestService", EmptyForOutsidersService)],
+    ),
+    Mutant(
+        "listing_hides_others_assigned",
+        "AC-ARMONIA-WORKREQ-001.5",
+        Capability.WORK_REQUESTS,
+        "a member's listing leaves out the requests assigned to another member",
+        lambda: [Patch(app, "WorkRequestService", OwnQueueListingService)],
     ),
 ]

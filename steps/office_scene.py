@@ -100,12 +100,16 @@ def outcome_cites(wake: Wake, expected: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(cites))
 
 
-def quiet_cites(wakes: Iterable[Wake]) -> tuple[str, ...]:
-    """The clauses a check that these wakes moved no rate-limit counter enforces."""
+def quiet_cites(wakes: Iterable[Wake], *, counted_unattributed: bool = False) -> tuple[str, ...]:
+    """The clauses a check that these wakes moved no rate-limit counter enforces; where what
+    moved is the unattributed count, an agent wake naming its task was taken for one whose task
+    cannot be told, which misreads the shapes that make a task so (002.3) as well."""
     cites: list[str] = []
     for wake in wakes:
         suppressed = wake.outcome in (Outcome.COALESCED.value, Outcome.DEDUPLICATED.value)
         cites += SUPPRESSED_QUIET if suppressed else cites_for(QUIET_CLAUSES, wake)
+        if counted_unattributed and wake.shape is Shape.AGENT and not suppressed:
+            cites.append("AC-OFFICE-ASSIGN-RATE-002.3/shapes")
     return tuple(dict.fromkeys(cites)) or QUIET_CLAUSES[Shape.AGENT]
 
 

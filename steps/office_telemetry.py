@@ -56,12 +56,14 @@ def check_moves(office: OfficeScene, since: str, expected: dict[RateLimitReason,
     cites = tuple(c for reason in expected for c in MOVE_CLAUSES[reason])
     counter = office.vocabulary.rate_limit_counter
     unattributed = after.label_of(RateLimitReason.TASK_UNATTRIBUTED)
+    counted_unattributed = bool(moved) and set(moved) == {unattributed}
+    wakes = office.wakes if since != "in this scenario" else []
     expect(
         moved == want,
-        cites or quiet_cites(office.wakes if since != "in this scenario" else []),
+        cites or quiet_cites(wakes, counted_unattributed=counted_unattributed),
         f"expected {counter} to move {since} by {want or 'nothing'}, observed {moved or 'nothing'} "
         f"(reason label {office.vocabulary.reason_label!r})",
-        observed="counted" if moved and set(moved) == {unattributed} else "other-figures",
+        observed="counted" if counted_unattributed else "other-figures",
     )
 
 

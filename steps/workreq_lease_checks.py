@@ -257,3 +257,35 @@ def retry_answers_recorded_completion(
         f"expected the retry to answer {recorded!r}, observed {retry!r}",
         observed="other-figures",
     )
+
+
+EXPIRY_INSTANT_CLAUSES = {
+    # (the attempt, the heartbeat showed the lease expired): the clause its answer keeps
+    ("publish", True): "AC-ARMONIA-WORKREQ-001.4/expired-cannot-publish",
+    ("publish", False): "AC-ARMONIA-WORKREQ-001.6/records-result",
+    ("claim", True): "AC-ARMONIA-WORKREQ-001.4/claimable-again",
+    ("claim", False): "AC-ARMONIA-WORKREQ-001.7/fenced",
+}
+"""Whether a lease is live at its expiry instant is WR-8's to read; once the holder's heartbeat
+at that instant has shown how the implementation reads it, every reading asks the same of the
+next attempt there: an expired lease takes no publish and lets anyone entitled claim, a lease
+the heartbeat renewed takes its holder's publish and fences a rival's claim."""
+
+
+@then("that attempt read the lease at that instant as the heartbeat did")
+def read_as_the_heartbeat_did(workreq_world: WorkRequestWorld) -> None:
+    attempt = scenario_value(workreq_world.last, "no attempt was made")
+    heartbeat = scenario_value(workreq_world.heartbeat, "no heartbeat was tried")
+    expired = heartbeat.error is not None
+    clause = scenario_value(
+        EXPIRY_INSTANT_CLAUSES.get((attempt.operation, expired)),
+        f"a {attempt.operation} is not judged against a heartbeat",
+    )
+    accepted = attempt.error is None
+    shown = f"refused ({heartbeat.error})" if expired else "accepted"
+    expect(
+        accepted == (expired == (attempt.operation == "claim")),
+        clause,
+        f"{heartbeat.what} was {shown} at that instant; then {attempt.what} was "
+        + ("accepted" if accepted else f"refused ({attempt.error})"),
+    )

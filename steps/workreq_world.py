@@ -195,6 +195,8 @@ class WorkRequestWorld:
     """How each claim of the batch made after a crash ended, by request name."""
     retry: Completion | None = None
     last: Attempt | None = None
+    heartbeat: Attempt | None = None
+    """The last heartbeat tried, however it ended: what it showed of its lease's expiry."""
     unsettled: Attempt | None = None
     before_restart: Observation | None = None
     crashed: bool = False
@@ -342,8 +344,12 @@ class WorkRequestWorld:
         except DriverError as error:
             self.last = Attempt(operation, what, error, before)
             return None
-        self.last = Attempt(operation, what, None, before)
-        return result
+        else:
+            self.last = Attempt(operation, what, None, before)
+            return result
+        finally:
+            if operation == "heartbeat":
+                self.heartbeat = self.last
 
     def perform(
         self,

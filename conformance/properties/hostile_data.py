@@ -32,6 +32,11 @@ OFFICE_TASKS: Final = ("T-100", "T-1000", "T-200", "t-100", "T-100 ")
 and MariaDB's defaults): a count comparing ids that way mixes them too. The Gherkin creates
 no task outside this pool (tests/features/test_office_hostile_data.py)."""
 
+BLANK_TASK_ID: Final = " "
+"""A task id of spaces: a string, and not an empty one, so it names a task (002.3); a reading
+that trims before it tests for emptiness takes it for none. Raw wakes only: no task is created
+under it."""
+
 NOT_AGENT_ACTOR_TYPES: Final[tuple[Any, ...]] = (
     "user",
     "Agent",
@@ -99,8 +104,8 @@ def odd_payloads() -> st.SearchStrategy[tuple[str, dict[str, Any] | str]]:
     attributed, stamped with another actor type, of another reason, naming no task, or not
     an object at all, each as often. The first task, whose window the schedules fill, comes
     twice as often as each other: a lenient reading shows only on a wake the gate would
-    refuse."""
-    tasks = st.sampled_from([OFFICE_TASKS[0], *OFFICE_TASKS])
+    refuse. A task id of spaces is drawn beside the tasks."""
+    tasks = st.sampled_from([OFFICE_TASKS[0], *OFFICE_TASKS, BLANK_TASK_ID])
     acting = st.sampled_from(ACTING_AGENTS)
     in_scope = st.builds(agent_payload, tasks, acting)
     other_actor = st.builds(

@@ -10,6 +10,7 @@ from gherkin.token_scanner import TokenScanner
 
 from conformance.oracle.office_shapes import TASK_ASSIGNED, Shape, parse_payload, shape_of
 from conformance.properties.hostile_data import (
+    BLANK_TASK_ID,
     JUDGED_APART,
     NOT_AGENT_ACTOR_TYPES,
     OFFICE_TASKS,
@@ -95,6 +96,17 @@ def test_every_odd_value_of_the_features_is_in_the_models_pools() -> None:
         if not any(value is pooled or value == pooled for pooled in POOLS[kind])
     ]
     assert not stray, f"odd values the models never draw (add them to hostile_data): {stray}"
+
+
+def test_every_task_an_attributed_raw_wake_names_is_one_the_model_draws() -> None:
+    """A raw wake in scope names a task the model's raw wakes name too, the blank one included."""
+    named = {
+        parse_payload(payload)["task_id"]
+        for _, reason, payload in raw_wakes()
+        if shape_of(reason, payload) is Shape.AGENT
+    }
+    assert BLANK_TASK_ID in named
+    assert named <= {*OFFICE_TASKS, BLANK_TASK_ID}, named - {*OFFICE_TASKS, BLANK_TASK_ID}
 
 
 def test_every_task_the_features_create_is_one_the_model_draws() -> None:
