@@ -382,6 +382,14 @@ Feature: REQ-OFFICE-ASSIGN-RATE-001 Each task has an allowance for wakes that ag
     Then the wake's outcome is "coalesced"
     And no rate-limit counter moved by that wake
 
+  @AC-OFFICE-ASSIGN-RATE-001.5 @clause:after-coalescing @clause:suppressed-not-counted
+  Scenario: Once the allowance is used up, a keyless wake arriving within five seconds merges into the queued run too
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
+    When 4 seconds pass
+    And agent "ada" assigns task "T-100" to "ada" with its generation unresolvable
+    Then the wake's outcome is "coalesced"
+    And no rate-limit counter moved by that wake
+
   @AC-OFFICE-ASSIGN-RATE-001.5 @clause:suppressed-not-counted
   Scenario: Wakes merged by coalescing do not use up the allowance
     When agent "ada" assigns task "T-100" to "ada"

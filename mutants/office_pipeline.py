@@ -70,6 +70,18 @@ class GateBeforeCoalescingQueue(ReorderedQueue):
     order = ("duplicate", "gate", "coalescing")
 
 
+class KeylessGateBeforeCoalescingQueue(GateBeforeCoalescingQueue):
+    """A keyless path written apart, which gates before it tries to coalesce; a keyed wake keeps
+    the reference's order."""
+
+    def _decide(
+        self, session: Session, wake: Wake, now: datetime, gate: GateVerdict
+    ) -> EnqueueResult:
+        if wake.dedup_key is not None:
+            return RunQueue._decide(self, session, wake, now, gate)
+        return super()._decide(session, wake, now, gate)
+
+
 class SilentRefusalQueue(RunQueue):
     """Reports a refusal to the producer as `none`, as if nothing had been attempted."""
 
@@ -122,6 +134,13 @@ MUTANTS = [
         Capability.OFFICE,
         "applies the allowance after duplicate lookup but before coalescing",
         lambda: [_queue(GateBeforeCoalescingQueue)],
+    ),
+    Mutant(
+        "keyless_gate_before_coalescing",
+        "AC-OFFICE-ASSIGN-RATE-001.5",
+        Capability.OFFICE,
+        "applies the allowance before coalescing on the keyless path only",
+        lambda: [_queue(KeylessGateBeforeCoalescingQueue)],
     ),
     Mutant(
         "refusal_records_row",
