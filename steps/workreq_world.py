@@ -342,14 +342,15 @@ class WorkRequestWorld:
         try:
             result = action()
         except DriverError as error:
-            self.last = Attempt(operation, what, error, before)
+            self.remember(Attempt(operation, what, error, before))
             return None
-        else:
-            self.last = Attempt(operation, what, None, before)
-            return result
-        finally:
-            if operation == "heartbeat":
-                self.heartbeat = self.last
+        self.remember(Attempt(operation, what, None, before))
+        return result
+
+    def remember(self, attempt: Attempt) -> None:
+        self.last = attempt
+        if attempt.operation == "heartbeat":
+            self.heartbeat = attempt
 
     def perform(
         self,
