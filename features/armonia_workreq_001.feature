@@ -10,7 +10,8 @@ Feature: Durable delegation work requests with budget inheritance (REQ-ARMONIA-W
   lease duration, the depth cap (how deep delegations may nest) and the count cap
   (how many requests one session may delegate). Scenarios speak in those terms and
   never assume numbers. "The lease runs out" moves the clock just past the lease's
-  expiry; only the scenarios tagged @interpretation:WR-8 land on the expiry instant.
+  expiry; only the scenarios tagged @interpretation:WR-8 land on the expiry instant, and
+  two more that let the holder's heartbeat there show which way WR-8 is read.
 
   How to read these scenarios: a Given step checks that what it built was accepted; a
   When step only acts, and an action the scenario needed but the implementation
