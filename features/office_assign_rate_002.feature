@@ -265,6 +265,21 @@ Feature: REQ-OFFICE-ASSIGN-RATE-002 The allowance fails safe and behaves predict
     And agent "ada" assigns task "T-100" to "ada"
     Then the wake's outcome is "queued"
 
+  @AC-OFFICE-ASSIGN-RATE-002.4 @clause:stateless @clause:restart
+  Scenario Outline: A restart over runs a worker had taken leaves them as they were: <status>
+    Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued
+    When every run in the queue is marked "<status>"
+    And the implementation restarts
+    Then every run stored before the restart still reads as it did
+    When 1 minute passes
+    And agent "ada" assigns task "T-100" to "ada"
+    Then the wake's outcome is "rate_limited"
+
+    Examples:
+      | status  |
+      | claimed |
+      | running |
+
   @AC-OFFICE-ASSIGN-RATE-002.4 @clause:stateless @clause:deleted-row
   Scenario: Deleting a run gives its place back at once
     Given agent "ada" has assigned task "T-100" to "ada" N times, 1 minute apart, each wake queued

@@ -129,6 +129,15 @@ class PurgingQueue(RecoveringQueue):
         return delete(Run).where(Run.status == "queued")
 
 
+class OrphanRequeueingQueue(RecoveringQueue):
+    """Puts every run left claimed or running back in the queue with a fresh request instant: a
+    recovery that takes them for orphans of the worker that died with the process."""
+
+    def recovery(self, now: datetime) -> Executable:
+        orphaned = Run.status.in_(("claimed", "running"))
+        return update(Run).where(orphaned).values(status="queued", requested_at=now)
+
+
 def _gate(replacement: type[AllowanceGate]) -> Patch:
     return Patch(office_service, "AllowanceGate", replacement)
 
@@ -178,5 +187,13 @@ MUTANTS = [
         "on start, drops every run left queued, so a restart gives back the places of every "
         "task with runs still queued",
         lambda: [Patch(office_service, "RunQueue", PurgingQueue)],
+    ),
+    Mutant(
+        "restart_requeues_orphans",
+        "AC-OFFICE-ASSIGN-RATE-002.4",
+        Capability.OFFICE,
+        "on start, puts runs left claimed or running back in the queue with a fresh request "
+        "instant, so their places free up a window after the restart, not after their wakes",
+        lambda: [Patch(office_service, "RunQueue", OrphanRequeueingQueue)],
     ),
 ]
